@@ -1,0 +1,71 @@
+"""The Qt-free core of bm25desk: analysis, readers, indexes, variants, search and explanations.
+
+Typical use::
+
+    from bm25desk.engine import IndexStore, Searcher, build_index, get_variant
+
+    build_index("CISI.ALL", name="cisi")
+    searcher = Searcher(IndexStore().open("cisi"))
+    result = searcher.search("library classification", get_variant("bm25l", k1=1.2))
+    print(searcher.explain("library classification", result.hits[0].docid).as_text())
+"""
+
+from __future__ import annotations
+
+from bm25desk.engine.analysis import Analyzer, AnalysisError
+from bm25desk.engine.build import BuildReport, build_index, update_index
+from bm25desk.engine.index import DocRecord, Index
+from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn
+from bm25desk.engine.search import (
+    Contribution,
+    Explanation,
+    Feedback,
+    Hit,
+    QueryAnalysis,
+    QueryError,
+    SearchResult,
+    Searcher,
+    TermExplanation,
+)
+from bm25desk.engine.segment import IndexCorruptError
+from bm25desk.engine.store import IndexInfo, IndexStore, StoreError
+from bm25desk.engine.variants import (
+    CollectionStats,
+    Variant,
+    VariantError,
+    all_variants,
+    get_variant,
+    variant_classes,
+)
+
+__all__ = [
+    "AnalysisError",
+    "Analyzer",
+    "BuildReport",
+    "CancelToken",
+    "Cancelled",
+    "CollectionStats",
+    "Contribution",
+    "DocRecord",
+    "Explanation",
+    "Feedback",
+    "Hit",
+    "Index",
+    "IndexCorruptError",
+    "IndexInfo",
+    "IndexStore",
+    "ProgressFn",
+    "QueryAnalysis",
+    "QueryError",
+    "SearchResult",
+    "Searcher",
+    "StoreError",
+    "TermExplanation",
+    "Variant",
+    "VariantError",
+    "all_variants",
+    "build_index",
+    "get_variant",
+    "update_index",
+    "variant_classes",
+]

@@ -1,0 +1,351 @@
+"""Text analysis: tokenise → lowercase → minimum length → stop list → stem.
+
+One :class:`Analyzer` serves bulk indexing, queries and highlighting, so the three can never
+disagree: :meth:`Analyzer.terms` (the fast path used when building), :meth:`Analyzer.analyze`
+(queries, with the fate of every token) and :meth:`Analyzer.spans` (highlighting, with character
+offsets) all run the same tokeniser and the same per-token mapping, memoised per distinct token.
+
+The analyser is stored in the index manifest (:meth:`Analyzer.spec`) together with the nltk and
+whoosh versions, and rebuilt from it for every query (:meth:`Analyzer.from_spec`). Stop lists come
+from whoosh (14 languages) or a user file; stemmers from nltk. Nothing here downloads data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+TOKENIZERS: dict[str, str] = {
+    "word": "Runs of word characters (letters, digits, underscore); punctuation separates words",
+    "whitespace": "Split on whitespace only, keeping punctuation (for reproducing published runs)",
+    "treebank": "nltk's Penn Treebank tokenizer (splits clitics and punctuation)",
+}
+STEMMERS: dict[str, str] = {
+    "none": "No stemming",
+    "porter": "Porter (nltk, original algorithm)",
+    "snowball": "Snowball for the chosen language (nltk)",
+    "lancaster": "Lancaster / Paice-Husk (nltk; aggressive)",
+}
+# whoosh's stop lists are keyed by ISO 639-1 code; nltk's Snowball stemmers by English name.
+LANGUAGES: dict[str, str] = {
+    "da": "danish",
+    "de": "german",
+    "en": "english",
+    "es": "spanish",
+    "fi": "finnish",
+    "fr": "french",
+    "hu": "hungarian",
+    "it": "italian",
+    "nl": "dutch",
+    "no": "norwegian",
+    "pt": "portuguese",
+    "ru": "russian",
+    "sv": "swedish",
+    "tr": "turkish",
+    "ro": "romanian",
+    "ar": "arabic",
+}
+SPEC_VERSION = 1
+
+TokenStatus = Literal["ok", "stop", "short"]
+
+
+class AnalysisError(ValueError):
+    """An analyser option is invalid (unknown tokenizer, language, unreadable stop-word file...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token of a text as analysed: where it is, what it became, and why if it was dropped."""
+
+    surface: str
+    start: int
+    end: int
+    term: str | None  # the indexed term, None when dropped
+    status: TokenStatus
+
+
+def stoplist_for(name: str) -> frozenset[str]:
+    """Return the stop words named ``name``: ``none``, a whoosh language code, or a file path.
+
+    A file holds one word per line; ``#`` starts a comment.
+    """
+    if name in ("", "none"):
+        return frozenset()
+    from whoosh.lang.stopwords import stoplists
+
+    if name in stoplists:
+        return frozenset(stoplists[name])
+    path = Path(name).expanduser()
+    if not path.is_file():
+        known = ", ".join(sorted(stoplists))
+        raise AnalysisError(
+            f"unknown stop list {name!r}: use none, a language code ({known}) or a file of words"
+        )
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise AnalysisError(f"cannot read stop-word file {path}: {exc.strerror}") from exc
+    return frozenset(w for line in lines if (w := line.split("#", 1)[0].strip()))
+
+
+def _make_stemmer(name: str, language: str) -> Callable[[str], str] | None:
+    if name == "none":
+        return None
+    if name == "porter":
+        from nltk.stem.porter import PorterStemmer
+
+        porter = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
+        return lambda w: porter.stem(w, to_lowercase=False)
+    if name == "lancaster":
+        from nltk.stem.lancaster import LancasterStemmer
+
+        lancaster = LancasterStemmer()
+        return lancaster.stem
+    if name == "snowball":
+        from nltk.stem.snowball import SnowballStemmer
+
+        lang = LANGUAGES.get(language, language)
+        if lang not in SnowballStemmer.languages:
+            raise AnalysisError(f"no Snowball stemmer for language {language!r}")
+        snowball = SnowballStemmer(lang)
+        return snowball.stem
+    raise AnalysisError(f"unknown stemmer {name!r}: use one of {', '.join(STEMMERS)}")
+
+
+_WORD = re.compile(r"\w+")
+# `\S+` splits exactly where str.split() does (both use Unicode whitespace), and gives offsets.
+_NONSPACE = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """A text analyser: tokenizer, lowercasing, minimum length, stop list and stemmer.
+
+    Parameters
+    ----------
+    tokenizer
+        ``word`` (``\\w+``), ``whitespace`` (``str.split()``, keeps punctuation) or ``treebank``.
+    lowercase
+        Lowercase tokens before the other steps.
+    stopwords
+        The stop words. A token is dropped when its lowercased form is one of them, whether or not
+        ``lowercase`` is on (stop lists are lowercase; "The" is still a stop word).
+    stoplist_name
+        Where the stop words came from (``none``, a language code or a file name), for display.
+    stemmer
+        ``none``, ``porter``, ``snowball`` or ``lancaster``.
+    language
+        Language code for the Snowball stemmer.
+    min_length
+        Tokens shorter than this (in characters, before stemming) are dropped.
+    """
+
+    tokenizer: str = "word"
+    lowercase: bool = True
+    stopwords: frozenset[str] = frozenset()
+    stoplist_name: str = "none"
+    stemmer: str = "none"
+    language: str = "en"
+    min_length: int = 1
+    _cache: dict[str, str | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    _stem: Callable[[str], str] | None = field(
+        default=None, init=False, repr=False, compare=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        """Validate options and build the stemmer once."""
+        if self.tokenizer not in TOKENIZERS:
+            raise AnalysisError(
+                f"unknown tokenizer {self.tokenizer!r}: use one of {', '.join(TOKENIZERS)}"
+            )
+        if self.min_length < 1:
+            raise AnalysisError("minimum token length must be at least 1")
+        object.__setattr__(self, "_stem", _make_stemmer(self.stemmer, self.language))
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        tokenizer: str = "word",
+        lowercase: bool = True,
+        stopwords: str = "none",
+        stemmer: str = "none",
+        language: str = "en",
+        min_length: int = 1,
+    ) -> Analyzer:
+        """Build an analyser from user-facing option values (stop list by name or file)."""
+        words = stoplist_for(stopwords)
+        name = (
+            stopwords if stopwords in ("", "none") or len(stopwords) <= 3 else Path(stopwords).name
+        )
+        return cls(tokenizer, lowercase, words, name or "none", stemmer, language, min_length)
+
+    # -- the one mapping every path shares -------------------------------------------------------
+
+    def _map(self, token: str) -> str | None:
+        """Map one raw token to its term, or None when dropped (memoised: vocabulary-bound)."""
+        cached = self._cache.get(token, _MISSING)
+        if cached is not _MISSING:
+            return cached  # type: ignore[return-value]
+        term: str | None = self._fate(token)[0]
+        if len(self._cache) < 2_000_000:  # bound memory on pathological inputs
+            self._cache[token] = term
+        return term
+
+    def _fate(self, token: str) -> tuple[str | None, TokenStatus]:
+        word = token.lower() if self.lowercase else token
+        if len(word) < self.min_length:
+            return None, "short"
+        if self.stopwords and (word if self.lowercase else word.lower()) in self.stopwords:
+            return None, "stop"
+        if self._stem is not None:
+            word = self._stem(word)
+            if not word:
+                return None, "short"
+        return word, "ok"
+
+    # -- tokenisers --------------------------------------------------------------------------------
+
+    def _raw_tokens(self, text: str) -> list[str]:
+        if self.tokenizer == "word":
+            return _WORD.findall(text)
+        if self.tokenizer == "whitespace":
+            return text.split()
+        return _treebank().tokenize(text)
+
+    def _raw_spans(self, text: str) -> Iterator[tuple[int, int, str]]:
+        if self.tokenizer in ("word", "whitespace"):
+            pattern = _WORD if self.tokenizer == "word" else _NONSPACE
+            for m in pattern.finditer(text):
+                yield m.start(), m.end(), m.group()
+            return
+        yield from _treebank_spans(text)
+
+    # -- public ----------------------------------------------------------------------------------
+
+    def terms(self, text: str) -> list[str]:
+        """Return the indexed terms of ``text`` in order (the bulk-indexing fast path)."""
+        mapped = self._cache
+        out: list[str] = []
+        append = out.append
+        for tok in self._raw_tokens(text):
+            term = mapped.get(tok, _MISSING)
+            if term is _MISSING:
+                term = self._map(tok)
+            if term is not None:
+                append(term)  # type: ignore[arg-type]
+        return out
+
+    def analyze(self, text: str) -> list[Token]:
+        """Return every token of ``text`` with offsets, its term and why it was dropped, if it was."""
+        tokens = []
+        for start, end, surface in self._raw_spans(text):
+            term, status = self._fate(surface)
+            tokens.append(Token(surface, start, end, term, status))
+        return tokens
+
+    def spans(self, text: str, terms: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:
+        """Return ``(start, end, term)`` for each token of ``text`` whose term is in ``terms``."""
+        out = []
+        for start, end, surface in self._raw_spans(text):
+            term = self._map(surface)
+            if term is not None and term in terms:
+                out.append((start, end, term))
+        return out
+
+    def describe(self) -> str:
+        """Return a one-line human description (for info panels and run cards)."""
+        parts = [f"{self.tokenizer} tokenizer", "lowercase" if self.lowercase else "case kept"]
+        parts.append(
+            f"stop words: {self.stoplist_name} ({len(self.stopwords)})"
+            if self.stopwords
+            else "no stop words"
+        )
+        stem = self.stemmer if self.stemmer != "snowball" else f"snowball-{self.language}"
+        parts.append(f"stemmer: {stem}")
+        if self.min_length > 1:
+            parts.append(f"min length {self.min_length}")
+        return ", ".join(parts)
+
+    def spec(self) -> dict[str, Any]:
+        """Return a JSON-ready description that :meth:`from_spec` turns back into this analyser."""
+        import nltk
+        import whoosh
+
+        return {
+            "version": SPEC_VERSION,
+            "tokenizer": self.tokenizer,
+            "lowercase": self.lowercase,
+            "stoplist": self.stoplist_name,
+            "stopwords": sorted(self.stopwords),
+            "stemmer": self.stemmer,
+            "language": self.language,
+            "min_length": self.min_length,
+            "nltk": nltk.__version__,
+            "whoosh": whoosh.versionstring(),
+        }
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> Analyzer:
+        """Rebuild an analyser saved with :meth:`spec` (the stop words travel with the spec)."""
+        try:
+            return cls(
+                tokenizer=str(spec["tokenizer"]),
+                lowercase=bool(spec["lowercase"]),
+                stopwords=frozenset(str(w) for w in spec["stopwords"]),
+                stoplist_name=str(spec.get("stoplist", "custom")),
+                stemmer=str(spec["stemmer"]),
+                language=str(spec.get("language", "en")),
+                min_length=int(spec.get("min_length", 1)),
+            )
+        except (KeyError, TypeError) as exc:
+            raise AnalysisError(f"analyser description is incomplete: {exc}") from exc
+
+    def version_warnings(self, spec: dict[str, Any]) -> list[str]:
+        """Return warnings when the saved nltk/whoosh versions differ from the installed ones."""
+        now = self.spec()
+        return [
+            f"index analysed with {lib} {spec[lib]}, now {now[lib]}: stems may differ"
+            for lib in ("nltk", "whoosh")
+            if lib in spec and spec[lib] != now[lib]
+        ]
+
+
+_MISSING: Any = object()
+_TREEBANK: Any = None
+
+
+def _treebank() -> Any:
+    global _TREEBANK
+    if _TREEBANK is None:
+        from nltk.tokenize import TreebankWordTokenizer
+
+        _TREEBANK = TreebankWordTokenizer()
+    return _TREEBANK
+
+
+def _treebank_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """Treebank tokens with offsets; the tokens are exactly those of ``tokenize``.
+
+    Treebank rewrites quotes (" → `` and ''), so a token is located by searching for its surface
+    form, or for a quote character when the token is a rewritten quote.
+    """
+    pos = 0
+    for tok in _treebank().tokenize(text):
+        probe = '"' if tok in ("``", "''") else tok
+        start = text.find(probe, pos)
+        if start < 0 and probe != tok:
+            start = text.find(tok, pos)
+            probe = tok
+        if start < 0:  # not locatable (should not happen): report it zero-width where we are
+            yield pos, pos, tok
+            continue
+        end = start + len(probe)
+        yield start, end, tok
+        pos = end

@@ -1,0 +1,536 @@
+"""Build and update indexes: source → reader → analyser → segments → manifest.
+
+:func:`build_index` reads any supported source into a new index (written aside, then moved into
+place). :func:`update_index` brings a folder index up to date incrementally: new and changed files
+go into a new segment, changed and deleted files are marked deleted in their old segments, and the
+collection statistics (N, Lavg, df, cf) are recomputed exactly over live documents, so every
+score equals that of a fresh build of the same files. A corpus-file index is rebuilt when its file
+changed. Both take a progress function and a cancel token; a cancelled or failed run leaves the
+previous index exactly as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import bm25desk
+from bm25desk.engine.analysis import Analyzer
+from bm25desk.engine.corpus import Document, ReadReport, Skip
+from bm25desk.engine.index import FORMAT, Index
+from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
+from bm25desk.engine.segment import (
+    I64,
+    Segment,
+    SegmentWriter,
+    save_array,
+    sort_terms,
+    write_json,
+    write_lexicon,
+)
+from bm25desk.engine.store import IndexStore, StoreError, default_name
+
+SEGMENT_POSTINGS = 80_000_000
+"""Start a new segment after this many postings (~1 GB of build memory), bounding peak memory."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildReport:
+    """What a build or update did."""
+
+    name: str
+    read: int
+    indexed: int
+    skipped: tuple[Skip, ...]
+    seconds: float
+    n_docs: int
+    n_terms: int
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    rebuilt: bool = True
+    skip_reasons: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """Return a one-paragraph human summary."""
+        if self.rebuilt:
+            head = f"Indexed {self.indexed:,} of {self.read:,} records into {self.name!r}"
+        else:
+            head = (
+                f"Updated {self.name!r}: {self.added:,} new, {self.changed:,} changed, "
+                f"{self.removed:,} removed"
+            )
+        rate = self.indexed / self.seconds if self.seconds > 0 else 0.0
+        text = (
+            f"{head} in {self.seconds:.1f} s ({rate:,.0f} docs/s); "
+            f"{self.n_docs:,} documents, {self.n_terms:,} terms."
+        )
+        if self.skipped:
+            reasons = "; ".join(f"{n} × {r}" for r, n in self.skip_reasons.items())
+            text += f" Skipped {len(self.skipped):,}: {reasons}."
+        return text
+
+
+def _reason_counts(skipped: Iterable[Skip]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for s in skipped:
+        key = s.reason.split(":")[0].split(" (")[0]
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def write_segments(
+    directory: Path,
+    docs: Iterator[Document],
+    analyzer: Analyzer,
+    cancel: CancelToken | None,
+    on_doc: ProgressFn | None = None,
+) -> tuple[list[str], int]:
+    """Analyse ``docs`` into one or more new segments under ``directory``.
+
+    Returns the segment directory names and the number of documents written.
+    """
+    names: list[str] = []
+    writer: SegmentWriter | None = None
+    count = 0
+    terms_of = analyzer.terms
+    for doc in docs:
+        if writer is None:
+            name = f"seg-{uuid.uuid4().hex[:12]}"
+            writer = SegmentWriter(directory / name)
+            names.append(name)
+        writer.add(
+            terms_of(doc.text),
+            terms_of(doc.title) if doc.title else [],
+            docid=doc.docid,
+            title=doc.title,
+            location=doc.location,
+            text=doc.text,
+            mtime=doc.mtime,
+            size=doc.size,
+        )
+        count += 1
+        if count % 256 == 0:
+            if cancel is not None:
+                cancel.check()
+            if on_doc is not None:
+                on_doc(count, 0)
+        if writer.n_postings >= SEGMENT_POSTINGS:
+            writer.finish()
+            writer = None
+    if writer is not None:
+        writer.finish()
+    if cancel is not None:
+        cancel.check()
+    return names, count
+
+
+def commit(
+    directory: Path,
+    *,
+    name: str,
+    analyzer: Analyzer,
+    source: dict[str, Any],
+    segments: list[tuple[str, str | None]],
+    created: str | None = None,
+    report: dict[str, Any] | None = None,
+    generation: int = 1,
+) -> dict[str, Any]:
+    """Compute exact live statistics, write the lexicon if needed, and replace the manifest.
+
+    ``segments`` lists ``(segment dir, deletion file or None)`` in docno order.
+    """
+    opened = [Segment(directory / s) for s, _ in segments]
+    masks = [
+        np.load(directory / d, allow_pickle=False).astype(bool) if d else None for _, d in segments
+    ]
+    n_docs = 0
+    total_len = 0
+    digest = hashlib.sha256()
+    for seg, dele in zip(opened, masks, strict=True):
+        live = None if dele is None else ~dele
+        lens = np.asarray(seg.doclen)
+        n_docs += int(seg.n_docs if live is None else live.sum())
+        total_len += int(
+            lens.sum(dtype=np.int64) if live is None else lens[live].sum(dtype=np.int64)
+        )
+        # Identity of the content: stored ids and lengths, plus what is deleted.
+        digest.update(lens.tobytes())
+        digest.update(np.asarray(seg.docids.offsets).tobytes())
+        digest.update(bytes(np.asarray(seg.docids._data)) if len(seg.docids) else b"")
+        if dele is not None:
+            digest.update(np.packbits(dele).tobytes())
+    lexicon: str | None = None
+    if len(opened) > 1 or any(m is not None for m in masks):
+        lexicon = f"lex-g{generation}"
+        n_terms = _write_merged_lexicon(directory / lexicon, opened, masks)
+    elif opened:
+        n_terms = int((np.diff(opened[0].ptr) > 0).sum())
+    else:
+        n_terms = 0
+    manifest = {
+        "format": FORMAT,
+        "bm25desk": bm25desk.__version__,
+        "name": name,
+        "created": created or _now(),
+        "updated": _now(),
+        "generation": generation,
+        "source": source,
+        "analyzer": analyzer.spec(),
+        "segments": [{"name": s, "deleted": d} for s, d in segments],
+        "lexicon": lexicon,
+        "stats": {
+            "n_docs": n_docs,
+            "total_len": total_len,
+            "avgdl": total_len / n_docs if n_docs else 0.0,
+            "n_terms": n_terms,
+        },
+        "fingerprint": digest.hexdigest()[:16],
+        "report": report or {},
+    }
+    write_json(directory / "manifest.json", manifest)
+    return manifest
+
+
+def _write_merged_lexicon(
+    directory: Path, segments: list[Segment], masks: list[np.ndarray | None]
+) -> int:
+    """Write the union vocabulary with live df and cf; terms with no live posting are dropped."""
+    directory.mkdir()
+    vocab: dict[str, int] = {}
+    per_seg: list[tuple[list[str], I64, I64]] = []
+    for seg, dele in zip(segments, masks, strict=True):
+        n_terms = len(seg.lexicon)
+        counts = np.diff(seg.ptr)
+        tid = np.repeat(np.arange(n_terms, dtype=np.int64), counts)
+        if dele is None:
+            df = counts.astype(np.int64)
+            cf = np.asarray(seg.cf, dtype=np.int64)
+        else:
+            live = (~dele[np.asarray(seg.docs)]).astype(np.int64)
+            df = np.bincount(tid, weights=live, minlength=n_terms).astype(np.int64)
+            cf = np.bincount(tid, weights=live * np.asarray(seg.tfs), minlength=n_terms).astype(
+                np.int64
+            )
+        terms = seg.lexicon.terms()
+        per_seg.append((terms, df, cf))
+        for t, d in zip(terms, df.tolist(), strict=True):
+            if d > 0:
+                vocab.setdefault(t, 0)
+    union = list(vocab)
+    order = sort_terms(union)
+    sorted_terms = [union[i] for i in order.tolist()]
+    gid = {t: i for i, t in enumerate(sorted_terms)}
+    df_all = np.zeros(len(sorted_terms), dtype=np.int64)
+    cf_all = np.zeros(len(sorted_terms), dtype=np.int64)
+    for terms, df, cf in per_seg:
+        keep = np.flatnonzero(df > 0)
+        idx = np.array([gid[terms[i]] for i in keep.tolist()], dtype=np.int64)
+        np.add.at(df_all, idx, df[keep])
+        np.add.at(cf_all, idx, cf[keep])
+    write_lexicon(directory, sorted_terms)
+    save_array(directory / "df.npy", df_all)
+    save_array(directory / "cf.npy", cf_all)
+    return len(sorted_terms)
+
+
+def _source_info(path: Path, fmt: str, columns: Any, include: Any, exclude: Any) -> dict[str, Any]:
+    st = path.stat()
+    info: dict[str, Any] = {
+        "path": str(path),
+        "format": fmt,
+        "kind": "folder" if path.is_dir() else "file",
+        "mtime": st.st_mtime,
+        "size": st.st_size if path.is_file() else 0,
+    }
+    if columns is not None:
+        info["columns"] = {
+            "docid": columns.docid,
+            "text": list(columns.text),
+            "title": columns.title,
+        }
+    if include:
+        info["include"] = list(include)
+    if exclude:
+        info["exclude"] = list(exclude)
+    return info
+
+
+def build_index(
+    source: str | Path,
+    *,
+    name: str | None = None,
+    fmt: str | None = None,
+    analyzer: Analyzer | None = None,
+    columns: Any = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    store: IndexStore | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> BuildReport:
+    """Build (or rebuild) an index from a folder or corpus file.
+
+    Progress is reported in bytes of source read. On cancellation (:class:`Cancelled`) or error
+    nothing is left behind and an existing index of the same name is untouched.
+    """
+    from bm25desk.engine import corpus
+
+    store = store or IndexStore()
+    path = Path(source).expanduser()
+    if not path.exists():
+        raise corpus.CorpusError(f"no such file or folder: {path}")
+    path = path.resolve()
+    name = store.validate_name(name or default_name(path))
+    fmt = fmt or corpus.detect_format(path)
+    analyzer = analyzer or Analyzer()
+    report = ReadReport()
+    started = time.monotonic()
+    store.remove_stale_temps(name)
+    tmp = store.temp_dir(name)
+    try:
+        if fmt == "folder":
+            docs = corpus.read_folder(
+                path,
+                report=report,
+                progress=Throttle(progress),
+                cancel=cancel,
+                **_folder_filters(include, exclude),
+            )
+        else:
+            docs = corpus.read_corpus(
+                path,
+                fmt,
+                columns=columns,
+                report=report,
+                progress=Throttle(progress),
+                cancel=cancel,
+            )
+        seg_names, count = write_segments(tmp, docs, analyzer, cancel)
+        info = _source_info(path, fmt, columns, include, exclude)
+        skipped = tuple(report.skipped)
+        rep = {"read": report.read, "indexed": count, "skipped": len(skipped)}
+        manifest = commit(
+            tmp,
+            name=name,
+            analyzer=analyzer,
+            source=info,
+            segments=[(s, None) for s in seg_names],
+            report=rep,
+        )
+        _write_skips(tmp, skipped)
+        store.install(tmp, name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return BuildReport(
+        name,
+        report.read,
+        count,
+        skipped,
+        time.monotonic() - started,
+        manifest["stats"]["n_docs"],
+        manifest["stats"]["n_terms"],
+        added=count,
+        skip_reasons=_reason_counts(skipped),
+    )
+
+
+def _folder_filters(include: Any, exclude: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if include:
+        out["include"] = include
+    if exclude:
+        out["exclude"] = exclude
+    return out
+
+
+def _write_skips(directory: Path, skipped: tuple[Skip, ...]) -> None:
+    """Keep the skip list with the index (the app shows it in the index's report)."""
+    lines = [f"{s.where}\t{s.reason}" for s in skipped[:100_000]]
+    (directory / "skipped.tsv").write_text("\n".join(lines), encoding="utf-8")
+
+
+def update_index(
+    name: str,
+    *,
+    store: IndexStore | None = None,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> BuildReport:
+    """Bring index ``name`` up to date with its source.
+
+    A folder is updated incrementally (new, changed and deleted files); a corpus file is rebuilt
+    if it changed since the last build (mtime or size), else left as it is.
+    """
+    from bm25desk.engine import corpus
+
+    store = store or IndexStore()
+    index = store.open(name)
+    src = index.source
+    path = Path(src.get("path", ""))
+    if not path.exists():
+        raise StoreError(f"the source of {name!r} is gone: {path}")
+    started = time.monotonic()
+    if src.get("kind") != "folder":
+        st = path.stat()
+        if st.st_mtime == src.get("mtime") and st.st_size == src.get("size"):
+            return BuildReport(
+                name,
+                0,
+                0,
+                (),
+                time.monotonic() - started,
+                index.n_docs,
+                index.n_terms,
+                rebuilt=False,
+            )
+        cols = src.get("columns")
+        columns = (
+            corpus.ColumnMap(cols["docid"], tuple(cols["text"]), cols.get("title"))
+            if cols
+            else None
+        )
+        return build_index(
+            path,
+            name=name,
+            fmt=src.get("format"),
+            analyzer=index.analyzer,
+            columns=columns,
+            store=store,
+            progress=progress,
+            cancel=cancel,
+        )
+
+    include, exclude = src.get("include"), src.get("exclude")
+    current = corpus.scan_folder(path, **_folder_filters(include, exclude))
+    known: dict[str, tuple[int, float, int]] = {}
+    for docno, docid, mtime, size in index.iter_live():
+        known[docid] = (docno, mtime, size)
+    added = sorted(set(current) - set(known))
+    changed = sorted(
+        rel
+        for rel, st in current.items()
+        if rel in known and (known[rel][1] != st.mtime or known[rel][2] != st.size)
+    )
+    removed = sorted(set(known) - set(current))
+    if not (added or changed or removed):
+        return BuildReport(
+            name,
+            0,
+            0,
+            (),
+            time.monotonic() - started,
+            index.n_docs,
+            index.n_terms,
+            rebuilt=False,
+        )
+    report = ReadReport()
+    directory = index.path
+    generation = int(index.manifest.get("generation", 1)) + 1
+    new_files: list[Path] = []
+    try:
+        docs = corpus.read_folder(
+            path,
+            sorted(added + changed),
+            report=report,
+            progress=Throttle(progress),
+            cancel=cancel,
+        )
+        seg_names, count = write_segments(directory, docs, index.analyzer, cancel)
+        new_files += [directory / s for s in seg_names]
+        # Deletion masks: the old segments' masks plus every changed or removed file.
+        gone = np.zeros(index.n_slots, dtype=bool)
+        for rel in changed + removed:
+            gone[known[rel][0]] = True
+        entries: list[tuple[str, str | None]] = []
+        for s, (seg, dele) in enumerate(zip(index.segments, index.deleted, strict=True)):
+            lo, hi = int(index.bases[s]), int(index.bases[s + 1])
+            mask = gone[lo:hi] if dele is None else (gone[lo:hi] | dele)
+            if mask.all():
+                continue  # a fully deleted segment is dropped from the manifest
+            entry = index.manifest["segments"][s]
+            dname: str | None = entry.get("deleted")
+            if mask.any() and (dele is None or not np.array_equal(mask, dele)):
+                dname = f"del-{seg.path.name}-g{generation}.npy"
+                save_array(directory / dname, mask)
+                new_files.append(directory / dname)
+            elif not mask.any():
+                dname = None
+            entries.append((seg.path.name, dname))
+        entries += [(s, None) for s in seg_names]
+        new_files.append(directory / f"lex-g{generation}")
+        if cancel is not None:
+            cancel.check()
+        skipped = tuple(report.skipped)
+        rep = {"read": report.read, "indexed": count, "skipped": len(skipped)}
+        manifest = commit(
+            directory,
+            name=name,
+            analyzer=index.analyzer,
+            source={**src, "mtime": path.stat().st_mtime},
+            segments=entries,
+            created=index.manifest.get("created"),
+            report=rep,
+            generation=generation,
+        )
+    except BaseException:
+        for f in new_files:
+            if f.is_dir():
+                shutil.rmtree(f, ignore_errors=True)
+            else:
+                f.unlink(missing_ok=True)
+        raise
+    _collect_garbage(directory, manifest)
+    _write_skips(directory, skipped)
+    return BuildReport(
+        name,
+        report.read,
+        count,
+        skipped,
+        time.monotonic() - started,
+        manifest["stats"]["n_docs"],
+        manifest["stats"]["n_terms"],
+        added=len(added),
+        changed=len(changed),
+        removed=len(removed),
+        rebuilt=False,
+        skip_reasons=_reason_counts(skipped),
+    )
+
+
+def _collect_garbage(directory: Path, manifest: dict[str, Any]) -> None:
+    """Remove segment, deletion and lexicon files the current manifest does not name."""
+    keep = {"manifest.json", "skipped.tsv"}
+    for entry in manifest["segments"]:
+        keep.add(entry["name"])
+        if entry.get("deleted"):
+            keep.add(entry["deleted"])
+    if manifest.get("lexicon"):
+        keep.add(manifest["lexicon"])
+    for p in directory.iterdir():
+        if p.name in keep or p.name.startswith("."):
+            continue
+        if p.name.startswith(("seg-", "del-", "lex-")):
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+
+
+def open_index(name: str, store: IndexStore | None = None) -> Index:
+    """Open index ``name`` from the default (or given) store."""
+    return (store or IndexStore()).open(name)
