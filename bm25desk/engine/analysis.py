@@ -104,7 +104,7 @@ def _make_stemmer(name: str, language: str) -> Callable[[str], str] | None:
         from nltk.stem.lancaster import LancasterStemmer
 
         lancaster = LancasterStemmer()
-        return lancaster.stem
+        return lambda w: str(lancaster.stem(w))
     if name == "snowball":
         from nltk.stem.snowball import SnowballStemmer
 
@@ -112,7 +112,7 @@ def _make_stemmer(name: str, language: str) -> Callable[[str], str] | None:
         if lang not in SnowballStemmer.languages:
             raise AnalysisError(f"no Snowball stemmer for language {language!r}")
         snowball = SnowballStemmer(lang)
-        return snowball.stem
+        return lambda w: str(snowball.stem(w))
     raise AnalysisError(f"unknown stemmer {name!r}: use one of {', '.join(STEMMERS)}")
 
 
@@ -192,7 +192,7 @@ class Analyzer:
         """Map one raw token to its term, or None when dropped (memoised: vocabulary-bound)."""
         cached = self._cache.get(token, _MISSING)
         if cached is not _MISSING:
-            return cached  # type: ignore[return-value]
+            return cached  # type: ignore[no-any-return]
         term: str | None = self._fate(token)[0]
         if len(self._cache) < 2_000_000:  # bound memory on pathological inputs
             self._cache[token] = term
@@ -217,7 +217,7 @@ class Analyzer:
             return _WORD.findall(text)
         if self.tokenizer == "whitespace":
             return text.split()
-        return _treebank().tokenize(text)
+        return list(_treebank().tokenize(text))
 
     def _raw_spans(self, text: str) -> Iterator[tuple[int, int, str]]:
         if self.tokenizer in ("word", "whitespace"):
@@ -239,11 +239,11 @@ class Analyzer:
             if term is _MISSING:
                 term = self._map(tok)
             if term is not None:
-                append(term)  # type: ignore[arg-type]
+                append(term)
         return out
 
     def analyze(self, text: str) -> list[Token]:
-        """Return every token of ``text`` with offsets, its term and why it was dropped, if it was."""
+        """Return every token of ``text`` with offsets, its term, and why it was dropped."""
         tokens = []
         for start, end, surface in self._raw_spans(text):
             term, status = self._fate(surface)

@@ -57,6 +57,7 @@ import numpy.typing as npt
 
 import bm25desk
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
+from bm25desk.engine.search import QueryError
 from bm25desk.engine.topics import (
     QRELS_FORMATS,
     QUERY_FORMATS,
@@ -880,17 +881,27 @@ def run_experiment(
     done = 0
     report(0, total)
     results: list[ConfigResult] = []
+    # Queries with nothing to search for (only stop words, only prohibitions): empty rankings.
+    unsearchable: dict[str, str] = {}
     for variant, name in zip(configs, names, strict=True):
         rankings: dict[str, Ranking] = {}
         started = time.perf_counter()
         for query in to_search:
             if cancel is not None:
                 cancel.check()
-            if query_syntax:
-                found = searcher.search(query.text, variant, k=depth)
-            else:
-                found = searcher.search_terms(terms_of(query.text), variant, k=depth)
-            ranking = _ranking_of(found.hits, query.qid, k, opts.drop_self_hits)
+            hits: Sequence[HitLike] = ()
+            try:
+                if query_syntax:
+                    hits = searcher.search(query.text, variant, k=depth).hits
+                else:
+                    terms = terms_of(query.text)
+                    if terms:
+                        hits = searcher.search_terms(terms, variant, k=depth).hits
+                    else:
+                        unsearchable[query.qid] = "no terms left after analysis"
+            except QueryError as exc:
+                unsearchable[query.qid] = str(exc)
+            ranking = _ranking_of(hits, query.qid, k, opts.drop_self_hits)
             if len(ranking):
                 rankings[query.qid] = ranking
             done += 1
@@ -899,6 +910,13 @@ def run_experiment(
         run = Run(rankings, tag=_tag_of(name), source="")
         results.append(
             ConfigResult(variant, name, scorer(run), run if keep_runs else None, seconds)
+        )
+    if unsearchable:
+        sample = ", ".join(list(unsearchable)[:5])
+        more = " ..." if len(unsearchable) > 5 else ""
+        notes.append(
+            f"{len(unsearchable)} queries had nothing to search for (e.g. only stop words) "
+            f"and count 0: {sample}{more}"
         )
     return ExperimentResult(
         configs=tuple(results),

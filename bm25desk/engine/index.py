@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from bm25desk.engine.analysis import Analyzer, AnalysisError
+from bm25desk.engine.analysis import AnalysisError, Analyzer
 from bm25desk.engine.segment import (
     F64,
     I32,

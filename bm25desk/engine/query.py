@@ -182,9 +182,7 @@ def _parser() -> Any:
     ):
         parser.remove_plugin_class(plugin)
     # + and - only count at the start of a word ("e-mail" and "c++" are words).
-    parser.add_plugin(
-        qparser.PlusMinusPlugin(plusexpr=r"(?<![^\s(])\+", minusexpr=r"(?<![^\s(])-")
-    )
+    parser.add_plugin(qparser.PlusMinusPlugin(plusexpr=r"(?<![^\s(])\+", minusexpr=r"(?<![^\s(])-"))
     return parser
 
 
@@ -232,7 +230,4 @@ def contains_phrase(terms: list[str], phrase: tuple[str, ...]) -> bool:
     """Return whether ``phrase`` occurs as consecutive terms in ``terms``."""
     n = len(phrase)
     first = phrase[0]
-    for i, t in enumerate(terms):
-        if t == first and tuple(terms[i : i + n]) == phrase:
-            return True
-    return False
+    return any(t == first and tuple(terms[i : i + n]) == phrase for i, t in enumerate(terms))

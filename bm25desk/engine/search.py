@@ -327,7 +327,9 @@ class Searcher:
         return w
 
     def _rsj(self, term: str, w: TermWeight, df: int, feedback: Feedback) -> TermWeight:
-        rel = np.array(sorted(d for d in feedback.relevant if self.index.is_live(d)), dtype=np.int64)
+        rel = np.array(
+            sorted(d for d in feedback.relevant if self.index.is_live(d)), dtype=np.int64
+        )
         docnos, _ = self.index.postings(term)
         r = int(np.isin(rel, docnos, assume_unique=True).sum()) if rel.size else 0
         n, big_r = self.index.n_docs, int(rel.size)
@@ -479,7 +481,9 @@ class Searcher:
             if i < docnos.size and docnos[i] == docno:
                 part = float(tf_part[i])
                 contribs.append(
-                    Contribution(term, qtf, int(tfs[i]), _df(self, term), w.idf, part, (qtf * w.idf) * part)
+                    Contribution(
+                        term, qtf, int(tfs[i]), _df(self, term), w.idf, part, (qtf * w.idf) * part
+                    )
                 )
         return Hit(
             rank, docno, rec.docid, score, rec.title, rec.location, rec.length, tuple(contribs)
@@ -537,8 +541,11 @@ class Searcher:
                     rows.append(_row(tok.surface, tok.term, "prohibited", qtf=0))
                 continue
             seen.add(tok.term)
-            rows.append(self._term_row(tok.surface, tok.term, qtfs.get(tok.term, 1), docno, dl,
-                                       variant, feedback))
+            rows.append(
+                self._term_row(
+                    tok.surface, tok.term, qtfs.get(tok.term, 1), docno, dl, variant, feedback
+                )
+            )
         # Sum in the scoring order (distinct terms in query order) so the ledger adds up exactly.
         by_term = {r.term: r for r in rows if r.status == "matched"}
         for term, _ in parsed.scored:
@@ -553,8 +560,18 @@ class Searcher:
         matches, reason = self._matches(parsed, docno, bool(by_term))
         rank = self._rank_of(parsed, variant, feedback, docno) if with_rank and matches else None
         return Explanation(
-            docno, rec.docid, rec.title, score, variant, rec.length, index.avgdl, index.n_docs,
-            tuple(rows), matches, reason, rank,
+            docno,
+            rec.docid,
+            rec.title,
+            score,
+            variant,
+            rec.length,
+            index.avgdl,
+            index.n_docs,
+            tuple(rows),
+            matches,
+            reason,
+            rank,
         )
 
     def _term_row(
@@ -577,13 +594,32 @@ class Searcher:
         tf = int(tfs[i]) if i < docnos.size and docnos[i] == docno else 0
         if tf == 0:
             return _row(
-                surface, term, "unmatched", qtf=qtf, df=stats.df, cf=stats.cf, idf=w.idf,
-                idf_text=w.idf_text, notes=w.notes,
+                surface,
+                term,
+                "unmatched",
+                qtf=qtf,
+                df=stats.df,
+                cf=stats.cf,
+                idf=w.idf,
+                idf_text=w.idf_text,
+                notes=w.notes,
             )
         part = float(w.tf_part(np.array([float(tf)]), np.array([dl]))[0])
         return TermExplanation(
-            surface, term, "matched", qtf, tf, stats.df, stats.cf, w.idf, w.idf_text, part,
-            w.tf_text(float(tf), dl), (qtf * w.idf) * part, 0.0, w.notes,
+            surface,
+            term,
+            "matched",
+            qtf,
+            tf,
+            stats.df,
+            stats.cf,
+            w.idf,
+            w.idf_text,
+            part,
+            w.tf_text(float(tf), dl),
+            (qtf * w.idf) * part,
+            0.0,
+            w.notes,
         )
 
     def _matches(self, parsed: ParsedQuery, docno: int, any_term: bool) -> tuple[bool, str]:

@@ -45,8 +45,10 @@ def load_array(path: Path, mmap: bool = True) -> npt.NDArray[Any]:
     """Open an ``.npy`` array memory-mapped (empty arrays are read normally: mmap needs bytes)."""
     try:
         if mmap and path.stat().st_size > 256:
-            return np.load(path, mmap_mode="r", allow_pickle=False)
-        return np.load(path, allow_pickle=False)
+            arr: npt.NDArray[Any] = np.load(path, mmap_mode="r", allow_pickle=False)
+        else:
+            arr = np.load(path, allow_pickle=False)
+        return arr
     except FileNotFoundError as exc:
         raise IndexCorruptError(f"index file missing: {path.name}") from exc
     except (ValueError, OSError, EOFError) as exc:

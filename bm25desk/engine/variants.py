@@ -39,7 +39,7 @@ class VariantError(ValueError):
 
 
 def param(lo: float, hi: float, step: float, help: str, symbol: str) -> dict[str, Any]:
-    """Return dataclass field metadata: the range, step and help text the UI turns into a control."""
+    """Return field metadata: the range, step and help text the UI turns into a control."""
     return {"lo": lo, "hi": hi, "step": step, "help": help, "symbol": symbol}
 
 
@@ -588,8 +588,8 @@ def adpt_fit(c: FloatArray, df: int, n_docs: int) -> AdptFit:
     """Fit BM25Adpt's per-term k1* from the term's length-normalised tfs ``c`` (one per posting).
 
     df₀ = N, df₁ = df, df_r = |{d : c ≥ r − 0.5}| for r > 1;
-    G^r = log2((df_{r+1} + 0.5)/(df_r + 1)) − log2((df + 0.5)/(N + 1)), for r = 0..T, stopping at the
-    first r where G^r > G^{r+1} (T = r), or where no document reaches count r + 1 (df_{r+1} = 0,
+    G^r = log2((df_{r+1} + 0.5)/(df_r + 1)) − log2((df + 0.5)/(N + 1)), for r = 0..T, stopping at
+    the first r where G^r > G^{r+1} (T = r), or where no document reaches count r + 1 (df_{r+1} = 0,
     after which G carries no information). k1* minimises
     Σ_{r=0..T} (G^r/G¹ − (k1+1)·r/(k1+r))² over [0.001, 2.5]; with no unique optimum (T < 2, or
     G¹ = 0, or a flat objective) k1* = 0.001.
@@ -867,7 +867,8 @@ class BIMTFLen(Variant):
     def tf_numbers(self, tf: float, dl: float, stats: CollectionStats, k1: float | None) -> str:
         """Return the tf-part formula with numbers."""
         tfp = float(_c(np.array([tf]), np.array([dl]), self.b, stats)[0])
-        return f"{_g(tfp)}/({_g(self.k1)} + {_g(tfp)}),  tf' = {_g(tf)}/{_norm_text(dl, self.b, stats)}"
+        norm = _norm_text(dl, self.b, stats)
+        return f"{_g(tfp)}/({_g(self.k1)} + {_g(tfp)}),  tf' = {_g(tf)}/{norm}"
 
 
 def iter_param_grid(grid: dict[str, list[float]]) -> Iterator[dict[str, float]]:

@@ -1,0 +1,596 @@
+"""The bm25desk command line: index, search and explain from a terminal or a script (no Qt).
+
+Exit codes: 0 success; 1 a search found nothing; 2 bad input (missing path, unknown index or
+variant, parameter out of range, empty query...); 3 a damaged index; 130 interrupted.
+Every subcommand takes ``--json``; progress goes to stderr (when it is a terminal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bm25desk import __version__, paths
+
+EXIT_OK, EXIT_EMPTY, EXIT_INPUT, EXIT_DAMAGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit code 2 (or the given one)."""
+
+    def __init__(self, message: str, code: int = EXIT_INPUT) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# -- progress -------------------------------------------------------------------------------------
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (silent when stderr is not a terminal)."""
+
+    def __init__(self, label: str, unit: str = "B") -> None:
+        self.label = label
+        self.unit = unit
+        self.enabled = sys.stderr.isatty() and not os.environ.get("BM25DESK_NO_PROGRESS")
+        self.started = time.monotonic()
+        self._shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        """Redraw the bar."""
+        if not self.enabled:
+            return
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        if total > 0:
+            frac = min(done / total, 1.0)
+            bar = "#" * int(frac * 30)
+            eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
+            text = f"\r{self.label} [{bar:<30}] {frac:6.1%}  ETA {eta:5.0f} s"
+        else:
+            text = f"\r{self.label} {_human(done, self.unit)}  {elapsed:5.0f} s"
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        """Finish the line."""
+        if self._shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _human(n: float, unit: str) -> str:
+    for prefix in ("", "k", "M", "G", "T"):
+        if abs(n) < 1000:
+            return f"{n:.0f} {prefix}{unit}" if prefix == "" else f"{n:.1f} {prefix}{unit}"
+        n /= 1000
+    return f"{n:.1f} P{unit}"
+
+
+# -- argument parsing -----------------------------------------------------------------------------
+
+
+def _variant_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("ranking")
+    g.add_argument(
+        "--variant", default="lucene", metavar="KEY", help="variant key (see 'variants')"
+    )
+    g.add_argument("--k1", type=float, help="k1 (term-frequency saturation)")
+    g.add_argument("--b", type=float, help="b (length normalisation)")
+    g.add_argument("--delta", type=float, help="δ (bm25l, bm25plus, tfldp)")
+    g.add_argument("--epsilon", type=float, help="ε (okapi's negative-idf floor)")
+    g.add_argument(
+        "--no-syntax",
+        action="store_true",
+        help="treat the query as plain words (no +, -, quotes or title:)",
+    )
+
+
+def _analysis_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("analysis (stored in the index and reused for every query)")
+    g.add_argument("--tokenizer", choices=["word", "whitespace", "treebank"], default="word")
+    g.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True)
+    g.add_argument(
+        "--stopwords",
+        default="auto",
+        metavar="LANG|none|FILE",
+        help="stop list: a language code, none, or a file with one word per line "
+        "(default: the --language list)",
+    )
+    g.add_argument(
+        "--stemmer",
+        choices=["auto", "none", "porter", "snowball", "lancaster"],
+        default="auto",
+        help="default: porter for English, snowball for other languages",
+    )
+    g.add_argument("--language", default="en", metavar="LANG", help="language code (default en)")
+    g.add_argument("--min-length", type=int, default=1, metavar="N", help="drop shorter tokens")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser (exposed for tests and documentation)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument(
+        "--data-dir", metavar="DIR", default=argparse.SUPPRESS, help="where indexes live"
+    )
+    parser = argparse.ArgumentParser(
+        prog="bm25desk",
+        description="Explore document collections with the BM25 family and see why each "
+        "document ranked where it did. Without arguments, opens the desktop app.",
+        epilog="Exit codes: 0 ok, 1 no results, 2 bad input, 3 damaged index, 130 interrupted.",
+    )
+    parser.add_argument("--version", action="version", version=f"bm25desk {__version__}")
+    parser.add_argument("--data-dir", metavar="DIR", help="where indexes live")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("index", parents=[common], help="index a folder or corpus file")
+    p.add_argument("source", help="folder, TSV, BEIR corpus.jsonl(.gz), SMART or TREC file")
+    p.add_argument("--name", help="index name (default: from the source's name)")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        metavar="FORMAT",
+        help="override detection: folder, msmarco-docs, msmarco-passages, tsv-header, beir, "
+        "smart, trec",
+    )
+    p.add_argument(
+        "--columns",
+        metavar="docid=COL,text=COL[+COL],title=COL",
+        help="column mapping for a TSV with a header row",
+    )
+    p.add_argument("--include", action="append", metavar="GLOB", help="folder: only these files")
+    p.add_argument("--exclude", action="append", metavar="GLOB", help="folder: skip these files")
+    _analysis_options(p)
+
+    p = sub.add_parser("update", parents=[common], help="bring an index up to date with its source")
+    p.add_argument("name")
+    sub.add_parser("list", parents=[common], help="list indexes")
+    p = sub.add_parser("info", parents=[common], help="describe an index")
+    p.add_argument("name")
+    p.add_argument("--top-terms", type=int, default=10, metavar="N")
+    p = sub.add_parser("delete", parents=[common], help="delete an index")
+    p.add_argument("name")
+    sub.add_parser("variants", parents=[common], help="list the ranking functions")
+
+    p = sub.add_parser("search", parents=[common], help="search an index")
+    p.add_argument("name")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
+    p.add_argument("--explain", action="store_true", help="print each hit's score ledger")
+    _variant_options(p)
+
+    p = sub.add_parser("explain", parents=[common], help="explain documents' scores for a query")
+    p.add_argument("name")
+    p.add_argument("query")
+    p.add_argument("docids", nargs="+", metavar="DOCID")
+    p.add_argument("--markdown", action="store_true", help="Markdown table instead of a tree")
+    _variant_options(p)
+
+    try:
+        from bm25desk import cli_eval
+    except ImportError:  # evaluation commands are optional until their module exists
+        cli_eval = None  # type: ignore[assignment]
+    if cli_eval is not None and hasattr(cli_eval, "add_eval_commands"):
+        cli_eval.add_eval_commands(sub, common)
+    return parser
+
+
+# -- commands -------------------------------------------------------------------------------------
+
+
+def _store() -> Any:
+    from bm25desk.engine.store import IndexStore
+
+    return IndexStore()
+
+
+def _out(args: argparse.Namespace, data: Any, text: str) -> None:
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(text)
+
+
+def _analyzer(args: argparse.Namespace) -> Any:
+    from bm25desk.engine.analysis import LANGUAGES, Analyzer
+
+    lang = args.language
+    if lang not in LANGUAGES:
+        raise CliError(f"unknown language {lang!r}: use one of {', '.join(LANGUAGES)}")
+    stop = args.stopwords
+    if stop == "auto":
+        from whoosh.lang.stopwords import stoplists
+
+        stop = lang if lang in stoplists else "none"
+    stem = args.stemmer
+    if stem == "auto":
+        stem = "porter" if lang == "en" else "snowball"
+    if args.min_length < 1:
+        raise CliError("--min-length must be at least 1")
+    return Analyzer.create(
+        tokenizer=args.tokenizer,
+        lowercase=args.lowercase,
+        stopwords=stop,
+        stemmer=stem,
+        language=lang,
+        min_length=args.min_length,
+    )
+
+
+def _columns(spec: str | None) -> Any:
+    if not spec:
+        return None
+    from bm25desk.engine.corpus import ColumnMap
+
+    parts: dict[str, str] = {}
+    for item in spec.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or key.strip() not in ("docid", "text", "title"):
+            raise CliError(f"cannot read column mapping {item!r}: use docid=COL,text=COL,title=COL")
+        parts[key.strip()] = value.strip()
+    if "docid" not in parts or "text" not in parts:
+        raise CliError("--columns needs at least docid=COL and text=COL")
+    return ColumnMap(parts["docid"], tuple(parts["text"].split("+")), parts.get("title"))
+
+
+def _report_dict(report: Any) -> dict[str, Any]:
+    return {
+        "name": report.name,
+        "read": report.read,
+        "indexed": report.indexed,
+        "skipped": len(report.skipped),
+        "skip_reasons": report.skip_reasons,
+        "skipped_records": [{"where": s.where, "reason": s.reason} for s in report.skipped[:1000]],
+        "added": report.added,
+        "changed": report.changed,
+        "removed": report.removed,
+        "seconds": round(report.seconds, 3),
+        "documents": report.n_docs,
+        "terms": report.n_terms,
+    }
+
+
+def _print_skips(report: Any, limit: int = 10) -> None:
+    for s in report.skipped[:limit]:
+        print(f"  skipped {s.where}: {s.reason}", file=sys.stderr)
+    if len(report.skipped) > limit:
+        print(f"  … and {len(report.skipped) - limit:,} more", file=sys.stderr)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Build an index."""
+    from bm25desk.engine.build import build_index
+
+    analyzer = _analyzer(args)
+    bar = ProgressBar("indexing")
+    try:
+        report = build_index(
+            args.source,
+            name=args.name,
+            fmt=args.fmt,
+            analyzer=analyzer,
+            columns=_columns(args.columns),
+            include=args.include,
+            exclude=args.exclude,
+            store=_store(),
+            progress=bar,
+        )
+    finally:
+        bar.close()
+    if not args.json:
+        _print_skips(report)
+    _out(args, _report_dict(report), report.summary())
+    return EXIT_OK
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    """Update an index from its source."""
+    from bm25desk.engine.build import update_index
+
+    bar = ProgressBar("updating")
+    try:
+        report = update_index(args.name, store=_store(), progress=bar)
+    finally:
+        bar.close()
+    if report.rebuilt or report.added or report.changed or report.removed:
+        text = report.summary()
+    else:
+        text = f"{args.name!r} is up to date ({report.n_docs:,} documents)."
+    if not args.json:
+        _print_skips(report)
+    _out(args, _report_dict(report), text)
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """List indexes."""
+    store = _store()
+    infos = [store.info(n) for n in store.names()]
+    data = [
+        {
+            "name": i.name,
+            "documents": i.n_docs,
+            "terms": i.n_terms,
+            "source": i.source.get("path", ""),
+            "format": i.source.get("format", ""),
+            "size_bytes": i.size_bytes,
+            "updated": i.updated,
+            "error": i.error,
+        }
+        for i in infos
+    ]
+    if not infos:
+        text = f"No indexes yet in {store.root}. Create one with: bm25desk index SOURCE"
+    else:
+        rows = [f"{'name':<20} {'documents':>10} {'size':>10}  source"]
+        for i in infos:
+            size = _human(i.size_bytes, "B")
+            note = f"  [damaged: {i.error}]" if i.error else ""
+            rows.append(
+                f"{i.name:<20} {i.n_docs:>10,} {size:>10}  {i.source.get('path', '')}{note}"
+            )
+        text = "\n".join(rows)
+    _out(args, data, text)
+    return EXIT_OK
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Describe an index."""
+    store = _store()
+    index = store.open(args.name)
+    info = store.info(args.name)
+    top = index.top_terms(args.top_terms)
+    data = {
+        "name": index.name,
+        "documents": index.n_docs,
+        "avgdl": index.avgdl,
+        "terms": index.n_terms,
+        "tokens": index.total_len,
+        "analyzer": index.manifest["analyzer"],
+        "source": index.source,
+        "path": str(index.path),
+        "size_bytes": info.size_bytes,
+        "segments": len(index.segments),
+        "created": index.manifest.get("created"),
+        "updated": index.manifest.get("updated"),
+        "fingerprint": index.fingerprint,
+        "top_terms": [{"term": t, "df": df, "cf": cf} for t, df, cf in top],
+        "warnings": index.warnings,
+    }
+    text = "\n".join(
+        [
+            f"{index.name}: {index.n_docs:,} documents, {index.n_terms:,} terms, "
+            f"{index.total_len:,} tokens, average length {index.avgdl:.2f}",
+            f"source:   {index.source.get('path', '')} ({index.source.get('format', '')})",
+            f"analyzer: {index.analyzer.describe()}",
+            f"stored:   {index.path} ({_human(info.size_bytes, 'B')}, "
+            f"{len(index.segments)} segment(s))",
+            f"updated:  {index.manifest.get('updated', '')}",
+            "top terms: " + ", ".join(f"{t} ({cf:,})" for t, _, cf in top),
+            *(f"warning: {w}" for w in index.warnings),
+        ]
+    )
+    _out(args, data, text)
+    return EXIT_OK
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    """Delete an index."""
+    _store().delete(args.name)
+    _out(args, {"deleted": args.name}, f"Deleted index {args.name!r}.")
+    return EXIT_OK
+
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    """List the variants and their parameters."""
+    from bm25desk.engine.variants import variant_classes
+
+    data = []
+    lines = []
+    for cls in variant_classes():
+        params = cls.params()
+        data.append(
+            {
+                "key": cls.key,
+                "label": cls.label,
+                "idf": cls.idf_formula,
+                "tf": cls.tf_formula,
+                "citation": cls.citation,
+                "parameters": [
+                    {
+                        "name": p.name,
+                        "symbol": p.symbol,
+                        "default": p.default,
+                        "min": p.lo,
+                        "max": p.hi,
+                        "step": p.step,
+                        "help": p.help,
+                    }
+                    for p in params
+                ],
+            }
+        )
+        ptext = ", ".join(f"{p.name}={p.default:g} [{p.lo:g}–{p.hi:g}]" for p in params) or "—"
+        lines.append(
+            f"{cls.key:<11} {cls.label}\n            idf = {cls.idf_formula}\n"
+            f"            tf part = {cls.tf_formula}\n            parameters: {ptext}"
+        )
+    _out(args, data, "\n".join(lines))
+    return EXIT_OK
+
+
+def _variant(args: argparse.Namespace) -> Any:
+    from bm25desk.engine.variants import get_variant
+
+    return get_variant(args.variant, k1=args.k1, b=args.b, delta=args.delta, epsilon=args.epsilon)
+
+
+def hit_dict(hit: Any) -> dict[str, Any]:
+    """Return the JSON shape of a hit."""
+    return {
+        "rank": hit.rank,
+        "docid": hit.docid,
+        "score": hit.score,
+        "title": hit.title,
+        "location": hit.location,
+        "length": hit.length,
+        "contributions": [
+            {
+                "term": c.term,
+                "qtf": c.qtf,
+                "tf": c.tf,
+                "df": c.df,
+                "idf": c.idf,
+                "tf_part": c.tf_part,
+                "weight": c.weight,
+            }
+            for c in hit.contributions
+        ],
+    }
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search an index."""
+    from bm25desk.engine.search import Searcher, variant_dict
+
+    if args.k < 1:
+        raise CliError("-k must be at least 1")
+    variant = _variant(args)
+    searcher = Searcher(_store().open(args.name))
+    result = searcher.search(args.query, variant, args.k, syntax=not args.no_syntax)
+    a = result.analysis
+    data: dict[str, Any] = {
+        "query": result.query,
+        "terms": list(a.terms),
+        "unknown": list(a.unknown),
+        "stopwords": list(a.stopped),
+        "variant": variant_dict(variant),
+        "matches": result.n_matches,
+        "seconds": round(result.seconds, 6),
+        "hits": [hit_dict(h) for h in result.hits],
+    }
+    if args.explain and args.json:
+        for h, d in zip(result.hits, data["hits"], strict=True):
+            d["explanation"] = searcher.explain_docno(a.parsed, h.docno, variant).as_dict()
+    lines = [
+        f"{result.n_matches:,} matching documents for {', '.join(a.terms)} under {variant!r} "
+        f"({result.seconds * 1000:.1f} ms)"
+    ]
+    if a.unknown:
+        lines.append(f"not in any document: {', '.join(a.unknown)}")
+    if a.stopped:
+        lines.append(f"stop words ignored: {', '.join(a.stopped)}")
+    for h in result.hits:
+        parts = "  ".join(f"{c.term} {c.weight:.3f}" for c in h.contributions)
+        lines.append(f"{h.rank:>3}. {h.score:9.4f}  {_clip(h.docid, 24):<24} {_clip(h.title, 50)}")
+        lines.append(f"      {parts}")
+        if args.explain:
+            expl = searcher.explain_docno(a.parsed, h.docno, variant)
+            lines.extend("      " + line for line in expl.as_text().splitlines())
+    _out(args, data, "\n".join(lines))
+    return EXIT_OK if result.hits else EXIT_EMPTY
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Explain documents' scores."""
+    from bm25desk.engine.search import Searcher
+
+    variant = _variant(args)
+    searcher = Searcher(_store().open(args.name))
+    parsed = searcher.parse(args.query, syntax=not args.no_syntax)
+    if not parsed.scored:
+        from bm25desk.engine.search import QueryError, _empty_reason
+
+        raise QueryError(_empty_reason(parsed))
+    explanations = []
+    for docid in args.docids:
+        try:
+            explanations.append(searcher.explain(parsed, docid, variant, with_rank=True))
+        except KeyError as exc:
+            raise CliError(str(exc.args[0])) from None
+    data: Any = [e.as_dict() for e in explanations]
+    if len(data) == 1:
+        data = data[0]
+    text = "\n\n".join(e.as_markdown() if args.markdown else e.as_text() for e in explanations)
+    _out(args, data, text)
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "index": cmd_index,
+    "update": cmd_update,
+    "list": cmd_list,
+    "info": cmd_info,
+    "delete": cmd_delete,
+    "variants": cmd_variants,
+    "search": cmd_search,
+    "explain": cmd_explain,
+}
+
+
+def open_searcher(name: str) -> Any:
+    """Open a searcher on index ``name`` (passed to the evaluation commands)."""
+    from bm25desk.engine.search import Searcher
+
+    return Searcher(_store().open(name))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    from bm25desk.engine.analysis import AnalysisError
+    from bm25desk.engine.corpus import CorpusError
+    from bm25desk.engine.progress import Cancelled
+    from bm25desk.engine.search import QueryError
+    from bm25desk.engine.segment import IndexCorruptError
+    from bm25desk.engine.store import StoreError
+    from bm25desk.engine.variants import VariantError
+
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if getattr(args, "data_dir", None):
+        paths.set_data_dir(Path(args.data_dir))
+    if not args.command:
+        parser.print_help()
+        return EXIT_INPUT
+    handler = COMMANDS.get(args.command)
+    try:
+        if handler is None:
+            return int(args.handler(args, open_searcher))
+        return handler(args)
+    except CliError as exc:
+        print(f"bm25desk: error: {exc}", file=sys.stderr)
+        return exc.code
+    except IndexCorruptError as exc:
+        print(f"bm25desk: error: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED
+    except (
+        StoreError,
+        CorpusError,
+        AnalysisError,
+        VariantError,
+        QueryError,
+        FileNotFoundError,
+        IsADirectoryError,
+        PermissionError,
+    ) as exc:
+        print(f"bm25desk: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except (KeyboardInterrupt, Cancelled):
+        print("bm25desk: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
