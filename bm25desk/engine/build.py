@@ -170,7 +170,7 @@ def commit(
         # Identity of the content: stored ids and lengths, plus what is deleted.
         digest.update(lens.tobytes())
         digest.update(np.asarray(seg.docids.offsets).tobytes())
-        digest.update(bytes(np.asarray(seg.docids._data)) if len(seg.docids) else b"")
+        digest.update(seg.docids.raw())
         if dele is not None:
             digest.update(np.packbits(dele).tobytes())
     lexicon: str | None = None

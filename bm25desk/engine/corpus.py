@@ -574,8 +574,20 @@ def _is_hidden(entry: os.DirEntry[str]) -> bool:
     return False
 
 
-def _matches(rel: str, patterns: Sequence[str] | None) -> bool:
-    return bool(patterns) and any(fnmatch.fnmatch(rel, p) for p in patterns or ())
+def _patterns(patterns: Sequence[str] | None) -> list[str]:
+    return [p.replace("\\", "/").rstrip("/") for p in patterns or () if p.strip()]
+
+
+def _matches(rel: str, patterns: list[str]) -> bool:
+    """Whether ``rel`` or a folder above it matches a pattern ("notes" covers notes/a.md)."""
+    if not patterns:
+        return False
+    candidates = [rel]
+    i = rel.rfind("/")
+    while i > 0:
+        candidates.append(rel[:i])
+        i = rel.rfind("/", 0, i)
+    return any(fnmatch.fnmatch(c, p) for c in candidates for p in patterns)
 
 
 def _plural(n: int, word: str) -> str:
@@ -617,7 +629,7 @@ def scan_folder(
         The folder.
     include
         fnmatch patterns on the relative POSIX path (``*`` also matches ``/``); when given, only
-        matching files are listed.
+        files that match, or lie in a folder that matches, are listed.
     exclude
         fnmatch patterns; matching files are left out, and matching folders are not entered.
     report
@@ -637,6 +649,7 @@ def scan_folder(
     """
     base = _folder_root(root)
     report = report if report is not None else ReadReport()
+    includes, excludes = _patterns(include), _patterns(exclude)
     found: dict[str, FileStat] = {}
     unsupported: Counter[str] = Counter()
     stack: list[tuple[Path, str]] = [(base, "")]
@@ -670,15 +683,15 @@ def scan_folder(
                 elif is_link:
                     # Following links risks loops and the same files twice under two names.
                     report.skip(entry.path, "link to a folder (not followed)")
-                elif not (_matches(rel, exclude) or _matches(rel + "/", exclude)):
+                elif not _matches(rel, excludes):
                     stack.append((Path(entry.path), rel + "/"))
                 continue
             if _is_hidden(entry):
                 report.skip(entry.path, "hidden file")
                 continue
-            if include and not _matches(rel, include):
+            if includes and not _matches(rel, includes):
                 continue
-            if _matches(rel, exclude):
+            if _matches(rel, excludes):
                 continue
             try:
                 st = entry.stat()
@@ -952,13 +965,13 @@ class _Source:
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """Yield ``(line number, line)``, line ending kept, a leading UTF-8 BOM dropped."""
-        lineno = 0
-        it = iter(self.stream)
+        lineno = done = 0
         try:
-            for line in it:
+            for line in self.stream:
                 lineno += 1
-                self.done += len(line)
+                done += len(line)
                 if not lineno & (_CHECK_EVERY - 1):
+                    self.done = done
                     self.tick()
                 if lineno == 1 and line.startswith(_UTF8_BOM):
                     line = line[len(_UTF8_BOM) :]
@@ -1122,8 +1135,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     rows = [line.decode("utf-8", "replace").split("\t") for line in _head_lines(p, 20)]
     if len(rows[0]) < 2:
         hint = ""
-        suffix = "".join(p.suffixes[-2:]).lower().removesuffix(".gz")
-        if suffix in EXTRACTORS:
+        if os.path.splitext(p.name.lower().removesuffix(".gz"))[1] in EXTRACTORS:
             hint = "; to index single documents, choose the folder that holds them"
         raise CorpusError(
             f"cannot tell the format of {path}: not TSV, JSON lines, SMART or TREC{hint}"
@@ -1257,17 +1269,14 @@ def _resolve_columns(path: Path, columns: ColumnMap | None) -> tuple[list[str], 
 # Corpus file readers
 
 
-class _Ids:
-    """Duplicate-id check: remembers the line where each id was first seen."""
+def _first_seen() -> Callable[[str, int], int]:
+    """A duplicate-id check: ``first_seen(docid, line)`` is the line where ``docid`` first occurred.
 
-    __slots__ = ("_seen",)
-
-    def __init__(self) -> None:
-        self._seen: dict[str, int] = {}
-
-    def first_line(self, docid: str, line: int) -> int:
-        """The line where ``docid`` was first seen (``line`` itself when it is new)."""
-        return self._seen.setdefault(docid, line)
+    Memory grows with the number of documents (about 100 bytes each besides the id string), which
+    the index holds anyway; a bound ``setdefault`` keeps the per-record cost to one dict lookup.
+    """
+    seen: dict[str, int] = {}
+    return seen.setdefault
 
 
 def _dup(docid: str, first: int) -> str:
@@ -1275,7 +1284,8 @@ def _dup(docid: str, first: int) -> str:
 
 
 def _read_msmarco_docs(src: _Source) -> Iterator[Document]:
-    report, name, ids = src.report, src.name, _Ids()
+    report, name = src.report, src.name
+    first_seen = _first_seen()
     for lineno, line in src.lines():
         parts = line.split(b"\t")
         if len(parts) != 4:
@@ -1294,7 +1304,7 @@ def _read_msmarco_docs(src: _Source) -> Iterator[Document]:
         if _is_blank(text):
             report.skip(f"{name}:{lineno}", "empty document")
             continue
-        first = ids.first_line(docid, lineno)
+        first = first_seen(docid, lineno)
         if first != lineno:
             report.skip(f"{name}:{lineno}", _dup(docid, first))
             continue
@@ -1303,7 +1313,8 @@ def _read_msmarco_docs(src: _Source) -> Iterator[Document]:
 
 
 def _read_msmarco_passages(src: _Source) -> Iterator[Document]:
-    report, name, ids = src.report, src.name, _Ids()
+    report, name = src.report, src.name
+    first_seen = _first_seen()
     for lineno, line in src.lines():
         parts = line.split(b"\t")
         if len(parts) != 2:
@@ -1320,7 +1331,7 @@ def _read_msmarco_passages(src: _Source) -> Iterator[Document]:
         if _is_blank(text):
             report.skip(f"{name}:{lineno}", "empty document")
             continue
-        first = ids.first_line(docid, lineno)
+        first = first_seen(docid, lineno)
         if first != lineno:
             report.skip(f"{name}:{lineno}", _dup(docid, first))
             continue
@@ -1329,7 +1340,8 @@ def _read_msmarco_passages(src: _Source) -> Iterator[Document]:
 
 
 def _read_tsv_header(src: _Source, header: list[str], columns: ColumnMap) -> Iterator[Document]:
-    report, name, ids = src.report, src.name, _Ids()
+    report, name = src.report, src.name
+    first_seen = _first_seen()
     index = {h: i for i, h in reversed(list(enumerate(header)))}
     id_col = index[columns.docid]
     title_col = index[columns.title] if columns.title else None
@@ -1363,7 +1375,7 @@ def _read_tsv_header(src: _Source, header: list[str], columns: ColumnMap) -> Ite
         if _is_blank(text):
             report.skip(f"{name}:{lineno}", "empty document")
             continue
-        first = ids.first_line(docid, lineno)
+        first = first_seen(docid, lineno)
         if first != lineno:
             report.skip(f"{name}:{lineno}", _dup(docid, first))
             continue
@@ -1384,7 +1396,8 @@ def _json_str(obj: dict[str, object], key: str) -> str | None:
 
 
 def _read_beir(src: _Source) -> Iterator[Document]:
-    report, name, ids = src.report, src.name, _Ids()
+    report, name = src.report, src.name
+    first_seen = _first_seen()
     for lineno, line in src.lines():
         if not line.strip():
             continue
@@ -1417,7 +1430,7 @@ def _read_beir(src: _Source) -> Iterator[Document]:
         if _is_blank(text):
             report.skip(where, "empty document")
             continue
-        first = ids.first_line(docid, lineno)
+        first = first_seen(docid, lineno)
         if first != lineno:
             report.skip(where, _dup(docid, first))
             continue
@@ -1438,7 +1451,8 @@ def _smart_field(line: bytes) -> bytes | None:
 
 
 def _read_smart(src: _Source) -> Iterator[Document]:
-    report, name, ids = src.report, src.name, _Ids()
+    report, name = src.report, src.name
+    first_seen = _first_seen()
     rec_id: str | None = None
     rec_line = 0
     fields: list[tuple[bytes, list[bytes]]] = []
@@ -1466,7 +1480,7 @@ def _read_smart(src: _Source) -> Iterator[Document]:
         if _is_blank(text):
             report.skip(where, "empty document")
             return None
-        first = ids.first_line(rec_id, rec_line)
+        first = first_seen(rec_id, rec_line)
         if first != rec_line:
             report.skip(where, _dup(rec_id, first))
             return None
@@ -1535,7 +1549,8 @@ def _trec_record(raw: bytes) -> tuple[str | None, str, str]:
 
 
 def _read_trec(src: _Source) -> Iterator[Document]:
-    report, name, ids = src.report, src.name, _Ids()
+    report, name = src.report, src.name
+    first_seen = _first_seen()
     chunks = src.chunks()
     buf = b""
     pos = 0  # where the next search starts in buf
@@ -1610,7 +1625,7 @@ def _read_trec(src: _Source) -> Iterator[Document]:
         if _is_blank(text):
             report.skip(where, "empty document")
             continue
-        first = ids.first_line(docid, start_line)
+        first = first_seen(docid, start_line)
         if first != start_line:
             report.skip(where, _dup(docid, first))
             continue

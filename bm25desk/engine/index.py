@@ -110,6 +110,7 @@ class Index:
             self._cf = np.zeros(0, dtype=np.int64)
         else:
             raise IndexCorruptError("manifest.json names several segments but no lexicon")
+        self._tid_cache: dict[str, int] = {}
         self.stats = CollectionStats(self.n_docs, self.avgdl, self.n_terms, self._live_dfs)
         self.warnings = self.analyzer.version_warnings(manifest["analyzer"])
 
@@ -171,10 +172,17 @@ class Index:
 
     def term_id(self, term: str) -> int:
         """Return the global term id of ``term`` (-1 when not in the vocabulary)."""
-        if self._lexicon is None:
-            return -1
-        tid = self._lexicon.find(term)
-        return tid if tid >= 0 and self._df[tid] > 0 else -1
+        cached = self._tid_cache.get(term)
+        if cached is not None:
+            return cached
+        tid = -1
+        if self._lexicon is not None:
+            tid = self._lexicon.find(term)
+            tid = tid if tid >= 0 and self._df[tid] > 0 else -1
+        if len(self._tid_cache) > 100_000:
+            self._tid_cache.clear()
+        self._tid_cache[term] = tid
+        return tid
 
     def term_stats(self, term: str) -> TermStats | None:
         """Return df/cf and lazy postings of ``term``, or None when no live document contains it."""

@@ -482,7 +482,7 @@ class Searcher:
                 part = float(tf_part[i])
                 contribs.append(
                     Contribution(
-                        term, qtf, int(tfs[i]), _df(self, term), w.idf, part, (qtf * w.idf) * part
+                        term, qtf, int(tfs[i]), int(docnos.size), w.idf, part, (qtf * w.idf) * part
                     )
                 )
         return Hit(
@@ -656,11 +656,6 @@ def _row(
     return TermExplanation(
         surface, term, status, qtf, 0, df, cf, idf, idf_text, 0.0, "", 0.0, 0.0, notes
     )
-
-
-def _df(searcher: Searcher, term: str) -> int:
-    stats = searcher.index.term_stats(term)
-    return stats.df if stats else 0
 
 
 def _empty_reason(parsed: ParsedQuery) -> str:

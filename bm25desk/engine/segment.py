@@ -17,6 +17,7 @@ index never loads its postings. Layout::
 from __future__ import annotations
 
 import json
+import mmap
 import os
 from array import array
 from collections.abc import Iterable, Sequence
@@ -45,7 +46,8 @@ def load_array(path: Path, mmap: bool = True) -> npt.NDArray[Any]:
     """Open an ``.npy`` array memory-mapped (empty arrays are read normally: mmap needs bytes)."""
     try:
         if mmap and path.stat().st_size > 256:
-            arr: npt.NDArray[Any] = np.load(path, mmap_mode="r", allow_pickle=False)
+            # A plain ndarray view of the memmap: indexing a np.memmap subclass is ~20× slower.
+            arr: npt.NDArray[Any] = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
         else:
             arr = np.load(path, allow_pickle=False)
         return arr
@@ -90,23 +92,32 @@ class Blob:
     """Read-only access to a blob written by :class:`BlobWriter` (memory-mapped)."""
 
     def __init__(self, directory: Path, name: str) -> None:
-        self.offsets: I64 = load_array(directory / f"{name}.off.npy")
+        self.offsets: I64 = np.asarray(load_array(directory / f"{name}.off.npy"))
         path = directory / f"{name}.bin"
         if not path.exists():
             raise IndexCorruptError(f"index file missing: {path.name}")
         size = path.stat().st_size
-        if int(self.offsets[-1]) != size:
+        if self.offsets.ndim != 1 or len(self.offsets) == 0 or int(self.offsets[-1]) != size:
             raise IndexCorruptError(f"index file damaged: {path.name} has the wrong size")
-        self._data: npt.NDArray[np.uint8] | bytes = (
-            np.memmap(path, dtype=np.uint8, mode="r") if size else b""
-        )
+        # mmap + memoryview: slicing and indexing them costs ~0.1 µs, numpy memmaps ~3 µs.
+        self._data: mmap.mmap | bytes = b""
+        if size:
+            with open(path, "rb") as fh:
+                self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        self._off = memoryview(self.offsets).cast("B").cast("q") if len(self.offsets) else None
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     def get_bytes(self, i: int) -> bytes:
         """Return record ``i`` as bytes."""
-        return bytes(self._data[int(self.offsets[i]) : int(self.offsets[i + 1])])
+        off = self._off
+        assert off is not None
+        return self._data[off[i] : off[i + 1]]
+
+    def raw(self) -> bytes:
+        """Return the whole blob (all records concatenated)."""
+        return bytes(self._data)
 
     def get(self, i: int) -> str:
         """Return record ``i`` as text."""
@@ -144,7 +155,7 @@ class Lexicon:
 
     def terms(self) -> list[str]:
         """Return the whole vocabulary (for merges and suggestions; loads it)."""
-        data = bytes(self._blob._data)
+        data = self._blob.raw()
         off = self._blob.offsets.tolist()
         return [data[off[i] : off[i + 1]].decode("utf-8", "replace") for i in range(len(off) - 1)]
 

@@ -320,6 +320,21 @@ def test_truncated_gzip_keeps_what_was_read(tmp_path: Path) -> None:
     assert skip.reason.startswith("damaged compressed data, reading stopped here")
 
 
+def test_gzip_members_padding_and_corruption(tmp_path: Path) -> None:
+    # Concatenated members (pigz, bgzip, `cat a.gz b.gz`) are one stream; zero padding is ignored.
+    members = gzip.compress(b"1\tone\n2\ttw") + gzip.compress(b"o\n3\tthree\n") + bytes(8)
+    docs, report = read_all(write(tmp_path / "m.tsv.gz", members), "msmarco-passages")
+    assert [d.text for d in docs] == ["one", "two", "three"]
+    assert report.skipped == []
+    broken = bytearray(gzip.compress(b"1\tone\n2\ttwo\n"))
+    broken[-8] ^= 0xFF  # the CRC no longer matches
+    docs, report = read_all(write(tmp_path / "crc.tsv.gz", bytes(broken)), "msmarco-passages")
+    (skip,) = report.skipped
+    assert "incorrect data check" in skip.reason
+    with pytest.raises(CorpusError, match="not a readable gzip file"):
+        detect_format(write(tmp_path / "fake.gz", b"\x1f\x8bnot really gzip"))
+
+
 # ------------------------------------------------------------------------------------------------
 # SMART
 
@@ -503,6 +518,7 @@ def test_detect_format(tmp_path: Path) -> None:
         ("q.jsonl", '{"id": "1", "text": "x"}\n', 'without an "_id" field'),
         ("arr.json", '[{"_id": "1"}]', "JSON array"),
         ("note.txt", "Just a note.\nNothing else.\n", "choose the folder"),
+        ("my.notes.md.gz", "# Notes\n", "choose the folder"),
         ("words.csv", "a,b,c\n", "not TSV, JSON lines, SMART or TREC"),
         ("sentence.tsv", "hello there\tfriend\n", "2 tab-separated columns"),
     ],
@@ -645,6 +661,8 @@ def test_scan_folder_include_exclude(tree: Path) -> None:
     assert list(scan_folder(tree, include=["*.md"])) == ["empty.md", "sub/b.md"]
     assert list(scan_folder(tree, include=["sub/*"], exclude=["*.rst"])) == ["sub/b.md"]
     assert "sub/b.md" not in scan_folder(tree, exclude=["sub"])
+    assert list(scan_folder(tree, include=["sub/"])) == ["sub/b.md", "sub/deeper/c.rst"]
+    assert list(scan_folder(tree, include=["sub"], exclude=["sub/deeper"])) == ["sub/b.md"]
     assert list(scan_folder(tree, exclude=["*"])) == []
 
 

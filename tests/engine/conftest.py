@@ -1,0 +1,207 @@
+"""Engine fixtures: a tiny inline corpus (as a TSV file and as a folder), a private data dir and
+index store, quick in-process index builds, and the shared real collections (CISI, SciFact).
+
+Nothing here imports Qt. Tests never touch the real user data dir: ``data_dir`` points
+``BM25DESK_DATA_DIR`` at a temporary directory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import pytest
+
+from bm25desk import paths
+from bm25desk.engine.analysis import Analyzer
+from bm25desk.engine.build import build_index, commit, write_segments
+from bm25desk.engine.corpus import Document
+from bm25desk.engine.index import Index
+from bm25desk.engine.store import IndexStore
+
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+"""``../shared/data`` beside the repository: CISI, SciFact and an MS MARCO sample (may be absent)."""
+
+CISI_ALL = SHARED_DATA / "cisi" / "CISI.ALL"
+CISI_QRY = SHARED_DATA / "cisi" / "CISI.QRY"
+SCIFACT_CORPUS = SHARED_DATA / "scifact" / "corpus.jsonl"
+
+# (docid, title, body). Chosen for the query-syntax tests: "quick brown fox" is a phrase of tiny-4
+# only; "dog" is in the titles of tiny-2 only ("dogs" in tiny-1's title is another word unstemmed);
+# "cat" is in tiny-1 and tiny-5, "cats" in tiny-3.
+TINY_DOCS: tuple[tuple[str, str, str], ...] = (
+    ("tiny-1", "Cats and dogs", "The cat sat on the mat. A dog barked at the cat."),
+    ("tiny-2", "Dog training", "Training a dog takes patience; the dog learns tricks."),
+    ("tiny-3", "Bird watching", "Watching birds in the garden at dawn. No cats here."),
+    ("tiny-4", "The quick brown fox", "The quick brown fox jumps over the lazy dog."),
+    ("tiny-5", "Fish", "Goldfish swim in the bowl while the cat watches."),
+    ("tiny-6", "Mat weaving", "Weaving a mat from reeds: the mat lasts for years."),
+)
+
+
+def require(path: Path) -> Path:
+    """Return ``path``, or skip the test when the shared data is not there."""
+    if not path.exists():
+        pytest.skip(f"shared data not available: {path}")
+    return path
+
+
+# -- the tiny corpus ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the app's data dir at a fresh temporary directory (never the real user dir)."""
+    root = tmp_path / "data"
+    monkeypatch.setenv("BM25DESK_DATA_DIR", str(root))
+    monkeypatch.setattr(paths, "_override", None)
+    return root
+
+
+@pytest.fixture
+def store(data_dir: Path) -> IndexStore:
+    """Return the index store of the temporary data dir."""
+    s = IndexStore()
+    assert s.root == data_dir.resolve() / "indexes"
+    return s
+
+
+@pytest.fixture
+def tiny_tsv(tmp_path: Path) -> Path:
+    """Write the tiny corpus as an MS MARCO documents TSV (docid, url, title, body)."""
+    path = tmp_path / "tiny.tsv"
+    lines = [f"{d}\thttps://example.org/{d}\t{t}\t{b}" for d, t, b in TINY_DOCS]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_folder(root: Path, files: dict[str, str], start_mtime: float = 1_600_000_000.0) -> None:
+    """Write ``files`` (relative path → text) under ``root`` with distinct, fixed mtimes."""
+    for i, (rel, text) in enumerate(sorted(files.items())):
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        os.utime(p, (start_mtime + i, start_mtime + i))
+
+
+@pytest.fixture
+def tiny_folder(tmp_path: Path) -> Path:
+    """Write the tiny corpus as a folder of .txt files (first line = title), one per document."""
+    root = tmp_path / "tiny-folder"
+    write_folder(root, {f"{d}.txt": f"{t}\n{b}\n" for d, t, b in TINY_DOCS})
+    return root
+
+
+@pytest.fixture
+def tiny_index(store: IndexStore, tiny_tsv: Path) -> Index:
+    """Build the tiny TSV corpus (default analyser) and open it."""
+    build_index(tiny_tsv, name="tiny", store=store)
+    return store.open("tiny")
+
+
+# -- quick in-process builds (no reader, no store): for hypothesis and hand-computed corpora --------
+
+IndexFactory = Callable[..., Index]
+
+
+@pytest.fixture(scope="session")
+def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
+    """Return ``make(texts, analyzer=None, docids=None, titles=None) -> Index``.
+
+    Documents are analysed and committed exactly as ``build_index`` does (``write_segments`` +
+    ``commit``), in the given order, into a fresh directory. Session-scoped so that hypothesis
+    tests can use it.
+    """
+    base = tmp_path_factory.mktemp("made")
+    counter = itertools.count()
+
+    def make(
+        texts: Sequence[str],
+        analyzer: Analyzer | None = None,
+        docids: Sequence[str] | None = None,
+        titles: Sequence[str] | None = None,
+    ) -> Index:
+        analyzer = analyzer or Analyzer()
+        ids = list(docids) if docids is not None else [f"d{i}" for i in range(len(texts))]
+        heads = list(titles) if titles is not None else [""] * len(texts)
+        directory = base / f"ix-{next(counter)}"
+        directory.mkdir()
+        docs: Iterable[Document] = (
+            Document(docid=i, text=t, title=h) for i, t, h in zip(ids, texts, heads, strict=True)
+        )
+        names, _ = write_segments(directory, iter(docs), analyzer, None)
+        commit(
+            directory,
+            name=directory.name,
+            analyzer=analyzer,
+            source={"kind": "memory"},
+            segments=[(n, None) for n in names],
+        )
+        return Index(directory)
+
+    return make
+
+
+# -- the shared real collections -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def cisi_store(tmp_path_factory: pytest.TempPathFactory) -> IndexStore:
+    """A session-wide store for the (expensive-ish) CISI builds."""
+    return IndexStore(tmp_path_factory.mktemp("cisi-store"))
+
+
+@pytest.fixture(scope="session")
+def cisi_index(cisi_store: IndexStore) -> Index:
+    """CISI.ALL with the default analyser (word tokens, lowercase, no stop list, no stemmer)."""
+    require(CISI_ALL)
+    build_index(CISI_ALL, name="cisi", store=cisi_store)
+    return cisi_store.open("cisi")
+
+
+@pytest.fixture(scope="session")
+def cisi_ws_index(cisi_store: IndexStore) -> Index:
+    """CISI.ALL with the whitespace tokenizer and case kept (rank_bm25's ``text.split()``)."""
+    require(CISI_ALL)
+    analyzer = Analyzer(tokenizer="whitespace", lowercase=False)
+    build_index(CISI_ALL, name="cisi-ws", store=cisi_store, analyzer=analyzer)
+    return cisi_store.open("cisi-ws")
+
+
+@pytest.fixture(scope="session")
+def cisi_queries() -> list[tuple[str, str]]:
+    """CISI.QRY's (query id, .W text) pairs, in file order."""
+    path = require(CISI_QRY)
+    out: list[tuple[str, str]] = []
+    qid, field, buf = "", "", []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("."):
+            if field == ".W" and qid:
+                out.append((qid, " ".join(buf).strip()))
+            if line.startswith(".I"):
+                qid = line[2:].strip()
+            field, buf = line[:2], []
+        elif field == ".W":
+            buf.append(line)
+    if field == ".W" and qid:
+        out.append((qid, " ".join(buf).strip()))
+    assert len(out) > 50
+    return out
+
+
+@pytest.fixture(scope="session")
+def cisi_texts() -> list[str]:
+    """The text of every CISI document as the SMART reader gives it (title, authors, abstract)."""
+    from bm25desk.engine.corpus import read_corpus
+
+    return [d.text for d in read_corpus(require(CISI_ALL), "smart")]
+
+
+@pytest.fixture(scope="session")
+def scifact_texts() -> list[str]:
+    """The text of the first 300 SciFact documents as the BEIR reader gives it."""
+    from bm25desk.engine.corpus import read_corpus
+
+    return [d.text for d in itertools.islice(read_corpus(require(SCIFACT_CORPUS), "beir"), 300)]
