@@ -151,7 +151,7 @@ class Analyzer:
     stemmer: str = "none"
     language: str = "en"
     min_length: int = 1
-    _cache: dict[str, str | None] = field(
+    _cache: dict[str, str] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
     _stem: Callable[[str], str] | None = field(
@@ -188,12 +188,16 @@ class Analyzer:
 
     # -- the one mapping every path shares -------------------------------------------------------
 
-    def _map(self, token: str) -> str | None:
-        """Map one raw token to its term, or None when dropped (memoised: vocabulary-bound)."""
-        cached = self._cache.get(token, _MISSING)
-        if cached is not _MISSING:
-            return cached  # type: ignore[no-any-return]
-        term: str | None = self._fate(token)[0]
+    def _map(self, token: str) -> str:
+        """Map one raw token to its term, or "" when dropped (memoised: vocabulary-bound).
+
+        No analysed term is ever empty (tokens are non-empty and an empty stem counts as too
+        short), so "" can mark a dropped token and the bulk path can filter with ``filter(None)``.
+        """
+        cached = self._cache.get(token)
+        if cached is not None:
+            return cached
+        term = self._fate(token)[0] or ""
         if len(self._cache) < 2_000_000:  # bound memory on pathological inputs
             self._cache[token] = term
         return term
@@ -231,16 +235,13 @@ class Analyzer:
 
     def terms(self, text: str) -> list[str]:
         """Return the indexed terms of ``text`` in order (the bulk-indexing fast path)."""
-        mapped = self._cache
-        out: list[str] = []
-        append = out.append
-        for tok in self._raw_tokens(text):
-            term = mapped.get(tok, _MISSING)
-            if term is _MISSING:
-                term = self._map(tok)
-            if term is not None:
-                append(term)
-        return out
+        tokens = self._raw_tokens(text)
+        mapped = list(map(self._cache.get, tokens))  # C speed once the vocabulary is cached
+        if None in mapped:
+            mapped = [
+                m if m is not None else self._map(t) for m, t in zip(mapped, tokens, strict=True)
+            ]
+        return list(filter(None, mapped))
 
     def analyze(self, text: str) -> list[Token]:
         """Return every token of ``text`` with offsets, its term, and why it was dropped."""
@@ -255,7 +256,7 @@ class Analyzer:
         out = []
         for start, end, surface in self._raw_spans(text):
             term = self._map(surface)
-            if term is not None and term in terms:
+            if term and term in terms:
                 out.append((start, end, term))
         return out
 
@@ -317,7 +318,6 @@ class Analyzer:
         ]
 
 
-_MISSING: Any = object()
 _TREEBANK: Any = None
 
 

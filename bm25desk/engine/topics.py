@@ -761,8 +761,9 @@ def _parse_qrel_fields(fmt: str, parts: list[str]) -> tuple[str, str, int] | str
     elif fmt == "smart":
         if len(parts) not in (2, 4):
             return f"expected 'qid docid 0 0.000000', found {len(parts)} columns"
-        qid, docid = _norm_smart_id(parts[0]), _norm_smart_id(parts[1])
-        return qid, docid, 1
+        if not (parts[0].isdigit() and parts[1].isdigit()):
+            return f"SMART ids are numbers, found {parts[0]!r} {parts[1]!r}"
+        return _norm_smart_id(parts[0]), _norm_smart_id(parts[1]), 1
     elif fmt == "beir":
         if len(parts) != 3:
             return f"expected 3 columns 'query-id corpus-id score', found {len(parts)}"
