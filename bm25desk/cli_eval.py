@@ -84,14 +84,13 @@ def add_eval_commands(
             "Search every query with each variant and score the rankings with ir_measures "
             "(trec_eval-exact). Queries are bags of words analysed like the index."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     _add_inputs(ev)
     ev.add_argument(
         "--variants",
         default="all",
-        help="'all' or comma-separated keys, each optionally with its own parameters: "
-        "okapi,lucene:k1=0.9,b=0.4",
+        help="'all' (default) or comma-separated keys, each optionally with its own "
+        "parameters: okapi,lucene:k1=0.9,b=0.4",
     )
     for name in PARAM_FLAGS:
         ev.add_argument(
@@ -103,15 +102,17 @@ def add_eval_commands(
     ev.add_argument(
         "--metrics",
         default=",".join(DEFAULT_METRICS),
-        help="comma-separated ir_measures names (aliases and trec_eval names work: MRR@10, MAP)",
+        help="comma-separated ir_measures names; aliases and trec_eval names work (MRR@10, MAP, "
+        f"P_10). Default: {','.join(DEFAULT_METRICS)}",
     )
     _add_conventions(ev)
-    ev.add_argument("--k", type=int, default=1000, help="ranking depth per query")
+    ev.add_argument("--k", type=int, default=1000, help="ranking depth per query (default 1000)")
     ev.add_argument("--per-query", action="store_true", help="also show per-query values")
     ev.add_argument(
         "--run-dir",
         type=Path,
         default=None,
+        metavar="DIR",
         help="write TREC run files, run cards, per_query.csv and experiment.json here",
     )
     ev.add_argument(
@@ -126,10 +127,16 @@ def add_eval_commands(
         "test and t-test, per-query wins/losses/ties)",
     )
     ev.add_argument(
-        "--permutations", type=int, default=10_000, help="sign flips for the randomization test"
+        "--permutations",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="random sign flips for the randomization test (default 10000)",
     )
-    ev.add_argument("--seed", type=int, default=0, help="seed of the randomization test")
-    ev.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    ev.add_argument(
+        "--seed", type=int, default=0, help="seed of the randomization test (default 0)"
+    )
+    _add_json(ev)
     ev.set_defaults(handler=cmd_eval)
 
     sw = subparsers.add_parser(
@@ -140,18 +147,20 @@ def add_eval_commands(
             "Evaluate one variant at every combination of parameter values. Ranges are "
             "A:B:STEP (inclusive), or comma-separated values, or one value."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     _add_inputs(sw)
     sw.add_argument(
-        "--variant", required=True, help="variant key (fixed parameters: lucene:delta=0.5)"
+        "--variant",
+        required=True,
+        help="variant key, optionally with fixed parameters: bm25l:delta=0.3",
     )
     for name in PARAM_FLAGS:
         sw.add_argument(f"--{name}", default=None, metavar="A:B:STEP", help=f"values of {name}")
     sw.add_argument(
         "--metric",
         default="nDCG@10",
-        help="metric(s) to grid, comma-separated; the best cell is reported for each",
+        help="metric(s) to grid, comma-separated (default nDCG@10); the best cell is reported "
+        "for each",
     )
     _add_conventions(sw)
     sw.add_argument(
@@ -160,25 +169,53 @@ def add_eval_commands(
         default=None,
         help="ranking depth (default: the largest metric cutoff, else 1000)",
     )
-    sw.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    _add_json(sw)
     sw.set_defaults(handler=cmd_sweep)
+
+
+def _add_json(p: argparse.ArgumentParser) -> None:
+    """Add ``--json`` unless the common parent parser already provides it."""
+    if "--json" not in p._option_string_actions:
+        p.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
 def _add_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("index", metavar="N", help="index name")
-    p.add_argument("--queries", type=Path, required=True, help="query file")
-    p.add_argument("--qrels", type=Path, required=True, help="relevance judgements")
-    p.add_argument("--queries-format", choices=("auto", *QUERY_FORMATS), default="auto")
-    p.add_argument("--qrels-format", choices=("auto", *QRELS_FORMATS), default="auto")
+    p.add_argument(
+        "--queries",
+        type=Path,
+        required=True,
+        metavar="F",
+        help="queries: TREC topics, BEIR queries.jsonl, qid<TAB>text TSV or SMART (.gz ok)",
+    )
+    p.add_argument(
+        "--qrels",
+        type=Path,
+        required=True,
+        metavar="F",
+        help="judgements: TREC qrels, BEIR TSV, CISI .REL or Cranfield cranqrel (.gz ok)",
+    )
+    p.add_argument(
+        "--queries-format",
+        choices=("auto", *QUERY_FORMATS),
+        default="auto",
+        help="default: detected",
+    )
+    p.add_argument(
+        "--qrels-format", choices=("auto", *QRELS_FORMATS), default="auto", help="default: detected"
+    )
     p.add_argument(
         "--smart-ids",
         choices=("auto", "declared", "ordinal"),
         default="auto",
-        help="SMART query ids: the .I numbers, or positions 1, 2, 3... (auto: ordinal for "
-        "cran.qry)",
+        help="SMART query ids: the .I numbers or positions 1, 2, 3... (default auto: positions "
+        "for cran.qry)",
     )
     p.add_argument(
-        "--topic-field", choices=("title", "desc", "narr"), default="title", help="TREC topics"
+        "--topic-field",
+        choices=("title", "desc", "narr"),
+        default="title",
+        help="TREC topic field used as the query (default title)",
     )
 
 
@@ -187,13 +224,15 @@ def _add_conventions(p: argparse.ArgumentParser) -> None:
         "--average",
         choices=("judged", "all"),
         default="judged",
-        help="mean over judged queries (trec_eval -c), or over all queries with unjudged = 0",
+        help="mean over judged queries (default; trec_eval -c), or over all queries with "
+        "unjudged ones counted 0",
     )
     p.add_argument(
         "--ties",
         choices=("engine", "trec_eval"),
         default="engine",
-        help="evaluate the engine's rank order, or raw scores with trec_eval's docid tie-break",
+        help="evaluate the engine's rank order (default), or raw scores with trec_eval's "
+        "docid tie-break",
     )
     p.add_argument(
         "--drop-self-hits",
@@ -254,7 +293,7 @@ def cmd_eval(args: argparse.Namespace, open_searcher: OpenSearcher) -> int:
     except (_BadInput, EvalInputError, ValueError, OSError) as exc:
         return _fail(exc)
     except (Cancelled, KeyboardInterrupt):
-        _err("cancelled")
+        _err("bm25desk: interrupted")
         return EXIT_CANCELLED
     for note in result.notes:
         _err(f"note: {note}")
@@ -266,6 +305,7 @@ def cmd_eval(args: argparse.Namespace, open_searcher: OpenSearcher) -> int:
         _out(json.dumps(_json_safe(data), indent=2, ensure_ascii=False))
         return 0
     _out(_eval_header(args.index, queries, qrels, result))
+    _out("")
     _out(_aggregate_table(result))
     if tests:
         _out("")
@@ -326,7 +366,7 @@ def cmd_sweep(args: argparse.Namespace, open_searcher: OpenSearcher) -> int:
     except (_BadInput, EvalInputError, ValueError, OSError) as exc:
         return _fail(exc)
     except (Cancelled, KeyboardInterrupt):
-        _err("cancelled")
+        _err("bm25desk: interrupted")
         return EXIT_CANCELLED
     for note in result.experiment.notes:
         _err(f"note: {note}")
@@ -516,7 +556,7 @@ def _fail(exc: BaseException) -> int:
     message = str(exc).strip() or type(exc).__name__
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         message = f"{exc.filename}: {exc.strerror}"
-    _err(f"error: {message.splitlines()[0]}")
+    _err(f"bm25desk: error: {message.splitlines()[0]}")
     return EXIT_BAD_INPUT
 
 
@@ -597,7 +637,7 @@ def _eval_header(index: str, queries: Queries, qrels: Qrels, result: ExperimentR
             f"{result.missing_judged_count} judged documents ({result.missing_relevant} relevant) "
             "are not in the index"
         )
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts)
 
 
 def _aggregate_table(result: ExperimentResult) -> str:
@@ -658,6 +698,8 @@ def _sweep_tables(result: SweepResult, metric: str) -> str:
     outer = list(range(len(values[2]))) if len(axes) == 3 else [None]
     for o in outer:
         if o is not None:
+            if o > 0:
+                blocks.append("")
             blocks.append(f"{axes[2]} = {values[2][o]:g}")
         rows = []
         for i, v in enumerate(values[0]):

@@ -338,11 +338,12 @@ def _treebank_spans(text: str) -> Iterator[tuple[int, int, str]]:
     """
     pos = 0
     for tok in _treebank().tokenize(text):
-        probe = '"' if tok in ("``", "''") else tok
-        start = text.find(probe, pos)
-        if start < 0 and probe != tok:
-            start = text.find(tok, pos)
-            probe = tok
+        probe = tok
+        start = text.find(tok, pos)
+        if tok in ("``", "''"):
+            # A rewritten quote: its source is the nearest of ", `` and '' (an opening '' becomes ``).
+            found = [(i, q) for q in ('"', "``", "''") if (i := text.find(q, pos)) >= 0]
+            start, probe = min(found) if found else (-1, tok)
         if start < 0:  # not locatable (should not happen): report it zero-width where we are
             yield pos, pos, tok
             continue

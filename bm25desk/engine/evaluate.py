@@ -89,7 +89,7 @@ __all__ = [
     "EvalOptions",
     "EvalResult",
     "ExperimentResult",
-    "IndexInfo",
+    "IndexSummary",
     "PairedTest",
     "Qrels",
     "Queries",
@@ -546,7 +546,7 @@ def evaluate_run(
 
 
 @dataclass(frozen=True, slots=True)
-class IndexInfo:
+class IndexSummary:
     """What identifies the searched index in results and run cards."""
 
     fingerprint: str
@@ -554,7 +554,7 @@ class IndexInfo:
     analyzer: Mapping[str, Any]
 
     @classmethod
-    def of(cls, searcher: SearcherLike) -> IndexInfo:
+    def of(cls, searcher: SearcherLike) -> IndexSummary:
         """Read the description of ``searcher.index`` (missing pieces become empty)."""
         index: Any = searcher.index
         fingerprint = getattr(index, "fingerprint", "")
@@ -646,7 +646,7 @@ class ExperimentResult:
     judged_without_query: tuple[str, ...]
     missing_judged: Mapping[str, tuple[str, ...]]
     missing_relevant: int
-    index: IndexInfo
+    index: IndexSummary
     queries_source: str
     qrels_source: str
     created: str
@@ -929,7 +929,7 @@ def run_experiment(
         judged_without_query=judged_without_query,
         missing_judged=missing,
         missing_relevant=missing_relevant,
-        index=IndexInfo.of(searcher),
+        index=IndexSummary.of(searcher),
         queries_source=queries_source,
         qrels_source=qrels_source,
         created=_now(),

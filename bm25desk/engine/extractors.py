@@ -31,6 +31,7 @@ from __future__ import annotations
 import email.message
 import email.policy
 import io
+import logging
 import posixpath
 import re
 import threading
@@ -79,6 +80,11 @@ MAX_ATTACHMENT_DEPTH = 3
 
 BytesSource = IO[bytes]
 _Body = Callable[[BytesSource, "Deadline"], tuple[str, str]]
+
+# pypdf logs every oddity of a malformed PDF ("EOF marker not found") as a warning. Failures reach
+# the user as skip reasons; the log records still reach an application's logging configuration,
+# but no longer fall through to Python's last-resort handler on stderr.
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # legacy .doc, and password-protected OOXML
 _CHECK_EVERY = 64  # paragraphs (or table cells, or XML elements / 64) between deadline checks
@@ -424,17 +430,18 @@ def extract_pdf(path: Path) -> tuple[str, str]:
 # DOCX
 
 
-def _docx_table_lines(table: DocxTable, deadline: Deadline, seen: set[int]) -> Iterator[str]:
+def _docx_table_lines(table: DocxTable, deadline: Deadline, seen: set[object]) -> Iterator[str]:
     from docx.table import Table
 
-    # A merged cell comes back once per grid column (and row) it spans: index it once.
+    # A merged cell comes back once per grid column (and row) it spans: index it once. ``seen``
+    # holds the cells' XML elements themselves: lxml proxies are only stable while referenced.
     for row in table.rows:
         cells: list[str] = []
         for cell in row.cells:
-            key = id(cell._tc)
-            if key in seen:
+            tc = cell._tc
+            if tc in seen:
                 continue
-            seen.add(key)
+            seen.add(tc)
             deadline.check()
             parts: list[str] = []
             for block in cell.iter_inner_content():
@@ -532,65 +539,93 @@ def _q(ns: str, name: str) -> str:
     return f"{{{ns}}}{name}"
 
 
-_ODF_BLOCKS = frozenset({_q(_ODF_TEXT, "p"), _q(_ODF_TEXT, "h"), _q(_ODF_TABLE, "table-row")})
+_ODF_PARAGRAPHS = frozenset({_q(_ODF_TEXT, "p"), _q(_ODF_TEXT, "h")})
+_ODF_ROW = _q(_ODF_TABLE, "table-row")
 _ODF_CELL = _q(_ODF_TABLE, "table-cell")
 _ODF_SPACE = _q(_ODF_TEXT, "s")
 _ODF_TAB = _q(_ODF_TEXT, "tab")
 _ODF_BREAK = _q(_ODF_TEXT, "line-break")
 _ODF_HEADING = _q(_ODF_TEXT, "h")
-# Deleted text kept for change tracking, comments, and the number of a footnote are not the text.
+_ODF_NOTE = _q(_ODF_TEXT, "note")
+_ODF_NOTE_BODY = _q(_ODF_TEXT, "note-body")
+# ODF collapses white space in text like HTML does; line breaks, tabs and runs of spaces are
+# elements (text:line-break, text:tab, text:s).
+_ODF_WS = re.compile(r"[ \t\r\n]+")
+_ODF_CELL_GAP = re.compile(r" *\t *")
+# Deleted text kept for change tracking and comments are not the document's text.
 _ODF_SKIP = frozenset(
     {
         _q(_ODF_TEXT, "tracked-changes"),
         _q(_ODF_OFFICE, "annotation"),
-        _q(_ODF_TEXT, "note-citation"),
         _q(_ODF_TEXT, "sequence-decls"),
     }
 )
 
 
 class _OdfText:
-    """Walks an ODF ``office:body`` into lines of text (iteratively: no recursion limit)."""
+    """Walks an ODF ``office:body`` into lines of text (iteratively: no recursion limit).
+
+    Paragraphs and headings end a line, except inside a table cell, where they are joined by
+    spaces so that a table row stays on one line with its cells separated by tabs. Footnotes and
+    endnotes are taken out of the sentence they interrupt and put after the body.
+    """
 
     def __init__(self, deadline: Deadline) -> None:
         self.deadline = deadline
-        self.out: list[str] = []
         self.heading = ""
         self._count = 0
 
-    def walk(self, root: ET.Element) -> None:
-        # Stack of (element, entering?): entering emits the element's text and pushes children;
-        # leaving emits the block break and the tail that follows the element in its parent.
+    def _tick(self) -> None:
+        self._count += 1
+        if not self._count % (_CHECK_EVERY * 64):
+            self.deadline.check()
+
+    def text(self, root: ET.Element) -> str:
+        """Return the text of ``root`` (notes last)."""
+        out: list[str] = []
+        notes: list[str] = []
+        in_cell = 0
+        # (element, entering?): entering emits the element's own text and pushes its children;
+        # leaving emits the break that ends it and the tail that follows it in its parent.
         stack: list[tuple[ET.Element, bool]] = [(root, True)]
         while stack:
             el, entering = stack.pop()
+            tag = el.tag
             if not entering:
-                if el.tag in _ODF_BLOCKS:
-                    self.out.append("\n")
-                elif el.tag == _ODF_CELL:
-                    self.out.append("\t")
+                if tag in _ODF_PARAGRAPHS:
+                    out.append(" " if in_cell else "\n")
+                elif tag == _ODF_CELL:
+                    in_cell -= 1
+                    out.append("\t")
+                elif tag == _ODF_ROW:
+                    out.append("\n")
                 if el is not root and el.tail:
-                    self.out.append(el.tail)
+                    out.append(_ODF_WS.sub(" ", el.tail))
                 continue
-            self._count += 1
-            if not self._count % (_CHECK_EVERY * 64):
-                self.deadline.check()
-            if el.tag in _ODF_SKIP:
+            self._tick()
+            if tag in _ODF_SKIP or tag == _ODF_NOTE:
+                if tag == _ODF_NOTE:
+                    body = el.find(_ODF_NOTE_BODY)
+                    if body is not None:
+                        notes.append(self.text(body))
                 if el.tail:
-                    self.out.append(el.tail)
+                    out.append(_ODF_WS.sub(" ", el.tail))
                 continue
-            if el.tag == _ODF_SPACE:
-                self.out.append(" " * int(el.get(_q(_ODF_TEXT, "c"), "1") or 1))
-            elif el.tag == _ODF_TAB:
-                self.out.append("\t")
-            elif el.tag == _ODF_BREAK:
-                self.out.append("\n")
-            if el.tag == _ODF_HEADING and not self.heading:
+            if tag == _ODF_SPACE:
+                out.append(" " * int(el.get(_q(_ODF_TEXT, "c"), "1") or 1))
+            elif tag == _ODF_TAB:
+                out.append("\t")
+            elif tag == _ODF_BREAK:
+                out.append("\n")
+            elif tag == _ODF_CELL:
+                in_cell += 1
+            elif tag == _ODF_HEADING and not self.heading:
                 self.heading = _collapse("".join(el.itertext()))
             if el.text:
-                self.out.append(el.text)
+                out.append(_ODF_WS.sub(" ", el.text))
             stack.append((el, False))
             stack.extend((child, True) for child in reversed(el))
+        return "\n".join(["".join(out), *notes])
 
 
 def _odf_encrypted(zf: zipfile.ZipFile) -> bool:
@@ -636,8 +671,8 @@ def odt_text(stream: BytesSource, deadline: Deadline) -> tuple[str, str]:
     if body is None:
         raise ExtractError("damaged document (content.xml has no body)")
     walker = _OdfText(deadline)
-    walker.walk(body)
-    return title or walker.heading, _tidy_lines("".join(walker.out))
+    text = _tidy_lines(_ODF_CELL_GAP.sub("\t", walker.text(body)))
+    return title or walker.heading, text
 
 
 def extract_odt(path: Path) -> tuple[str, str]:

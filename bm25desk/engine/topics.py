@@ -54,6 +54,7 @@ import io
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -657,15 +658,18 @@ def detect_qrels_format(text: str, name: str = "") -> str:
         return "beir"
     if base.endswith(".rel"):
         return "smart"
-    widths = {len(s) for s in sample}
-    if widths == {4}:
-        smart_like = all(s[2] == "0" and re.fullmatch(r"\d+\.\d+", s[3]) for s in sample)
+    # The most common column count decides, so one malformed line does not defeat detection
+    # (the reader then reports it with its line number).
+    width = Counter(len(s) for s in sample).most_common(1)[0][0]
+    typical = [s for s in sample if len(s) == width]
+    if width == 4:
+        smart_like = all(s[2] == "0" and re.fullmatch(r"\d+\.\d+", s[3]) for s in typical)
         return "smart" if smart_like else "trec"
-    if widths == {3}:
-        return "cranfield" if any(s[2] == "-1" for s in sample) else "beir"
+    if width == 3:
+        return "cranfield" if any(s[2] == "-1" for s in typical) else "beir"
     raise EvalInputError(
-        f"{name or 'qrels'}: cannot tell the judgement format (lines have {sorted(widths)} "
-        f"columns); choose one of {', '.join(QRELS_FORMATS)}"
+        f"{name or 'qrels'}: cannot tell the judgement format (lines have {width} columns); "
+        f"choose one of {', '.join(QRELS_FORMATS)}"
     )
 
 

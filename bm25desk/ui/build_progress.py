@@ -87,7 +87,7 @@ class BuildProgress(QWidget):
         self.rate = QLabel()
         self.eta = QLabel()
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop the build; the previous index stays as it was (Esc)")
+        self.cancel_button.setToolTip("Stop the build; the previous index stays as it was")
         self.cancel_button.clicked.connect(self._on_cancel_button_clicked)
         layout.addWidget(self.title)
         layout.addWidget(self.bar, 1)

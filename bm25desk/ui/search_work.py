@@ -6,9 +6,12 @@ Everything returned is immutable, so it can cross to the GUI thread by signal as
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 
-from bm25desk.engine import Explanation, Hit, SearchResult, Searcher, Variant
+from bm25desk.engine import Explanation, Hit, Index, SearchResult, Searcher, Variant
 from bm25desk.engine.analysis import Analyzer
 from bm25desk.engine.query import ParsedQuery
 from bm25desk.ui.plot_data import PlotData, plot_data
@@ -70,50 +73,59 @@ def make_snippet(analyzer: Analyzer, text: str, terms: frozenset[str], width: in
     """Return a window of ``text`` around the first occurrence of a query term.
 
     The window starts at a word boundary a little before the first hit; whitespace is collapsed.
-    Spans index into the snippet's own text.
+    Spans index into the snippet's own text. Only the start of the document is analysed to find
+    the first hit (then more, if needed), and only the window to place the highlights.
     """
-    head = text[: max(width * 40, 20_000)]  # enough to find a hit in all but huge documents
-    spans = analyzer.spans(head, terms) if terms else []
+    first = -1
+    if terms:
+        for limit in (400, 2_000, 20_000):
+            if limit < len(text):
+                # Cut at whitespace: a word cut in two could stem to a query term.
+                cut = text.rfind(" ", 0, limit)
+                limit = cut if cut > 0 else limit
+            found = analyzer.spans(text[:limit], terms)
+            if found:
+                first = found[0][0]
+                break
+            if limit >= len(text):
+                break
     start = 0
-    if spans:
-        first = spans[0][0]
-        if first > width // 3:
-            start = head.rfind(" ", 0, first - width // 4) + 1
-    end = min(len(head), start + width)
-    if end < len(head):
-        cut = head.rfind(" ", start + width // 2, end)
+    if first > width // 3:
+        start = text.rfind(" ", 0, first - width // 4) + 1
+    end = min(len(text), start + width)
+    if end < len(text):
+        cut = text.rfind(" ", start + width // 2, end)
         end = cut if cut > 0 else end
-    window = head[start:end]
-    # Collapse whitespace while remapping offsets.
-    out: list[str] = []
-    mapping: list[int] = []
-    prev_space = False
-    for i, ch in enumerate(window):
-        if ch.isspace():
-            if prev_space:
-                continue
-            ch = " "
-            prev_space = True
-        else:
-            prev_space = False
-        mapping.append(i)
-        out.append(ch)
-    clean = "".join(out)
-    pos = {orig: new for new, orig in enumerate(mapping)}
-    local = []
-    for s, e, term in spans:
-        if s >= start and e <= end:
-            ls, le = pos.get(s - start), pos.get(e - 1 - start)
-            if ls is not None and le is not None:
-                local.append((ls, le + 1, term))
-    lead = len(clean) - len(clean.lstrip())
+    window = " ".join(text[start:end].split())
+    spans = analyzer.spans(window, terms) if terms and first >= 0 else []
     prefix = "… " if start > 0 else ""
     suffix = " …" if end < len(text) else ""
-    shift = len(prefix) - lead
-    return Snippet(
-        prefix + clean.strip() + suffix,
-        tuple((s + shift, e + shift, t) for s, e, t in local if s >= lead),
-    )
+    shift = len(prefix)
+    return Snippet(prefix + window + suffix, tuple((s + shift, e + shift, t) for s, e, t in spans))
+
+
+_SNIPPETS: weakref.WeakKeyDictionary[Index, OrderedDict[tuple[int, frozenset[str]], Snippet]] = (
+    weakref.WeakKeyDictionary()
+)
+_SNIPPETS_LOCK = threading.Lock()
+_SNIPPETS_PER_INDEX = 2000
+
+
+def cached_snippet(index: Index, docno: int, terms: frozenset[str]) -> Snippet:
+    """Return the snippet of ``docno`` for ``terms`` (re-rankings reuse them: same words)."""
+    key = (docno, terms)
+    with _SNIPPETS_LOCK:
+        cache = _SNIPPETS.setdefault(index, OrderedDict())
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+            return hit
+    snippet = make_snippet(index.analyzer, index.text(docno), terms)
+    with _SNIPPETS_LOCK:
+        cache[key] = snippet
+        if len(cache) > _SNIPPETS_PER_INDEX:
+            cache.popitem(last=False)
+    return snippet
 
 
 def run_search(searcher: Searcher, query: str, variant: Variant, k: int) -> SearchOutcome:
@@ -121,10 +133,7 @@ def run_search(searcher: Searcher, query: str, variant: Variant, k: int) -> Sear
     result = searcher.search(query, variant, k)
     index = searcher.index
     terms = frozenset(result.analysis.terms)
-    rows = tuple(
-        ResultRow(hit, make_snippet(index.analyzer, index.text(hit.docno), terms))
-        for hit in result.hits
-    )
+    rows = tuple(ResultRow(hit, cached_snippet(index, hit.docno, terms)) for hit in result.hits)
     suggestions = tuple(
         (term, tuple(searcher.suggest(term, 3))) for term in result.analysis.unknown[:5]
     )
@@ -139,8 +148,18 @@ def document_view(searcher: Searcher, docno: int, terms: frozenset[str]) -> Docu
     truncated = len(text) > PREVIEW_CHARS
     if truncated:
         text = text[:PREVIEW_CHARS]
+    # QTextDocument counts a CRLF as one position and indexes in UTF-16 code units: normalise
+    # line ends before finding the spans, and convert offsets where the text needs surrogates.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     spans = tuple(index.analyzer.spans(text, terms)) if terms else ()
+    if any(ord(c) > 0xFFFF for c in text):
+        spans = tuple((_utf16(text, s), _utf16(text, e), t) for s, e, t in spans)
     return DocumentView(docno, rec.docid, rec.title, rec.location, text, spans, truncated)
+
+
+def _utf16(text: str, offset: int) -> int:
+    """Return the UTF-16 offset of code-point ``offset`` in ``text``."""
+    return offset + sum(1 for c in text[:offset] if ord(c) > 0xFFFF)
 
 
 def run_detail(

@@ -14,8 +14,8 @@ which gives the burstiness of real text (tf > 1, df < cf) that pruning and BM25'
 react to. Sentences start with a capital and end with a full stop; there are commas.
 
 Everything is vectorised with numpy: a document's tokens are sampled with an alias table and
-turned into text with one ``bytes.join`` per chunk over a table of pre-rendered word pieces, so
-generation runs at ~100 MB/s and uses a few hundred MB whatever the size. Documents are generated
+turned into text by a row gather from a fixed-width table of the words' bytes and one boolean
+compaction per chunk, so generation runs at ~50 MB/s and uses a few hundred MB whatever the size. Documents are generated
 in fixed chunks, each from its own seeded stream, so a smaller corpus is a prefix of a larger one
 with the same seed, and :func:`make_queries` can recreate any document's topic terms without
 generating the corpus.
@@ -197,9 +197,6 @@ class Generator:
         Number of distinct terms that may occur.
     """
 
-    # piece variants: word + suffix, capitalised or not
-    _SUFFIXES = (" ", ", ", ". ", ".\n")
-
     def __init__(self, mode: str = "passages", seed: int = 42, vocab_size: int = VOCAB_SIZE):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
@@ -208,35 +205,21 @@ class Generator:
         self.words = vocabulary(seed, vocab_size)
         self.vocab_size = vocab_size
         self._zipf, self._topic, self._frequent = _tables(vocab_size)
-        self._pieces: tuple[npt.NDArray[np.uint8], I64] | None = None
+        self._table: tuple[npt.NDArray[np.uint8], I64] | None = None
         self._caps: list[str] | None = None
 
     # -- pieces
 
-    def _piece_table(self) -> tuple[npt.NDArray[np.uint8], I64]:
-        """Return the rendered pieces as fixed-width rows of UTF-8 bytes, and their lengths.
-
-        Row ``variant * V + rank`` holds the word (capitalised when ``variant >= 4``) followed by
-        suffix ``variant % 4``.
-        """
-        if self._pieces is None:
-            v = self.vocab_size
-            caps = [w[:1].upper() + w[1:] for w in self.words]
-            encoded = [
-                (w + suffix).encode()
-                for base in (self.words, caps)
-                for suffix in self._SUFFIXES
-                for w in base
-            ]
+    def _word_table(self) -> tuple[npt.NDArray[np.uint8], I64]:
+        """Return the words as fixed-width rows of UTF-8 bytes (2 spare columns), and lengths."""
+        if self._table is None:
+            encoded = [w.encode() for w in self.words]
             lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-            width = int(lens.max())
-            flat = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-            table = np.zeros((8 * v, width), dtype=np.uint8)
-            mask = np.arange(width) < lens[:, None]
-            table[mask] = flat
-            self._pieces = (table, lens)
-            self._caps = caps
-        return self._pieces
+            width = int(lens.max()) + 2
+            table = np.zeros((len(encoded), width), dtype=np.uint8)
+            table[np.arange(width) < lens[:, None]] = np.frombuffer(b"".join(encoded), np.uint8)
+            self._table = (table, lens)
+        return self._table
 
     # -- per-chunk structure (each from its own stream: prefix-stable)
 
@@ -281,10 +264,17 @@ class Generator:
         cap = np.empty(total, dtype=bool)
         cap[0] = True
         cap[1:] = suffix[:-1] >= 2  # after a full stop or a new document
-        piece = (cap.astype(np.int64) * 4 + suffix) * v + toks
-        table, plens = self._piece_table()
-        lens = plens[piece]
-        body = table[piece][np.arange(table.shape[1]) < lens[:, None]]
+        table, wlens = self._word_table()
+        rows = table[toks]
+        wl = wlens[toks]
+        first = rows[:, 0]
+        upper = cap & (first >= ord("a")) & (first <= ord("z"))
+        first[upper] -= 32
+        at = np.arange(total)
+        rows[at, wl] = np.array([32, 44, 46, 46], dtype=np.uint8)[suffix]  # ' ' ',' '.' '.'
+        rows[at, wl + 1] = np.array([0, 32, 32, 10], dtype=np.uint8)[suffix]  # -  ' ' ' ' '\n'
+        lens = wl + (suffix > 0) + 1
+        body = rows[np.arange(rows.shape[1]) < lens[:, None]]
         starts = np.r_[0, ends[:-1] + 1]
         return body.tobytes(), np.add.reduceat(lens, starts)
 
@@ -293,9 +283,9 @@ class Generator:
             return [b"%d\t" % i for i in range(start, start + n)]
         rng = _rng(self.seed, self.mode.code, chunk, 6)
         words = self.words
-        self._piece_table()
+        if self._caps is None:
+            self._caps = [w[:1].upper() + w[1:] for w in words]
         caps = self._caps
-        assert caps is not None
         topics = self.topics(chunk)
         tlen = np.clip(rng.poisson(6.0, n) + 2, 3, 14)
         host = self._zipf.sample(rng, n) + 50

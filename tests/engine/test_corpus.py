@@ -460,7 +460,7 @@ def test_trec(tmp_path: Path) -> None:
     assert ft.title == "FT 11 MAY 91 / Rates & yields"
     assert ft.text == (
         "FT 11 MAY 91 / Rates & yields\n_AN-BEOA7AAIFT\n"
-        "First paragraph - with an entity.\nSecond paragraph."
+        "First paragraph - with an entity.\nSecond   paragraph."
     )
     assert docs[1] == Document("NO-TITLE-2", "Plain text only.")
     assert docs[2].text == "lower case tags"
@@ -515,6 +515,7 @@ def test_detect_format(tmp_path: Path) -> None:
         ("blank.tsv", "\n\n  \n", "is empty"),
         ("three.tsv", "1\t2\t3\n4\t5\t6\n", "3 tab-separated columns and no header row"),
         ("bin.dat", b"\x00\x01\x02abc", "binary"),
+        ("wide.tsv", "id\ttext\n".encode("utf-16"), "save it as UTF-8"),
         ("q.jsonl", '{"id": "1", "text": "x"}\n', 'without an "_id" field'),
         ("arr.json", '[{"_id": "1"}]', "JSON array"),
         ("note.txt", "Just a note.\nNothing else.\n", "choose the folder"),

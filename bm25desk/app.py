@@ -1,0 +1,75 @@
+"""QApplication bootstrap: organisation and application names, data dir, MainWindow, exec()."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from types import TracebackType
+
+import bm25desk
+from bm25desk import paths
+
+log = logging.getLogger("bm25desk")
+
+
+def _parse(args: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bm25desk", description="The bm25desk desktop app.")
+    parser.add_argument("--data-dir", help="keep indexes and settings in this folder")
+    parser.add_argument("--self-test", action="store_true", help="check the installation and exit")
+    return parser.parse_args(args)
+
+
+def _setup_logging() -> None:
+    """Log to stderr and to ``<data dir>/bm25desk.log`` (tracebacks go there, not to the UI)."""
+    handlers: list[logging.Handler] = [logging.StreamHandler()]
+    try:
+        directory = paths.data_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(directory / "bm25desk.log", encoding="utf-8"))
+    except OSError:
+        pass
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers
+    )
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the desktop app; return its exit status."""
+    opts = _parse(sys.argv[1:] if args is None else args)
+    if opts.data_dir:
+        paths.set_data_dir(opts.data_dir)
+    if opts.self_test:
+        print("bm25desk --self-test is not implemented yet.")  # noqa: T201
+        return 0
+    _setup_logging()
+
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtWidgets import QApplication
+
+    from bm25desk.ui.main_window import MainWindow
+
+    QCoreApplication.setOrganizationName("bm25desk")
+    QCoreApplication.setApplicationName("bm25desk")
+    QCoreApplication.setApplicationVersion(bm25desk.__version__)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setDesktopFileName("bm25desk")
+    window = MainWindow()
+
+    def excepthook(
+        kind: type[BaseException], exc: BaseException, tb: TracebackType | None
+    ) -> None:
+        """Log unexpected errors and show them as a message, not a traceback."""
+        log.error("unexpected error:\n%s", "".join(traceback.format_exception(kind, exc, tb)))
+        try:
+            window.show_error(exc)
+        except RuntimeError:  # the window is gone
+            pass
+
+    sys.excepthook = excepthook
+    window.show()
+    try:
+        return int(app.exec())
+    finally:
+        sys.excepthook = sys.__excepthook__

@@ -1,0 +1,416 @@
+"""``bm25desk --self-test``: prove that an installation or a bundle works, leaving no trace.
+
+The self-test runs in a temporary data directory, which it deletes afterwards, and checks:
+
+1. the bundled sample collection (CISI) builds into an index;
+2. a search returns hits under every registered variant, and the explanation of the top hit sums to
+   its score and equals the score the ranking gave;
+3. every document format has a working extractor (a tiny PDF, DOCX, ODT, EPUB, e-mail, mbox,
+   HTML, Markdown and text file, made on the spot, are indexed and each found by its own word);
+4. the desktop UI starts: a ``QApplication`` (offscreen unless a platform is chosen) and the main
+   window are constructed, then closed. A UI that is not there yet is reported, not an error.
+
+It prints one line per check and returns 0 when all pass, 1 otherwise. This module imports Qt only
+inside the UI check, so it runs on machines without a display and from the headless CLI.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.resources
+import io
+import math
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import bm25desk
+from bm25desk import paths
+
+__all__ = ["SAMPLE_QUERY", "run_self_test", "sample_path"]
+
+SAMPLE_QUERY = "library classification systems"
+"""The query run under every variant (CISI is about library and information science)."""
+
+SAMPLE_NAME = "sample-cisi"
+_REL_TOL = 1e-9  # explanation vs ranking score: the same float64 code, so equal up to rounding
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """The outcome of one check: ``ok`` None means "not applicable here" (reported, not failed)."""
+
+    name: str
+    ok: bool | None
+    detail: str
+    seconds: float
+
+
+class CheckFailed(Exception):
+    """A check's failure, with a one-line message for the report."""
+
+
+def sample_path() -> importlib.resources.abc.Traversable:
+    """Return the bundled CISI collection (``bm25desk/data/sample/CISI.ALL``) as a resource."""
+    return importlib.resources.files("bm25desk").joinpath("data", "sample", "CISI.ALL")
+
+
+def _frozen() -> bool:
+    return bool(getattr(sys, "frozen", False))
+
+
+@contextmanager
+def _temporary_data_dir() -> Iterator[Path]:
+    """Point :mod:`bm25desk.paths` (and child processes) at a fresh directory; restore after."""
+    tmp = Path(tempfile.mkdtemp(prefix="bm25desk-selftest-"))
+    previous_override: Path | None = getattr(paths, "_override", None)
+    previous_env = os.environ.get("BM25DESK_DATA_DIR")
+    paths.set_data_dir(tmp)
+    os.environ["BM25DESK_DATA_DIR"] = str(tmp)
+    try:
+        yield tmp
+    finally:
+        paths.set_data_dir(previous_override)
+        if previous_env is None:
+            os.environ.pop("BM25DESK_DATA_DIR", None)
+        else:
+            os.environ["BM25DESK_DATA_DIR"] = previous_env
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# 1 + 2: the sample collection, a search and explanations under every variant
+
+
+def _check_sample(state: dict[str, object]) -> str:
+    from bm25desk.engine import IndexStore, build_index
+
+    resource = sample_path()
+    if not resource.is_file():
+        raise CheckFailed(f"the sample collection is missing from the installation ({resource})")
+    with importlib.resources.as_file(resource) as path:
+        report = build_index(path, name=SAMPLE_NAME, fmt="smart", store=IndexStore())
+    if report.indexed == 0 or report.n_docs != report.indexed:
+        raise CheckFailed(f"sample built badly: {report.summary()}")
+    state["store"] = IndexStore()
+    return f"{report.n_docs:,} documents, {report.n_terms:,} terms ({path.name})"
+
+
+def _check_search(state: dict[str, object]) -> str:
+    from bm25desk.engine import IndexStore, Searcher, all_variants
+
+    store = state.get("store")
+    if not isinstance(store, IndexStore):
+        raise CheckFailed("skipped: the sample index was not built")
+    searcher = Searcher(store.open(SAMPLE_NAME))
+    worst = 0.0
+    variants = all_variants()
+    for variant in variants:
+        result = searcher.search(SAMPLE_QUERY, variant, k=10)
+        if not result.hits:
+            raise CheckFailed(f"{variant!r}: no hits for {SAMPLE_QUERY!r}")
+        top = result.hits[0]
+        if not all(math.isfinite(h.score) for h in result.hits):
+            raise CheckFailed(f"{variant!r}: a score is not finite")
+        explanation = searcher.explain(SAMPLE_QUERY, top.docid, variant)
+        parts = explanation.parts_sum
+        for label, value in (("explained score", explanation.score), ("sum of parts", parts)):
+            if not math.isclose(value, top.score, rel_tol=_REL_TOL, abs_tol=1e-12):
+                raise CheckFailed(
+                    f"{variant!r}: {label} {value!r} differs from the ranking score "
+                    f"{top.score!r} of {top.docid!r}"
+                )
+        worst = max(worst, abs(parts - top.score))
+    return (
+        f"{SAMPLE_QUERY!r} under {len(variants)} variants; every top hit's explanation sums to "
+        f"its score (largest difference {worst:.1e})"
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# 3: formats
+
+
+def _pdf(word: str) -> bytes:
+    """A one-page PDF whose only text is ``word`` (written by hand: no PDF library needed)."""
+    stream = f"BT /F1 12 Tf 72 720 Td (Self-test {word}) Tj ET".encode("ascii")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Title (Self-test PDF) >>",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objects, 1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % n + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    out.writelines(b"%010d 00000 n \n" % off for off in offsets)
+    out.write(
+        b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n"
+        % (len(objects) + 1, xref)
+    )
+    return out.getvalue()
+
+
+def _zip(members: dict[str, str]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, text in members.items():
+            zf.writestr(name, text)
+    return out.getvalue()
+
+
+def _docx(word: str) -> bytes:
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    rels = "http://schemas.openxmlformats.org/package/2006/relationships"
+    doc_rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
+    main = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+    return _zip(
+        {
+            "[Content_Types].xml": (
+                '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+                '<Default Extension="rels" '
+                'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+                '<Default Extension="xml" ContentType="application/xml"/>'
+                f'<Override PartName="/word/document.xml" ContentType="{main}"/></Types>'
+            ),
+            "_rels/.rels": (
+                f'<Relationships xmlns="{rels}"><Relationship Id="rId1" Type="{doc_rel}" '
+                'Target="word/document.xml"/></Relationships>'
+            ),
+            "word/document.xml": (
+                f'<w:document xmlns:w="{w}"><w:body><w:p><w:r><w:t>Self-test</w:t></w:r></w:p>'
+                f"<w:tbl><w:tr><w:tc><w:p><w:r><w:t>{word}</w:t></w:r></w:p></w:tc></w:tr>"
+                "</w:tbl></w:body></w:document>"
+            ),
+        }
+    )
+
+
+def _odt(word: str) -> bytes:
+    office = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+    text = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+    return _zip(
+        {
+            "mimetype": "application/vnd.oasis.opendocument.text",
+            "content.xml": (
+                f'<office:document-content xmlns:office="{office}" xmlns:text="{text}">'
+                f"<office:body><office:text><text:p>Self-test {word}</text:p>"
+                "</office:text></office:body></office:document-content>"
+            ),
+        }
+    )
+
+
+def _epub(word: str) -> bytes:
+    return _zip(
+        {
+            "mimetype": "application/epub+zip",
+            "META-INF/container.xml": (
+                '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+                '<rootfile full-path="book.opf"/></rootfiles></container>'
+            ),
+            "book.opf": (
+                '<package xmlns="http://www.idpf.org/2007/opf"><metadata '
+                'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Self-test</dc:title>'
+                '</metadata><manifest><item id="c1" href="c1.xhtml" '
+                'media-type="application/xhtml+xml"/></manifest><spine><itemref idref="c1"/>'
+                "</spine></package>"
+            ),
+            "c1.xhtml": f"<html><body><p>Self-test {word}</p></body></html>",
+        }
+    )
+
+
+def _mail(word: str) -> str:
+    return f"Subject: Self-test\nFrom: a@example.org\nTo: b@example.org\n\nSelf-test {word}\n"
+
+
+_FORMAT_FILES: dict[str, Callable[[str], bytes | str]] = {
+    "doc.txt": lambda w: f"Self-test\n{w}\n",
+    "doc.md": lambda w: f"# Self-test\n\n{w}\n",
+    "doc.html": lambda w: f"<title>Self-test</title><script>hiddenword()</script><p>{w}</p>",
+    "doc.pdf": _pdf,
+    "doc.docx": _docx,
+    "doc.odt": _odt,
+    "doc.epub": _epub,
+    "doc.eml": _mail,
+    "doc.mbox": lambda w: "From a@example.org Wed May  1 12:00:00 2024\n" + _mail(w),
+}
+
+
+def _check_formats(state: dict[str, object]) -> str:
+    from bm25desk.engine import corpus
+
+    # Registers the PDF/Office/e-book/mail extractors even where the engine does not (yet).
+    importlib.import_module("bm25desk.engine.extractors")
+    with tempfile.TemporaryDirectory(prefix="bm25desk-formats-") as tmp:
+        folder = Path(tmp)
+        words: dict[str, str] = {}
+        for n, (name, make) in enumerate(_FORMAT_FILES.items()):
+            word = f"selftestword{n}"
+            data = make(word)
+            (folder / name).write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+            words[name] = word
+        report = corpus.ReadReport()
+        docs = {d.docid: d for d in corpus.read_folder(folder, report=report)}
+        problems = [f"{Path(s.where).name}: {s.reason}" for s in report.skipped]
+        for name, word in words.items():
+            doc = docs.get(name)
+            if doc is not None and word not in doc.text:
+                problems.append(f"{name}: its text lacks {word!r}")
+            if doc is not None and "hiddenword" in doc.text:
+                problems.append(f"{name}: script text was extracted")
+    if problems:
+        raise CheckFailed("; ".join(problems))
+    return " ".join(sorted(Path(n).suffix[1:] for n in words))
+
+
+# --------------------------------------------------------------------------------------------------
+# 4: the desktop UI
+
+
+def _check_ui(state: dict[str, object]) -> str:
+    # Qt aborts the process when it cannot reach a display; a self-test never shows a window, so
+    # it runs offscreen unless the user chose a platform.
+    platform_env = os.environ.get("QT_QPA_PLATFORM")
+    if platform_env is None:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    try:
+        return _construct_main_window()
+    finally:
+        if platform_env is None:
+            os.environ.pop("QT_QPA_PLATFORM", None)
+
+
+def _construct_main_window() -> str:
+    try:
+        from PySide6 import __version__ as pyside_version
+        from PySide6.QtWidgets import QApplication
+    except ImportError as exc:
+        if _frozen():
+            raise CheckFailed(f"PySide6 is missing from the bundle ({exc})") from exc
+        raise _NotApplicable(f"not checked: PySide6 is not installed ({exc})") from exc
+    app = QApplication.instance() or QApplication(["bm25desk", "--self-test"])
+    qt_platform = QApplication.platformName() if isinstance(app, QApplication) else "?"
+    try:
+        module = importlib.import_module("bm25desk.ui.main_window")
+    except ModuleNotFoundError as exc:
+        if exc.name in ("bm25desk.ui", "bm25desk.ui.main_window"):
+            raise _NotApplicable(
+                f"QApplication ok (PySide6 {pyside_version}, {qt_platform}); "
+                "no main window in this build (bm25desk.ui.main_window is missing)"
+            ) from exc
+        raise
+    window_class = getattr(module, "MainWindow", None)
+    if window_class is None:
+        raise _NotApplicable(
+            f"QApplication ok (PySide6 {pyside_version}, {qt_platform}); "
+            "bm25desk.ui.main_window has no MainWindow"
+        )
+    window = window_class()
+    try:
+        title = window.windowTitle()
+        QApplication.processEvents()
+    finally:
+        window.close()
+        window.deleteLater()
+        QApplication.processEvents()
+    plots = sys.modules.get("pyqtgraph")
+    plots_note = f", pyqtgraph {getattr(plots, '__version__', '?')}" if plots is not None else ""
+    return f"PySide6 {pyside_version} ({qt_platform}{plots_note}); main window {title!r} constructed"
+
+
+class _NotApplicable(Exception):
+    """A check that cannot run here (reported, never a failure)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Driver
+
+
+_CHECKS: tuple[tuple[str, Callable[[dict[str, object]], str]], ...] = (
+    ("sample collection", _check_sample),
+    ("search + explain", _check_search),
+    ("document formats", _check_formats),
+    ("desktop UI", _check_ui),
+)
+
+
+def _run_check(
+    name: str, fn: Callable[[dict[str, object]], str], state: dict[str, object]
+) -> Check:
+    started = time.perf_counter()
+    try:
+        detail = fn(state)
+        ok: bool | None = True
+    except _NotApplicable as exc:
+        detail, ok = str(exc), None
+    except CheckFailed as exc:
+        detail, ok = str(exc), False
+    except Exception as exc:  # any crash is a failed check with its cause, never a traceback
+        detail, ok = f"{type(exc).__name__}: {exc}", False
+    return Check(name, ok, detail, time.perf_counter() - started)
+
+
+def run_self_test(out: TextIO | None = None) -> int:
+    """Run the self-test and print a short report.
+
+    Parameters
+    ----------
+    out
+        Where the report goes (default: standard output).
+
+    Returns
+    -------
+    int
+        0 when every applicable check passed, 1 otherwise: the process exit status.
+    """
+    out = out if out is not None else sys.stdout
+    started = time.perf_counter()
+    where = "bundle" if _frozen() else "source"
+    out.write(
+        f"bm25desk {bm25desk.__version__} self-test ({where}; Python {platform.python_version()}, "
+        f"{platform.system()} {platform.machine()})\n"
+    )
+    checks: list[Check] = []
+    with _temporary_data_dir() as tmp:
+        out.write(f"data dir: {tmp} (temporary, deleted afterwards)\n")
+        out.flush()
+        state: dict[str, object] = {}
+        for name, fn in _CHECKS:
+            check = _run_check(name, fn, state)
+            checks.append(check)
+            mark = {True: "ok  ", False: "FAIL", None: "--  "}[check.ok]
+            out.write(f"{mark}  {name:<18} {check.detail}  [{check.seconds:.1f} s]\n")
+            out.flush()
+    failed = [c for c in checks if c.ok is False]
+    seconds = time.perf_counter() - started
+    if failed:
+        names = ", ".join(c.name for c in failed)
+        out.write(
+            f"self-test FAILED ({len(failed)} of {len(checks)}: {names}) in {seconds:.1f} s\n"
+        )
+        return 1
+    out.write(f"self-test passed in {seconds:.1f} s\n")
+    return 0
+
+
+if __name__ == "__main__":  # ``python -m bm25desk.selftest``
+    raise SystemExit(run_self_test())

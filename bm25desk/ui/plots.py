@@ -1,0 +1,166 @@
+"""Live plots (pyqtgraph): tf saturation, length normalisation and idf against df.
+
+They redraw from a :class:`~bm25desk.ui.plot_data.PlotData` computed off the GUI thread each time
+the selection, the variant or a parameter changes, so dragging k1 or b bends the curves live.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from bm25desk.ui.colors import TermColors, mix, muted_text
+from bm25desk.ui.plot_data import PlotData, Point, Series
+
+
+def style_plot(plot: pg.PlotWidget, palette: QPalette) -> None:
+    """Use the window's colours for a plot's background, axes and title."""
+    base = palette.color(QPalette.ColorRole.Base)
+    text = palette.color(QPalette.ColorRole.Text)
+    plot.setBackground(base)
+    item = plot.getPlotItem()
+    for name in ("left", "bottom"):
+        axis = item.getAxis(name)
+        axis.setPen(pg.mkPen(mix(text, base, 0.35)))
+        axis.setTextPen(pg.mkPen(text))
+    item.titleLabel.setAttr("color", text.name())
+    if item.titleLabel.text:
+        item.setTitle(item.titleLabel.text, color=text.name(), size="9pt")
+
+
+def make_plot(title: str, x_label: str, y_label: str, palette: QPalette) -> pg.PlotWidget:
+    """Return a small, non-interactive-by-default plot with labelled axes."""
+    plot = pg.PlotWidget()
+    plot.setMinimumSize(220, 170)
+    item = plot.getPlotItem()
+    item.setTitle(title, size="9pt")
+    item.setLabel("bottom", x_label)
+    item.setLabel("left", y_label)
+    item.showGrid(x=True, y=True, alpha=0.15)
+    item.setMenuEnabled(False)
+    item.hideButtons()
+    plot.setMouseEnabled(x=False, y=False)
+    style_plot(plot, palette)
+    return plot
+
+
+class PlotsPanel(QWidget):
+    """The three plots of the current variant, with the selected document's points."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pal = self.palette()
+        self.tf_plot = make_plot("tf saturation", "tf (occurrences in the document)", "tf part", pal)
+        self.length_plot = make_plot("Length normalisation", "L (document length)", "tf part", pal)
+        self.idf_plot = make_plot("idf against df", "df (documents containing the term)", "idf", pal)
+        self.idf_plot.getPlotItem().setLogMode(x=True, y=False)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        row = QHBoxLayout()
+        row.setSpacing(6)
+        for p in (self.tf_plot, self.length_plot, self.idf_plot):
+            row.addWidget(p, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(row, 1)
+        layout.addWidget(self.note)
+        self._data: PlotData | None = None
+        self._colors = TermColors()
+
+    def plots(self) -> tuple[pg.PlotWidget, pg.PlotWidget, pg.PlotWidget]:
+        """Return the tf, length and idf plots."""
+        return self.tf_plot, self.length_plot, self.idf_plot
+
+    def data(self) -> PlotData | None:
+        """Return the data drawn."""
+        return self._data
+
+    def set_data(self, data: PlotData | None, colors: TermColors) -> None:
+        """Redraw from ``data`` (None: clear)."""
+        self._data = data
+        self._colors = colors
+        for p in self.plots():
+            p.getPlotItem().clear()
+        if data is None:
+            self.note.setText("")
+            return
+        length = f"L = {data.length:.0f}" if data.length is not None else f"L = Lavg = {data.avgdl:.1f}"
+        self.tf_plot.getPlotItem().setTitle(f"tf saturation at {length}", size="9pt")
+        self._draw(self.tf_plot, data.tf_curves, data.tf_points)
+        self._draw(self.length_plot, data.length_curves, data.length_points)
+        self._vline(self.length_plot, data.avgdl, "Lavg", dashed=True)
+        if data.length is not None:
+            self._vline(self.length_plot, data.length, "this doc", dashed=False)
+        curve = (data.idf_curve,) if data.idf_curve is not None else ()
+        self._draw(self.idf_plot, curve, data.idf_points, log_x=True, label_points=True)
+        zero = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(self._muted(), width=1))
+        self.idf_plot.getPlotItem().addItem(zero)
+        muted = muted_text(self.palette()).name()
+        notes = list(data.notes)
+        if data.tf_points:
+            notes.insert(0, "Points: this document's query terms. Curves: the current variant "
+                            "and parameters.")
+        self.note.setText(f"<small style='color:{muted}'>{' '.join(notes)}</small>")
+        style = self.palette()
+        for p in self.plots():
+            style_plot(p, style)
+
+    def _muted(self) -> QColor:
+        return muted_text(self.palette())
+
+    def _curve_pen(self, term: str | None) -> pg.QtGui.QPen:
+        color = self._colors.color(term) if term is not None else self._muted()
+        return pg.mkPen(color, width=2)
+
+    def _draw(
+        self,
+        plot: pg.PlotWidget,
+        curves: tuple[Series, ...],
+        points: tuple[Point, ...],
+        *,
+        log_x: bool = False,
+        label_points: bool = False,
+    ) -> None:
+        item = plot.getPlotItem()
+        for c in curves:
+            xs, ys = np.asarray(c.xs), np.asarray(c.ys)
+            ok = np.isfinite(ys) & ((xs > 0) if log_x else True)
+            item.plot(xs[ok], ys[ok], pen=self._curve_pen(c.term))
+        if points:
+            base = self.palette().color(QPalette.ColorRole.Base)
+            xs = [p.x for p in points]
+            scatter = pg.ScatterPlotItem(
+                x=np.log10(xs) if log_x else xs,
+                y=[p.y for p in points],
+                size=11,
+                brush=[pg.mkBrush(self._colors.color(p.term)) for p in points],
+                pen=pg.mkPen(base, width=1.5),
+            )
+            item.addItem(scatter)
+            if label_points:
+                text = self.palette().color(QPalette.ColorRole.Text)
+                for p in points:
+                    label = pg.TextItem(p.term, color=text, anchor=(0, 1))
+                    label.setPos(np.log10(p.x) if log_x else p.x, p.y)
+                    item.addItem(label)
+
+    def _vline(self, plot: pg.PlotWidget, x: float, label: str, *, dashed: bool) -> None:
+        style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+        line = pg.InfiniteLine(
+            pos=x,
+            angle=90,
+            pen=pg.mkPen(self._muted(), width=1, style=style),
+            label=label,
+            labelOpts={"position": 0.92 if dashed else 0.8, "color": self._muted()},
+        )
+        plot.getPlotItem().addItem(line)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Follow palette changes (light/dark) (QWidget.changeEvent)."""
+        if event.type() == QEvent.Type.PaletteChange:
+            for p in self.plots():
+                style_plot(p, self.palette())
+        super().changeEvent(event)

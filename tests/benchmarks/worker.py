@@ -1,0 +1,143 @@
+"""One measurement in a fresh process (run.py starts one per engine and phase).
+
+``build``: build an index from the raw or pre-tokenised corpus and save it; for engines whose
+parameters are baked in at index time (bm25s), also time a re-index with new parameters and run
+the re-rank queries on it. ``query``: open a saved index, answer the first query, then time every
+query (top-10, one thread) within a time budget, then the re-rank queries after a parameter
+change, and (bm25desk) every variant. Results and timings go to a JSON file; the parent reads
+peak RSS and CPU time of this process from ``wait4``.
+"""
+
+from __future__ import annotations
+
+import time
+
+T_START = time.perf_counter()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from tests.benchmarks import engines  # noqa: E402
+from tests.benchmarks.engines import RERANK_B, RERANK_K1, Corpus  # noqa: E402
+
+
+def rss_mb() -> float:
+    """Current resident set size in MB."""
+    with open("/proc/self/statm") as fh:
+        pages = int(fh.read().split()[1])
+    return pages * resource.getpagesize() / 1e6
+
+
+def peak_mb() -> float:
+    """Peak RSS of this process in MB (VmHWM: ``ru_maxrss`` would count the parent's RSS at fork)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1e3
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+
+def read_queries(path: Path) -> list[str]:
+    return [line.split("\t", 1)[1] for line in path.read_text("utf-8").splitlines() if line]
+
+
+def timed(engine: engines.Engine, queries: list[str], budget: float, k: int) -> dict[str, Any]:
+    lat: list[float] = []
+    results: list[list[tuple[int, float]]] = []
+    started = time.perf_counter()
+    for i, q in enumerate(queries):
+        t = time.perf_counter()
+        res = engine.search(q, k)
+        lat.append(time.perf_counter() - t)
+        results.append(res)
+        if time.perf_counter() - started > budget and i >= 4:
+            break
+    return {"latency": lat, "results": results}
+
+
+def do_build(args: argparse.Namespace, engine: engines.Engine, corpus: Corpus) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    rss0 = rss_mb()
+    t0 = time.perf_counter()
+    out["info"] = engine.build(corpus, Path(args.index), args.pretok)
+    out["build_s"] = time.perf_counter() - t0
+    out["rss_before_mb"] = rss0
+    out["peak_build_mb"] = peak_mb()
+    if args.rerank_queries and isinstance(engine, engines.Bm25s):
+        out["reindex_s"] = engine.reindex(RERANK_K1, RERANK_B)
+        queries = read_queries(Path(args.rerank_queries))[: args.rerank]
+        out["rerank"] = timed(engine, queries, args.budget, args.k)
+    return out
+
+
+def do_query(args: argparse.Namespace, engine: engines.Engine, corpus: Corpus) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    queries = read_queries(Path(args.queries))
+    warm = read_queries(Path(args.warmup))
+    t0 = time.perf_counter()
+    engine.open(Path(args.index), corpus)
+    t1 = time.perf_counter()
+    first = engine.search(queries[0], args.k)
+    t2 = time.perf_counter()
+    out.update(open_s=t1 - t0, first_query_s=t2 - t1, open_first_s=t2 - t0, first=first)
+    out["rss_open_mb"] = rss_mb()
+    for q in warm:
+        engine.search(q, args.k)
+    out["main"] = timed(engine, queries, args.budget, args.k)
+    out["rss_after_mb"] = rss_mb()
+    if engine.reparam == "query" and args.rerank:
+        engine.set_params(RERANK_K1, RERANK_B)
+        out["rerank"] = timed(engine, queries[: args.rerank], args.budget, args.k)
+    if args.variants and isinstance(engine, engines.Bm25desk):
+        from bm25desk.engine import get_variant, variant_classes
+
+        out["variants"] = {}
+        for cls in variant_classes():
+            key = cls.key
+            engine.variant = get_variant(key)
+            r = timed(engine, queries[: args.variants], args.budget / 4, args.k)
+            r["repr"] = repr(engine.variant)
+            out["variants"][key] = r
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("task", choices=["build", "query"])
+    ap.add_argument("engine", choices=sorted(engines.ENGINES))
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--index", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--pretok", action="store_true")
+    ap.add_argument("--queries")
+    ap.add_argument("--warmup")
+    ap.add_argument("--rerank-queries")
+    ap.add_argument("--rerank", type=int, default=0)
+    ap.add_argument("--variants", type=int, default=0)
+    ap.add_argument("--budget", type=float, default=60.0)
+    ap.add_argument("-k", type=int, default=10)
+    args = ap.parse_args()
+    corpus = Corpus.load(Path(args.corpus))
+    engine = engines.make(args.engine)
+    t_imp = time.perf_counter()
+    version = engine.version()  # imports the library
+    out: dict[str, Any] = {
+        "engine": args.engine,
+        "version": version,
+        "import_s": time.perf_counter() - t_imp,
+        "startup_s": t_imp - T_START,
+    }
+    out.update(do_build(args, engine, corpus) if args.task == "build" else do_query(
+        args, engine, corpus
+    ))
+    out["peak_mb"] = peak_mb()
+    Path(args.out).write_text(json.dumps(out), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
