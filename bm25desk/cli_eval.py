@@ -382,6 +382,9 @@ def cmd_sweep(args: argparse.Namespace, open_searcher: OpenSearcher) -> int:
         best = result.best[metric]
         cell = ", ".join(f"{k}={v:g}" for k, v in best.params.items())
         _out(f"best {metric}: {best.value:.4f} at {cell}  ->  {best.variant!r}")
+        edge = result.on_edge(metric)
+        if edge:
+            _out(f"  (on the edge of the grid for {', '.join(edge)}: a wider range may do better)")
     _err(f"{len(result.experiment.configs)} cells in {elapsed:.1f} s")
     return 0
 

@@ -334,7 +334,8 @@ def _construct_main_window() -> str:
         QApplication.processEvents()
     plots = sys.modules.get("pyqtgraph")
     plots_note = f", pyqtgraph {getattr(plots, '__version__', '?')}" if plots is not None else ""
-    return f"PySide6 {pyside_version} ({qt_platform}{plots_note}); main window {title!r} constructed"
+    qt = f"PySide6 {pyside_version} ({qt_platform}{plots_note})"
+    return f"{qt}; main window {title!r} constructed"
 
 
 class _NotApplicable(Exception):

@@ -107,32 +107,37 @@ def write_segments(
     writer: SegmentWriter | None = None
     count = 0
     terms_of = analyzer.terms
-    for doc in docs:
-        if writer is None:
-            name = f"seg-{uuid.uuid4().hex[:12]}"
-            writer = SegmentWriter(directory / name)
-            names.append(name)
-        writer.add(
-            terms_of(doc.text),
-            terms_of(doc.title) if doc.title else [],
-            docid=doc.docid,
-            title=doc.title,
-            location=doc.location,
-            text=doc.text,
-            mtime=doc.mtime,
-            size=doc.size,
-        )
-        count += 1
-        if count % 256 == 0:
-            if cancel is not None:
-                cancel.check()
-            if on_doc is not None:
-                on_doc(count, 0)
-        if writer.n_postings >= SEGMENT_POSTINGS:
+    try:
+        for doc in docs:
+            if writer is None:
+                name = f"seg-{uuid.uuid4().hex[:12]}"
+                writer = SegmentWriter(directory / name)
+                names.append(name)
+            writer.add(
+                terms_of(doc.text),
+                terms_of(doc.title) if doc.title else [],
+                docid=doc.docid,
+                title=doc.title,
+                location=doc.location,
+                text=doc.text,
+                mtime=doc.mtime,
+                size=doc.size,
+            )
+            count += 1
+            if count % 256 == 0:
+                if cancel is not None:
+                    cancel.check()
+                if on_doc is not None:
+                    on_doc(count, 0)
+            if writer.n_postings >= SEGMENT_POSTINGS:
+                writer.finish()
+                writer = None
+        if writer is not None:
             writer.finish()
-            writer = None
-    if writer is not None:
-        writer.finish()
+    except BaseException:
+        if writer is not None:
+            writer.abort()  # close its files: the caller removes the directory
+        raise
     if cancel is not None:
         cancel.check()
     return names, count
@@ -209,6 +214,8 @@ def _write_merged_lexicon(
     directory: Path, segments: list[Segment], masks: list[np.ndarray | None]
 ) -> int:
     """Write the union vocabulary with live df and cf; terms with no live posting are dropped."""
+    if directory.exists():  # left by an update killed before its commit: never in a manifest
+        shutil.rmtree(directory)
     directory.mkdir()
     vocab: dict[str, int] = {}
     per_seg: list[tuple[list[str], I64, I64]] = []

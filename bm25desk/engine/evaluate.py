@@ -197,11 +197,15 @@ class SearcherLike(Protocol):
         """The searched index."""
         ...
 
-    def search(self, query: str, variant: Variant, k: int = ...) -> SearchResultLike:
+    def search(
+        self, query: str, variant: Variant, k: int = ..., *, contributions: bool = ...
+    ) -> SearchResultLike:
         """Analyse ``query`` with the index's analyser and return the top ``k``."""
         ...
 
-    def search_terms(self, terms: list[str], variant: Variant, k: int = ...) -> SearchResultLike:
+    def search_terms(
+        self, terms: list[str], variant: Variant, k: int = ..., *, contributions: bool = ...
+    ) -> SearchResultLike:
         """Score an already analysed bag of terms and return the top ``k``."""
         ...
 
@@ -892,11 +896,14 @@ def run_experiment(
             hits: Sequence[HitLike] = ()
             try:
                 if query_syntax:
-                    hits = searcher.search(query.text, variant, k=depth).hits
+                    # Per-term breakdowns are for display; a run needs ids and scores only.
+                    hits = searcher.search(query.text, variant, k=depth, contributions=False).hits
                 else:
                     terms = terms_of(query.text)
                     if terms:
-                        hits = searcher.search_terms(terms, variant, k=depth).hits
+                        hits = searcher.search_terms(
+                            terms, variant, k=depth, contributions=False
+                        ).hits
                     else:
                         unsearchable[query.qid] = "no terms left after analysis"
             except QueryError as exc:
@@ -1258,6 +1265,18 @@ class SweepResult:
         variant = _with_params(self.base, params)
         return SweepCell(idx, params, variant, float(self.grids[name][idx]))
 
+    def on_edge(self, metric: str | None = None) -> tuple[str, ...]:
+        """Return the axes along which the best cell lies on the edge of the grid.
+
+        A best value at the edge of a range may be better still outside it: widen that range.
+        """
+        best = self.best[metric or self.metrics[0]]
+        return tuple(
+            axis
+            for axis, values, i in zip(self.axes, self.values, best.index, strict=True)
+            if len(values) > 1 and i in (0, len(values) - 1)
+        )
+
     def as_dict(self) -> dict[str, Any]:
         """Return the sweep as JSON-ready data."""
         return {
@@ -1267,7 +1286,12 @@ class SweepResult:
             "metrics": list(self.metrics),
             "grids": {m: _nested_json(g.tolist()) for m, g in self.grids.items()},
             "best": {
-                m: {"params": dict(c.params), "name": variant_name(c.variant), "value": c.value}
+                m: {
+                    "params": dict(c.params),
+                    "name": variant_name(c.variant),
+                    "value": c.value,
+                    "on_edge": list(self.on_edge(m)),
+                }
                 for m, c in self.best.items()
             },
             "conventions": self.experiment.options.as_dict(),

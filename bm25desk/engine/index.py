@@ -80,10 +80,15 @@ class Index:
         self.avgdl = self.total_len / self.n_docs if self.n_docs else 0.0
         self.segments: list[Segment] = []
         self.deleted: list[npt_bool | None] = []
+        if not isinstance(seg_entries, list):
+            raise IndexCorruptError("manifest.json: 'segments' is not a list")
         for entry in seg_entries:
-            seg = Segment(path / entry["name"])
+            try:
+                seg_name, dele = str(entry["name"]), entry.get("deleted")
+            except (KeyError, TypeError, AttributeError) as exc:
+                raise IndexCorruptError(f"manifest.json has a bad segment entry: {entry!r}") from exc
+            seg = Segment(path / seg_name)
             self.segments.append(seg)
-            dele = entry.get("deleted")
             if dele:
                 mask = load_array(path / dele, mmap=False).astype(bool)
                 if mask.shape != (seg.n_docs,):

@@ -172,7 +172,18 @@ def _parser() -> Any:
         body=TEXT(analyzer=SpaceSeparatedTokenizer()),
         title=TEXT(analyzer=SpaceSeparatedTokenizer()),
     )
-    parser = qparser.QueryParser("body", schema, group=qparser.OrGroup)
+    from whoosh import query as wq
+
+    class QuotedPhrase(wq.Phrase):  # type: ignore[misc]
+        """Keep a quoted single word a phrase: whoosh would make it a plain (optional) Term,
+        although it must occur, and "e-mail" analyses to the phrase (e, mail)."""
+
+        def normalize(self) -> Any:
+            return self if len(self.words) == 1 else super().normalize()
+
+    parser = qparser.QueryParser(
+        "body", schema, group=qparser.OrGroup, phraseclass=QuotedPhrase
+    )
     for plugin in (
         qparser.WildcardPlugin,
         qparser.RangePlugin,

@@ -347,15 +347,25 @@ class Searcher:
         *,
         feedback: Feedback | None = None,
         syntax: bool = True,
+        contributions: bool = True,
     ) -> SearchResult:
         """Rank the index for ``query`` and return the top ``k`` hits with contributions.
+
+        ``contributions=False`` skips the per-term breakdown of each hit (evaluation runs at
+        k = 1000 need ids and scores only).
 
         Raises
         ------
         QueryError
             When nothing is left to search for after analysis.
         """
-        return self.search_parsed(self.parse(query, syntax=syntax), variant, k, feedback=feedback)
+        return self.search_parsed(
+            self.parse(query, syntax=syntax),
+            variant,
+            k,
+            feedback=feedback,
+            contributions=contributions,
+        )
 
     def search_terms(
         self,
@@ -364,9 +374,12 @@ class Searcher:
         k: int = 10,
         *,
         feedback: Feedback | None = None,
+        contributions: bool = True,
     ) -> SearchResult:
         """Rank for already-analysed terms (used as they are: no analyser, no syntax)."""
-        return self.search_parsed(parse_terms(list(terms)), variant, k, feedback=feedback)
+        return self.search_parsed(
+            parse_terms(list(terms)), variant, k, feedback=feedback, contributions=contributions
+        )
 
     def search_parsed(
         self,
@@ -375,6 +388,7 @@ class Searcher:
         k: int = 10,
         *,
         feedback: Feedback | None = None,
+        contributions: bool = True,
     ) -> SearchResult:
         """Rank for a :class:`ParsedQuery` (see :meth:`search`)."""
         started = time.perf_counter()
@@ -388,6 +402,7 @@ class Searcher:
         cand = np.flatnonzero(ok)
         n_matches = int(cand.size)
         top = _top_k(scores, cand, k)
+        parts = parts if contributions else []
         hits = tuple(self._hit(i + 1, int(d), float(scores[d]), parts) for i, d in enumerate(top))
         return SearchResult(
             parsed.text,

@@ -347,6 +347,11 @@ class SegmentWriter:
         self._buf = array("i")
         self._lens = array("i")
 
+    def abort(self) -> None:
+        """Close the files of a segment that will not be finished (a failed or cancelled build)."""
+        for blob in self._blobs.values():
+            blob._fh.close()
+
     def finish(self) -> dict[str, int]:
         """Sort the vocabulary and postings, write every array, and return the segment's meta."""
         self._flush()

@@ -49,6 +49,7 @@ not valid UTF-8 is decoded as Latin-1 and a note says so.
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import io
 import json
@@ -585,7 +586,7 @@ def _parse_trec_topics(
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
 
     def line_of(offset: int) -> int:
-        return int(np.searchsorted(line_starts, offset, side="right"))
+        return bisect.bisect_right(line_starts, offset)
 
     blocks = list(re.finditer(r"<top>(.*?)(?:</top>|(?=<top>)|\Z)", text, re.S | re.I))
     if blocks:

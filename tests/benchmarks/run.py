@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from tests.benchmarks import engines, synth
-from tests.benchmarks.engines import B, K1, RERANK_B, RERANK_K1, Corpus, dir_size
+from tests.benchmarks.engines import K1, RERANK_B, RERANK_K1, B, Corpus, dir_size
 from tests.benchmarks.verify import TOL, Oracle, check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,9 +56,7 @@ def log(msg: str) -> None:
 # -- corpus preparation (cached, not timed) ----------------------------------------------------
 
 
-def prepare(
-    size: str, seed: int, n_queries: int, cache: Path
-) -> tuple[Corpus, Path, Path, Path]:
+def prepare(size: str, seed: int, n_queries: int, cache: Path) -> tuple[Corpus, Path, Path, Path]:
     """Return the corpus, its directory, the queries and the warm-up queries (made once)."""
     layout, n_docs, _, _ = SIZES[size]
     key = f"{size}-s{seed}" if size != "scifact" else "scifact"
@@ -74,8 +72,10 @@ def prepare(
             raw = d / f"{layout}.tsv"
             log(f"generating {n_docs:,} synthetic {layout} → {raw}")
             info = synth.Generator(layout, seed).write(raw, n_docs)
-            log(f"  {info['bytes'] / 1e6:,.0f} MB in {info['seconds']:.1f} s "
-                f"({info['mb_per_s']:.0f} MB/s)")
+            log(
+                f"  {info['bytes'] / 1e6:,.0f} MB in {info['seconds']:.1f} s "
+                f"({info['mb_per_s']:.0f} MB/s)"
+            )
             (d / "generation.json").write_text(json.dumps(info), encoding="utf-8")
         log("tokenising for the oracle and the pre-tokenised input")
         tmp = Corpus(key, layout, str(raw), str(d / "pretok.tsv"), 0, 0)
@@ -113,15 +113,15 @@ def scifact_queries() -> list[str]:
         if line.strip():
             rec = json.loads(line)
             text[str(rec["_id"])] = rec["text"]
-    return [
-        " ".join(dict.fromkeys(engines.ref_tokens(text[q]))) for q in wanted if q in text
-    ]
+    return [" ".join(dict.fromkeys(engines.ref_tokens(text[q]))) for q in wanted if q in text]
 
 
-# -- running a worker ------------------------------------------------------------------------------
+# -- running a worker -----------------------------------------------------------------------------
 
 
-def run_worker(argv: list[str], log_path: Path, timeout: float, env: dict[str, str]) -> dict[str, Any]:
+def run_worker(
+    argv: list[str], log_path: Path, timeout: float, env: dict[str, str]
+) -> dict[str, Any]:
     """Run a worker; return its JSON plus wall time, exit status and rusage (peak RSS, CPU)."""
     out_path = log_path.with_suffix(".json")
     out_path.unlink(missing_ok=True)
@@ -143,8 +143,11 @@ def run_worker(argv: list[str], log_path: Path, timeout: float, env: dict[str, s
             time.sleep(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started
-    res: dict[str, Any] = {"wall_s": wall, "maxrss_mb": ru.ru_maxrss / 1e3,
-                           "cpu_s": ru.ru_utime + ru.ru_stime}
+    res: dict[str, Any] = {
+        "wall_s": wall,
+        "maxrss_mb": ru.ru_maxrss / 1e3,
+        "cpu_s": ru.ru_utime + ru.ru_stime,
+    }
     if proc.returncode != 0 or not out_path.exists():
         tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
         res["error"] = f"exit {proc.returncode}: " + " | ".join(tail)
@@ -154,38 +157,78 @@ def run_worker(argv: list[str], log_path: Path, timeout: float, env: dict[str, s
 
 
 def bench_engine(
-    name: str, corpus: Corpus, corpus_json: Path, qfile: Path, wfile: Path,
-    work: Path, args: argparse.Namespace, env: dict[str, str],
+    name: str,
+    corpus: Corpus,
+    corpus_json: Path,
+    qfile: Path,
+    wfile: Path,
+    work: Path,
+    args: argparse.Namespace,
+    env: dict[str, str],
 ) -> dict[str, Any]:
     cls = engines.ENGINES[name]
-    r: dict[str, Any] = {"engine": name, "formula": cls.formula, "reparam": cls.reparam,
-                         "pretok_note": cls.pretok_note, "persist_note": cls.persist_note}
+    r: dict[str, Any] = {
+        "engine": name,
+        "formula": cls.formula,
+        "reparam": cls.reparam,
+        "pretok_note": cls.pretok_note,
+        "persist_note": cls.persist_note,
+    }
     idx = work / f"idx-{name}"
     n_rerank = min(args.rerank, args.queries)
     common = ["--corpus", str(corpus_json), "-k", "10"]
     engines.clean(idx)
     log(f"{name}: build from raw text")
-    extra = (["--rerank-queries", str(qfile), "--rerank", str(n_rerank), "--budget",
-              str(args.budget)] if cls.reparam == "reindex" else [])
-    r["build_raw"] = run_worker(["build", name, *common, "--index", str(idx), *extra],
-                                work / f"{name}-build-raw.log", args.timeout, env)
+    extra = (
+        ["--rerank-queries", str(qfile), "--rerank", str(n_rerank), "--budget", str(args.budget)]
+        if cls.reparam == "reindex"
+        else []
+    )
+    r["build_raw"] = run_worker(
+        ["build", name, *common, "--index", str(idx), *extra],
+        work / f"{name}-build-raw.log",
+        args.timeout,
+        env,
+    )
     if "error" not in r["build_raw"]:
         r["index_bytes"] = dir_size(idx)
     if not args.no_pretok:
         pidx = work / f"idx-{name}-pretok"
         engines.clean(pidx)
         log(f"{name}: build from pre-tokenised input")
-        r["build_pretok"] = run_worker(["build", name, *common, "--index", str(pidx), "--pretok"],
-                                       work / f"{name}-build-pretok.log", args.timeout, env)
+        r["build_pretok"] = run_worker(
+            ["build", name, *common, "--index", str(pidx), "--pretok"],
+            work / f"{name}-build-pretok.log",
+            args.timeout,
+            env,
+        )
         engines.clean(pidx)
     if "error" in r["build_raw"]:
         log(f"{name}: build failed: {r['build_raw']['error']}")
         return r
     log(f"{name}: open, first query, {args.queries} queries, re-rank")
-    qenv = dict(env, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                NUMBA_NUM_THREADS="1")
-    qargs = ["query", name, *common, "--index", str(idx), "--queries", str(qfile),
-             "--warmup", str(wfile), "--rerank", str(n_rerank), "--budget", str(args.budget)]
+    qenv = dict(
+        env,
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        NUMBA_NUM_THREADS="1",
+    )
+    qargs = [
+        "query",
+        name,
+        *common,
+        "--index",
+        str(idx),
+        "--queries",
+        str(qfile),
+        "--warmup",
+        str(wfile),
+        "--rerank",
+        str(n_rerank),
+        "--budget",
+        str(args.budget),
+    ]
     if name == "bm25desk" and args.variants:
         qargs += ["--variants", str(min(args.variants, args.queries))]
     r["query"] = run_worker(qargs, work / f"{name}-query.log", args.timeout, env=qenv)
@@ -196,7 +239,7 @@ def bench_engine(
     return r
 
 
-# -- verification and summary ------------------------------------------------------------------------
+# -- verification and summary ---------------------------------------------------------------------
 
 
 def verify(results: dict[str, Any], oracle: Oracle, queries: list[str]) -> None:
@@ -222,15 +265,18 @@ def verify(results: dict[str, Any], oracle: Oracle, queries: list[str]) -> None:
                 fails.append(f"q{qi} {queries[qi]!r}: {why}")
         return {"checked": len(res), "failed": len(fails), "examples": fails[:5]}
 
-    for name, r in results.items():
+    for r in results.values():
         q = r.get("query", {})
         f = r["formula"]
         if "main" in q:
             r["check"] = run_checks(f, K1, B, q["main"]["results"])
             if base is not None:
                 common = min(len(base), len(q["main"]["results"]))
-                ov = [len({d for d, _ in base[i]} & {d for d, _ in q["main"]["results"][i]})
-                      / max(1, min(10, len(base[i]))) for i in range(common)]
+                ov = [
+                    len({d for d, _ in base[i]} & {d for d, _ in q["main"]["results"][i]})
+                    / max(1, min(10, len(base[i])))
+                    for i in range(common)
+                ]
                 r["overlap"] = float(np.mean(ov)) if ov else None
         rr = q.get("rerank") or r.get("build_raw", {}).get("rerank")
         if rr:
@@ -246,8 +292,11 @@ def verify(results: dict[str, Any], oracle: Oracle, queries: list[str]) -> None:
                     why = check(scores, match, [(int(d), float(s)) for d, s in hits], 10, 1e-9)
                     if why:
                         fails.append(f"q{qi}: {why}")
-                v["check"] = {"checked": len(v["results"]), "failed": len(fails),
-                              "examples": fails[:3]}
+                v["check"] = {
+                    "checked": len(v["results"]),
+                    "failed": len(fails),
+                    "examples": fails[:3],
+                }
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -334,28 +383,35 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
     ]
     for s in rows:
         lines.append(
-            "| " + " | ".join([
-                f"{s['engine']} {s.get('version', '')}",
-                _f(s.get("build_raw_s"), "{:,.2f}"),
-                _f(s.get("docs_per_s"), "{:,.0f}"),
-                _ratio(s.get("docs_per_s"), base.get("docs_per_s")),
-                _f(s.get("build_pretok_s"), "{:,.2f}"),
-                _f(s.get("peak_build_mb"), "{:,.0f}"),
-                _ratio(s.get("peak_build_mb"), base.get("peak_build_mb")),
-                _f(s.get("build_cpu_s"), "{:,.1f}"),
-                _f(s.get("index_mb"), "{:,.1f}"),
-                _ratio(s.get("index_mb"), base.get("index_mb")),
-                _f(s.get("open_first_ms"), "{:,.0f}"),
-                _f(s.get("p50_ms"), "{:,.2f}"),
-                _f(s.get("p95_ms"), "{:,.2f}"),
-                _f(s.get("qps"), "{:,.0f}") + (
-                    f" ({s['n_queries']})" if s.get("n_queries", meta["n_queries"])
-                    < meta["n_queries"] else ""),
-                _ratio(s.get("qps"), base.get("qps")),
-                s.get("rerank", "—"),
-                s.get("check", "—"),
-                _f(s.get("overlap"), "{:.2f}"),
-            ]) + " |"
+            "| "
+            + " | ".join(
+                [
+                    f"{s['engine']} {s.get('version', '')}",
+                    _f(s.get("build_raw_s"), "{:,.2f}"),
+                    _f(s.get("docs_per_s"), "{:,.0f}"),
+                    _ratio(s.get("docs_per_s"), base.get("docs_per_s")),
+                    _f(s.get("build_pretok_s"), "{:,.2f}"),
+                    _f(s.get("peak_build_mb"), "{:,.0f}"),
+                    _ratio(s.get("peak_build_mb"), base.get("peak_build_mb")),
+                    _f(s.get("build_cpu_s"), "{:,.1f}"),
+                    _f(s.get("index_mb"), "{:,.1f}"),
+                    _ratio(s.get("index_mb"), base.get("index_mb")),
+                    _f(s.get("open_first_ms"), "{:,.0f}"),
+                    _f(s.get("p50_ms"), "{:,.2f}"),
+                    _f(s.get("p95_ms"), "{:,.2f}"),
+                    _f(s.get("qps"), "{:,.0f}")
+                    + (
+                        f" ({s['n_queries']})"
+                        if s.get("n_queries", meta["n_queries"]) < meta["n_queries"]
+                        else ""
+                    ),
+                    _ratio(s.get("qps"), base.get("qps")),
+                    s.get("rerank", "—"),
+                    s.get("check", "—"),
+                    _f(s.get("overlap"), "{:.2f}"),
+                ]
+            )
+            + " |"
         )
     errs = [f"- **{s['engine']}**: {s['error']}" for s in rows if s.get("error")]
     if errs:
@@ -370,15 +426,20 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
         lines += ["", "Check failures (first few):", *fails]
     v = results.get("bm25desk", {}).get("query", {}).get("variants")
     if v:
-        lines += ["", "bm25desk by variant (default parameters; check: its own variant code on "
-                  "the oracle's statistics):", "",
-                  "| variant | queries | p50 ms | p95 ms | q/s | check |", "|---|---:|---:|---:|---:|---|"]
-        for key, x in v.items():
+        lines += [
+            "",
+            "bm25desk by variant (default parameters; check: its own variant code on "
+            "the oracle's statistics):",
+            "",
+            "| variant | queries | p50 ms | p95 ms | q/s | check |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
+        for x in v.values():
             lat = x["latency"]
             c = x.get("check", {})
             lines.append(
-                f"| `{x['repr']}` | {len(lat)} | {pct(lat, 50) * 1e3:.2f} | {pct(lat, 95) * 1e3:.2f}"
-                f" | {len(lat) / sum(lat):,.0f} | "
+                f"| `{x['repr']}` | {len(lat)} | {pct(lat, 50) * 1e3:.2f} "
+                f"| {pct(lat, 95) * 1e3:.2f} | {len(lat) / sum(lat):,.0f} | "
                 + ("ok" if not c.get("failed") else f"{c['failed']} FAIL: {c['examples'][:1]}")
                 + " |"
             )
@@ -392,40 +453,60 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
             notes.append(f"persisted with {r['persist_note']}")
         q = r.get("query", {})
         if "open_s" in q:
-            notes.append(f"open {q['open_s'] * 1e3:.0f} ms + first query "
-                         f"{q['first_query_s'] * 1e3:.0f} ms (library import "
-                         f"{q['import_s'] * 1e3:.0f} ms not included)")
+            notes.append(
+                f"open {q['open_s'] * 1e3:.0f} ms + first query "
+                f"{q['first_query_s'] * 1e3:.0f} ms (library import "
+                f"{q['import_s'] * 1e3:.0f} ms not included)"
+            )
         if q.get("rss_after_mb"):
             notes.append(f"RSS while searching {q['rss_after_mb']:,.0f} MB")
         lines.append(f"- {name}: " + "; ".join(notes))
     return "\n".join(lines) + "\n"
 
 
-# -- main ------------------------------------------------------------------------------------------------
+# -- main -----------------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tests.benchmarks.run", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m tests.benchmarks.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--size", choices=list(SIZES), required=True)
-    ap.add_argument("--engines", default="", help=f"comma-separated, from {', '.join(ORDER)} "
-                    "(default: all, except those too slow at this size)")
+    ap.add_argument(
+        "--engines",
+        default="",
+        help=f"comma-separated, from {', '.join(ORDER)} "
+        "(default: all, except those too slow at this size)",
+    )
     ap.add_argument("--queries", type=int, help="number of queries (default: per size)")
     ap.add_argument("--out", type=Path, required=True, help="directory for results.md/.json")
     ap.add_argument("--cache", type=Path, default=ROOT / "bench-results" / "cache")
     ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--budget", type=float, default=60.0,
-                    help="seconds of querying per engine and phase (slow engines stop early)")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=60.0,
+        help="seconds of querying per engine and phase (slow engines stop early)",
+    )
     ap.add_argument("--rerank", type=int, default=100, help="queries after a parameter change")
-    ap.add_argument("--variants", type=int, default=100,
-                    help="queries per bm25desk variant (0: skip the variant sweep)")
+    ap.add_argument(
+        "--variants",
+        type=int,
+        default=100,
+        help="queries per bm25desk variant (0: skip the variant sweep)",
+    )
     ap.add_argument("--timeout", type=float, default=3600.0, help="per worker process")
     ap.add_argument("--no-pretok", action="store_true", help="skip the pre-tokenised builds")
     ap.add_argument("--keep-indexes", action="store_true")
-    ap.add_argument("--unset-openblas-coretype", action="store_true",
-                    help="unset OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE in the workers")
+    ap.add_argument(
+        "--unset-openblas-coretype",
+        action="store_true",
+        help="unset OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE in the workers",
+    )
     args = ap.parse_args(argv)
-    layout, _, default_q, skip = SIZES[args.size]
+    _, _, default_q, skip = SIZES[args.size]
     args.queries = args.queries or default_q
     names = [e.strip() for e in args.engines.split(",") if e.strip()] or [
         e for e in ORDER if e not in skip

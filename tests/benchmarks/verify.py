@@ -35,7 +35,7 @@ TOL = {"lucene": 1e-9, "bm25s": 2e-5, "tantivy": 2e-5, "whoosh": 1e-9, "okapi": 
 
 
 def _tantivy_norms() -> npt.NDArray[np.int64]:
-    """tantivy's fieldnorm id → length table (Lucene's SmallFloat scheme: 24 exact, 3-bit mantissa)."""
+    """tantivy's fieldnorm id → length table (Lucene's SmallFloat: 24 exact, 3-bit mantissa)."""
     out = np.zeros(256, dtype=np.int64)
     for b in range(256):
         if b < 24:
@@ -94,9 +94,7 @@ class Oracle:
     # -- building
 
     @classmethod
-    def build(
-        cls, docs: Iterable[tuple[str, str, str]], pretok_out: Path, layout: str
-    ) -> Oracle:
+    def build(cls, docs: Iterable[tuple[str, str, str]], pretok_out: Path, layout: str) -> Oracle:
         """Tokenise ``docs`` (``(docid, title, body)``), writing the pre-tokenised file too."""
         vocab = _Ids()
         ids: list[str] = []

@@ -33,7 +33,7 @@ def rss_mb() -> float:
 
 
 def peak_mb() -> float:
-    """Peak RSS of this process in MB (VmHWM: ``ru_maxrss`` would count the parent's RSS at fork)."""
+    """Peak RSS of this process in MB (VmHWM; ``ru_maxrss`` counts the parent's RSS at fork)."""
     with open("/proc/self/status") as fh:
         for line in fh:
             if line.startswith("VmHWM:"):
@@ -131,9 +131,9 @@ def main() -> int:
         "import_s": time.perf_counter() - t_imp,
         "startup_s": t_imp - T_START,
     }
-    out.update(do_build(args, engine, corpus) if args.task == "build" else do_query(
-        args, engine, corpus
-    ))
+    out.update(
+        do_build(args, engine, corpus) if args.task == "build" else do_query(args, engine, corpus)
+    )
     out["peak_mb"] = peak_mb()
     Path(args.out).write_text(json.dumps(out), encoding="utf-8")
     return 0

@@ -88,6 +88,18 @@ def write_folder(root: Path, files: dict[str, str], start_mtime: float = 1_600_0
 
 
 @pytest.fixture
+def tiny_docs() -> tuple[tuple[str, str, str], ...]:
+    """The tiny corpus as (docid, title, body)."""
+    return TINY_DOCS
+
+
+@pytest.fixture
+def folder_writer() -> Callable[..., None]:
+    """Return :func:`write_folder` (tests cannot import from conftest)."""
+    return write_folder
+
+
+@pytest.fixture
 def tiny_folder(tmp_path: Path) -> Path:
     """Write the tiny corpus as a folder of .txt files (first line = title), one per document."""
     root = tmp_path / "tiny-folder"

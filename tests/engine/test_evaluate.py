@@ -526,14 +526,14 @@ class FakeSearcher:
         self.index = FakeIndex(docs)
         self.calls: list[tuple[str, object]] = []
 
-    def search(self, query, variant, k=10):
+    def search(self, query, variant, k=10, *, contributions=True):
         self.calls.append(("search", query))
         terms = self.index.analyzer.terms(query)
         if not terms:
             raise QueryError("nothing to search for")
         return self._rank(terms, variant, k)
 
-    def search_terms(self, terms, variant, k=10, feedback=None):
+    def search_terms(self, terms, variant, k=10, feedback=None, *, contributions=True):
         self.calls.append(("terms", tuple(terms)))
         return self._rank(list(terms), variant, k)
 
@@ -861,6 +861,10 @@ class TestSweep:
         assert g[best.index] == g.max()
         assert best.index == np.unravel_index(np.argmax(g), g.shape)
         assert repr(best.variant) == repr(get_variant("lucene", **best.params))
+        expected_edge = tuple(
+            a for a, i, n in zip(res.axes, best.index, (3, 2), strict=True) if i in (0, n - 1)
+        )
+        assert res.on_edge("nDCG@10") == expected_edge
         cell = res.cell((1, 1))
         assert cell.params == {"k1": 1.0, "b": 0.75}
         # each cell equals an experiment run with that configuration alone
