@@ -104,7 +104,7 @@ class Blob:
         if size:
             with open(path, "rb") as fh:
                 self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        self._off = memoryview(self.offsets).cast("B").cast("q") if len(self.offsets) else None
+        self._off = np.ascontiguousarray(self.offsets, dtype=np.int64).data.cast("B").cast("q")
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
