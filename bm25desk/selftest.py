@@ -42,6 +42,7 @@ SAMPLE_QUERY = "library classification systems"
 """The query run under every variant (CISI is about library and information science)."""
 
 SAMPLE_NAME = "sample-cisi"
+_KEEP: list[object] = []  # the QApplication the UI check created, if it created one
 _REL_TOL = 1e-9  # explanation vs ranking score: the same float64 code, so equal up to rounding
 
 
@@ -307,7 +308,12 @@ def _construct_main_window() -> str:
         if _frozen():
             raise CheckFailed(f"PySide6 is missing from the bundle ({exc})") from exc
         raise _NotApplicable(f"not checked: PySide6 is not installed ({exc})") from exc
-    app = QApplication.instance() or QApplication(["bm25desk", "--self-test"])
+    app = QApplication.instance()
+    if app is None:
+        # Kept for the life of the process: Qt allows one application object, and it must
+        # outlive every widget made later (the test suite's, for instance).
+        app = QApplication(["bm25desk", "--self-test"])
+        _KEEP.append(app)
     qt_platform = QApplication.platformName() if isinstance(app, QApplication) else "?"
     try:
         module = importlib.import_module("bm25desk.ui.main_window")

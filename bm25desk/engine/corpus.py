@@ -43,6 +43,7 @@ import codecs
 import fnmatch
 import html
 import io
+import itertools
 import json
 import os
 import re
@@ -63,6 +64,7 @@ __all__ = [
     "FORMATS",
     "JUNK_DIRS",
     "MAX_FILE_SIZE",
+    "RANGE_FORMATS",
     "ColumnMap",
     "CorpusError",
     "Document",
@@ -80,6 +82,7 @@ __all__ = [
     "read_text",
     "read_tsv_header",
     "scan_folder",
+    "split_ranges",
 ]
 
 
@@ -925,17 +928,26 @@ class _Source:
         report: ReadReport,
         throttle: Throttle,
         cancel: CancelToken,
+        byte_range: tuple[int, int] | None = None,
     ) -> None:
         self.path = path
         self.name = str(path)
         self.report = report
         self.throttle = throttle
         self.cancel = cancel
+        self.limit: int | None = None
         try:
             self.raw = stack.enter_context(io.BufferedReader(io.FileIO(path, "rb"), _READ_BUFFER))
             self.total = os.fstat(self.raw.fileno()).st_size
             self.gz = self.raw.read(2) == _GZIP_MAGIC
             self.raw.seek(0)
+            if byte_range is not None:
+                if self.gz:
+                    raise CorpusError("a compressed file cannot be read in byte ranges")
+                start, end = byte_range
+                self.raw.seek(start)
+                self.limit = end - start
+                self.total = end - start
         except OSError as exc:
             raise CorpusError(f"cannot read {path}: {exc.strerror or exc}") from exc
         self.stream: io.BufferedIOBase
@@ -967,8 +979,11 @@ class _Source:
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """Yield ``(line number, line)``, line ending kept, a leading UTF-8 BOM dropped."""
         lineno = done = 0
+        limit = self.limit
         try:
             for line in self.stream:
+                if limit is not None and done >= limit:
+                    break  # the next line belongs to the next byte range
                 lineno += 1
                 done += len(line)
                 if not lineno & (_CHECK_EVERY - 1):
@@ -1649,6 +1664,7 @@ def read_corpus(
     report: ReadReport | None = None,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
+    byte_range: tuple[int, int] | None = None,
 ) -> Iterator[Document]:
     """Stream the documents of a corpus file or folder.
 
@@ -1670,6 +1686,10 @@ def read_corpus(
         Called with (bytes done, bytes total), throttled; the last call has done == total.
     cancel
         Checked every few hundred records; raises :class:`~bm25desk.engine.progress.Cancelled`.
+    byte_range
+        For the line-based formats in :data:`RANGE_FORMATS` (uncompressed): read only the lines
+        that start in ``[start, end)``; ``start`` must be a line start (see :func:`split_ranges`).
+        Line numbers in the report are then counted from ``start``.
 
     Returns
     -------
@@ -1697,7 +1717,28 @@ def read_corpus(
         p = corpus
     _check_file(p)
     header_columns = _resolve_columns(p, columns) if fmt == "tsv-header" else None
-    return _read_file(p, fmt, header_columns, report, Throttle(progress), cancel)
+    if byte_range is not None and fmt not in RANGE_FORMATS:
+        raise CorpusError(f"format {fmt!r} cannot be read in byte ranges")
+    return _read_file(p, fmt, header_columns, report, Throttle(progress), cancel, byte_range)
+
+
+RANGE_FORMATS = frozenset({"msmarco-docs", "msmarco-passages", "beir"})
+"""Line-based formats whose files can be split into byte ranges and read in parallel."""
+
+
+def split_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:
+    """Split a file into about ``parts`` byte ranges that start at line starts and cover it all."""
+    size = os.path.getsize(path)
+    bounds = [0]
+    with open(path, "rb") as fh:
+        for i in range(1, parts):
+            fh.seek(size * i // parts)
+            fh.readline()
+            pos = fh.tell()
+            if bounds[-1] < pos < size:
+                bounds.append(pos)
+    bounds.append(size)
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def _read_file(
@@ -1707,10 +1748,11 @@ def _read_file(
     report: ReadReport,
     throttle: Throttle,
     cancel: CancelToken,
+    byte_range: tuple[int, int] | None = None,
 ) -> Iterator[Document]:
     cancel.check()
     with ExitStack() as stack:
-        src = _Source(path, stack, report, throttle, cancel)
+        src = _Source(path, stack, report, throttle, cancel, byte_range)
         if fmt == "msmarco-docs":
             yield from _read_msmarco_docs(src)
         elif fmt == "msmarco-passages":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 ProgressFn = Callable[[int, int], None]
 """``progress(done, total)``; ``total`` is 0 when unknown. Units are the caller's (bytes, docs)."""
@@ -24,8 +25,9 @@ class CancelToken:
 
     __slots__ = ("_event",)
 
-    def __init__(self) -> None:
-        self._event = threading.Event()
+    def __init__(self, event: Any = None) -> None:
+        # Any object with set()/is_set() works: a multiprocessing Event reaches worker processes.
+        self._event = event if event is not None else threading.Event()
 
     def set(self) -> None:
         """Ask the work to stop at its next check."""
