@@ -142,7 +142,7 @@ def _check_search(state: dict[str, object]) -> str:
 
 
 def _pdf(word: str) -> bytes:
-    """A one-page PDF whose only text is ``word`` (written by hand: no PDF library needed)."""
+    """Return a one-page PDF whose only text is ``word`` (written by hand: no PDF library)."""
     stream = f"BT /F1 12 Tf 72 720 Td (Self-test {word}) Tj ET".encode("ascii")
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",

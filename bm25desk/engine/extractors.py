@@ -784,7 +784,7 @@ def _part_bytes(part: email.message.Message) -> bytes:
 
 
 def _part_text(part: email.message.Message) -> str:
-    """A text part's content as a string; unknown or wrong charsets never raise."""
+    """Return a text part's content as a string; unknown or wrong charsets never raise."""
     data = _part_bytes(part)
     charset = part.get_content_charset()
     if charset:
@@ -796,7 +796,7 @@ def _part_text(part: email.message.Message) -> str:
 
 
 def _attachment_text(part: email.message.Message, name: str, deadline: Deadline, depth: int) -> str:
-    """The text of an attachment this module can read, else ""; failures raise ExtractError."""
+    """Return an attachment's text if this module reads its type, else ""."""
     ctype = part.get_content_type()
     ext = posixpath.splitext(name.lower())[1]
     if ctype == "message/rfc822":

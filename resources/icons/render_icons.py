@@ -39,7 +39,7 @@ def main() -> int:
     app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])
     renderer = QSvgRenderer(str(SVG))
     if not renderer.isValid():
-        print(f"cannot read {SVG}", file=sys.stderr)
+        sys.stderr.write(f"cannot read {SVG}\n")
         return 1
     PACKAGE_ICONS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(SVG, PACKAGE_ICONS / "bm25desk.svg")
@@ -51,11 +51,11 @@ def main() -> int:
         target = HERE / "hicolor" / f"{size}x{size}" / "apps" / "bm25desk.png"
         target.parent.mkdir(parents=True, exist_ok=True)
         if not image.save(str(target), "PNG"):
-            print(f"cannot write {target}", file=sys.stderr)
+            sys.stderr.write(f"cannot write {target}\n")
             return 1
         if size <= 256:
             image.save(str(PACKAGE_ICONS / f"bm25desk-{size}.png"), "PNG")
-        print(f"{size:>4} px  {target.relative_to(ROOT)}")
+        sys.stdout.write(f"{size:>4} px  {target.relative_to(ROOT)}\n")
     del app
     return 0
 
