@@ -41,8 +41,12 @@ def main(args: list[str] | None = None) -> int:
     if opts.data_dir:
         paths.set_data_dir(opts.data_dir)
     if opts.self_test:
-        print("bm25desk --self-test is not implemented yet.")  # noqa: T201
-        return 0
+        try:
+            from bm25desk.selftest import run_self_test
+        except ImportError:
+            print("bm25desk --self-test is not available in this build.")  # noqa: T201
+            return 0
+        return run_self_test()
     _setup_logging()
 
     from PySide6.QtCore import QCoreApplication

@@ -276,7 +276,6 @@ class Analyzer:
 
     def spec(self) -> dict[str, Any]:
         """Return a JSON-ready description that :meth:`from_spec` turns back into this analyser."""
-        import nltk
         import whoosh
 
         return {
@@ -288,7 +287,7 @@ class Analyzer:
             "stemmer": self.stemmer,
             "language": self.language,
             "min_length": self.min_length,
-            "nltk": nltk.__version__,
+            "nltk": _nltk_version(),
             "whoosh": whoosh.versionstring(),
         }
 
@@ -321,6 +320,18 @@ class Analyzer:
 _TREEBANK: Any = None
 
 
+def _nltk_version() -> str:
+    """Return nltk's version without importing nltk (``import nltk`` pulls in scipy: ~1-3 s)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("nltk")
+    except metadata.PackageNotFoundError:  # e.g. a frozen app without the package metadata
+        import nltk
+
+        return str(nltk.__version__)
+
+
 def _treebank() -> Any:
     global _TREEBANK
     if _TREEBANK is None:
@@ -341,7 +352,7 @@ def _treebank_spans(text: str) -> Iterator[tuple[int, int, str]]:
         probe = tok
         start = text.find(tok, pos)
         if tok in ("``", "''"):
-            # A rewritten quote: its source is the nearest of ", `` and '' (an opening '' becomes ``).
+            # A rewritten quote: its source is the nearest ", `` or '' (an opening '' becomes ``).
             found = [(i, q) for q in ('"', "``", "''") if (i := text.find(q, pos)) >= 0]
             start, probe = min(found) if found else (-1, tok)
         if start < 0:  # not locatable (should not happen): report it zero-width where we are

@@ -330,14 +330,15 @@ def build_index(
                 tmp, path, fmt, analyzer, n_workers, report, progress, cancel
             )
         else:
-            docs = corpus.read_corpus(
-                path,
-                fmt,
-                columns=columns,
-                report=report,
-                progress=Throttle(progress),
-                cancel=cancel,
-            )
+            if fmt != "folder":  # a folder's reader (with include/exclude) is made above
+                docs = corpus.read_corpus(
+                    path,
+                    fmt,
+                    columns=columns,
+                    report=report,
+                    progress=Throttle(progress),
+                    cancel=cancel,
+                )
             seg_names, count = write_segments(tmp, docs, analyzer, cancel)
             entries = [(s, None) for s in seg_names]
         info = _source_info(path, fmt, columns, include, exclude)

@@ -86,7 +86,9 @@ class Index:
             try:
                 seg_name, dele = str(entry["name"]), entry.get("deleted")
             except (KeyError, TypeError, AttributeError) as exc:
-                raise IndexCorruptError(f"manifest.json has a bad segment entry: {entry!r}") from exc
+                raise IndexCorruptError(
+                    f"manifest.json has a bad segment entry: {entry!r}"
+                ) from exc
             seg = Segment(path / seg_name)
             self.segments.append(seg)
             if dele:

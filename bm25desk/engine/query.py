@@ -181,9 +181,7 @@ def _parser() -> Any:
         def normalize(self) -> Any:
             return self if len(self.words) == 1 else super().normalize()
 
-    parser = qparser.QueryParser(
-        "body", schema, group=qparser.OrGroup, phraseclass=QuotedPhrase
-    )
+    parser = qparser.QueryParser("body", schema, group=qparser.OrGroup, phraseclass=QuotedPhrase)
     for plugin in (
         qparser.WildcardPlugin,
         qparser.RangePlugin,

@@ -102,6 +102,7 @@ class IndexPanel(QWidget):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.empty_label)
         self._busy = False
+        self._refreshing = False
         self._current_open = ""
         self._update_buttons()
 
@@ -110,6 +111,7 @@ class IndexPanel(QWidget):
     def refresh(self) -> None:
         """Re-read the store (cheap: manifests and a stat per source)."""
         keep = self.current_name()
+        self._refreshing = True
         rows = []
         for name in self.store.names():
             info = self.store.info(name)
@@ -120,6 +122,7 @@ class IndexPanel(QWidget):
         self.view.setVisible(bool(rows))
         if keep or self._current_open:
             self.select(keep or self._current_open, emit=False)
+        self._refreshing = False
         self._update_buttons()
 
     def names(self) -> list[str]:
@@ -190,7 +193,7 @@ class IndexPanel(QWidget):
     def _on_selection_current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         self._update_buttons()
         name = str(current.data(NAME_ROLE) or "") if current.isValid() else ""
-        if name and name != self._current_open:
+        if name and name != self._current_open and not self._refreshing:
             self.open_requested.emit(name)
 
     @Slot(QModelIndex)

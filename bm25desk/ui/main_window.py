@@ -258,13 +258,19 @@ class MainWindow(QMainWindow):
     # -- indexes ---------------------------------------------------------------------------------
 
     @Slot(str)
-    def open_index(self, name: str, *, query: str | None = None) -> None:
+    def open_index(self, name: str, *, query: str | None = None, force: bool = False) -> None:
         """Open index ``name`` in the background, then search it (for ``query``, if given).
 
         Opening reads the manifest and builds the analyser, whose stemmer import can take
-        seconds the first time: the window stays responsive meanwhile.
+        seconds the first time: the window stays responsive meanwhile. An index already open
+        (or opening) is not opened again unless ``force`` (after a rebuild).
         """
         store = self.store
+        if not force and query is None:
+            if self.opener.busy() and self._opening == name:
+                return
+            if not self.opener.busy() and self.searcher and self.searcher.index.name == name:
+                return
         self._opening = name
         self._pending_query = query
 
@@ -337,7 +343,7 @@ class MainWindow(QMainWindow):
         """Build (or open) the bundled sample collection."""
         self.settings.sample_offered = True
         if self.store.exists(SAMPLE_NAME):
-            self.open_index(SAMPLE_NAME, query=self.search_panel.query() or SAMPLE_QUERY)
+            self.open_index(SAMPLE_NAME, query=self.search_panel.query() or SAMPLE_QUERY, force=True)
             return
         self.start_build(sample_request())
 
@@ -453,7 +459,7 @@ class MainWindow(QMainWindow):
             query = self.search_panel.query()
             if report.name == SAMPLE_NAME and not query:
                 query = SAMPLE_QUERY
-            self.open_index(report.name, query=query)
+            self.open_index(report.name, query=query, force=True)
         self.build_finished.emit(report)
 
     @Slot(object)

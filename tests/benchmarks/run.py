@@ -325,6 +325,8 @@ def summarise(r: dict[str, Any], n_docs: int) -> dict[str, Any]:
         s["p50_ms"] = pct(lat, 50) * 1e3
         s["p95_ms"] = pct(lat, 95) * 1e3
         s["qps"] = len(lat) / sum(lat)
+        cpu = q["main"].get("cpu")
+        s["qps_cpu"] = len(cpu) / max(sum(cpu), 1e-9) if cpu else None
         s["query_rss_mb"] = q.get("rss_after_mb")
     rr = q.get("rerank")
     if rr:
@@ -366,20 +368,24 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
         f"# Benchmark: {meta['size']} — {meta['n_docs']:,} documents, "
         f"{meta['n_tokens']:,} tokens, {meta['n_queries']} queries",
         "",
-        f"{meta['when']} · {meta['cpu']} · {meta['cores']} cores · Python {meta['python']} · "
+        f"{meta['when']} · bm25desk at {meta['git']} · {meta['cpu']} · {meta['cores']} cores · "
+        f"Python {meta['python']} · "
         f"load average at start {meta['load_start']}, at end {meta['load_end']} · "
         f"total {meta['total_s'] / 60:.1f} min",
         "",
         "Ratios are engine ÷ bm25desk (higher docs/s and queries/s are better; lower memory, "
         "size and time are better). Latency: top-10, one thread, warm page cache, query text "
-        "analysed by the engine. Re-rank: latency after k1, b change from "
+        "analysed by the engine; q/s CPU counts the query process's CPU time instead of wall "
+        "time (steadier on a shared machine). Build CPU s: user + system time of the build "
+        "process and its children. Re-rank: latency after k1, b change from "
         f"({K1}, {B}) to ({RERANK_K1}, {RERANK_B}). Check: every returned top-10 equals a "
         "brute-force ranking under that engine's own formula, ties allowed.",
         "",
         "| engine | build raw s | docs/s | × | pre-tok s | peak RSS MB | × | build CPU s "
-        "| index MB | × | open+1st ms | p50 ms | p95 ms | q/s | × | re-rank | top-10 check "
-        "| overlap |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|",
+        "| index MB | × | open+1st ms | p50 ms | p95 ms | q/s | × | q/s CPU | × | re-rank "
+        "| top-10 check | overlap |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "---|---|---:|",
     ]
     for s in rows:
         lines.append(
@@ -406,6 +412,8 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
                         else ""
                     ),
                     _ratio(s.get("qps"), base.get("qps")),
+                    _f(s.get("qps_cpu"), "{:,.0f}"),
+                    _ratio(s.get("qps_cpu"), base.get("qps_cpu")),
                     s.get("rerank", "—"),
                     s.get("check", "—"),
                     _f(s.get("overlap"), "{:.2f}"),
@@ -550,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "total_s": time.perf_counter() - started,
         "seed": args.seed,
+        "git": _git(),
     }
     (args.out / "results.json").write_text(
         json.dumps({"meta": meta, "summary": rows, "raw": _strip(results)}, indent=1),
@@ -572,6 +581,20 @@ def _cpu() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
+
+
+def _git() -> str:
+    """The commit measured, with ``+dirty`` when bm25desk/ has uncommitted changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "bm25desk"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
 
 
 def _strip(results: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from bm25desk.engine.index import Index
 from bm25desk.engine.store import IndexStore
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-"""``../shared/data`` beside the repository: CISI, SciFact and an MS MARCO sample (may be absent)."""
+"""``../shared/data`` beside the repository: CISI, SciFact, an MS MARCO sample (may be absent)."""
 
 CISI_ALL = SHARED_DATA / "cisi" / "CISI.ALL"
 CISI_QRY = SHARED_DATA / "cisi" / "CISI.QRY"
@@ -114,7 +114,7 @@ def tiny_index(store: IndexStore, tiny_tsv: Path) -> Index:
     return store.open("tiny")
 
 
-# -- quick in-process builds (no reader, no store): for hypothesis and hand-computed corpora --------
+# -- quick in-process builds (no reader, no store): for hypothesis and hand-computed corpora ----
 
 IndexFactory = Callable[..., Index]
 
@@ -164,8 +164,33 @@ def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
 
 @pytest.fixture(scope="session")
 def cisi_store(tmp_path_factory: pytest.TempPathFactory) -> IndexStore:
-    """A session-wide store for the (expensive-ish) CISI builds."""
+    """A session-wide store for the (expensive-ish) CISI builds and the synthetic corpus."""
     return IndexStore(tmp_path_factory.mktemp("cisi-store"))
+
+
+@pytest.fixture(scope="session")
+def synth_tsv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A deterministic 2,000-passage MS MARCO passages TSV (id, text) with a Zipf-like vocabulary:
+    big enough for memory-mapped arrays, several flushes and mid-read cancellation, and needing no
+    shared data."""
+    import random
+
+    rng = random.Random(20240601)
+    vocab = [f"w{i}" for i in range(600)]
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    path = tmp_path_factory.mktemp("synth") / "passages.tsv"
+    lines = [
+        f"s{i}\t" + " ".join(rng.choices(vocab, weights, k=rng.randint(3, 60))) for i in range(2000)
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def synth_index(cisi_store: IndexStore, synth_tsv: Path) -> Index:
+    """The synthetic corpus built with the default analyser."""
+    build_index(synth_tsv, name="synth", store=cisi_store)
+    return cisi_store.open("synth")
 
 
 @pytest.fixture(scope="session")

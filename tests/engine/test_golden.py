@@ -31,9 +31,7 @@ TOP = 5
 def _results(index: Index) -> dict[str, dict[str, list[list[object]]]]:
     s = Searcher(index)
     return {
-        v.key: {
-            q: [[h.docid, h.score] for h in s.search(q, v, k=TOP).hits] for q in QUERIES
-        }
+        v.key: {q: [[h.docid, h.score] for h in s.search(q, v, k=TOP).hits] for q in QUERIES}
         for v in all_variants()
     }
 

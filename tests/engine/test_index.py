@@ -20,13 +20,19 @@ from bm25desk.engine.build import build_index, update_index
 from bm25desk.engine.corpus import CorpusError
 from bm25desk.engine.index import FORMAT, Index
 from bm25desk.engine.progress import Cancelled, CancelToken
-from bm25desk.engine.query import parse_terms
 from bm25desk.engine.search import Searcher
 from bm25desk.engine.segment import IndexCorruptError, SegmentWriter
 from bm25desk.engine.store import IndexStore, StoreError, default_name, slugify
 from bm25desk.engine.variants import Okapi, all_variants, get_variant
 
-QUERIES = ["red sweet", "apple banana cherry", "berry wine", "the", "fig zucchini", "sweet sweet red"]
+QUERIES = [
+    "red sweet",
+    "apple banana cherry",
+    "berry wine",
+    "the",
+    "fig zucchini",
+    "sweet sweet red",
+]
 VARIANTS = [*all_variants(), get_variant("okapi", k1=0.5, b=0.3), get_variant("bm25adpt", b=0.2)]
 
 
@@ -90,7 +96,9 @@ def _files_named_by_manifest(index_dir: Path) -> set[str]:
 
 
 def _tree(path: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
 
 
 # -- store ----------------------------------------------------------------------------------------
@@ -105,7 +113,8 @@ def test_build_and_open_tiny_tsv(
     assert report.skipped == ()
     assert "Indexed 6 of 6 records into 'tiny'" in report.summary()
     assert (data_dir / "indexes" / "tiny" / "manifest.json").is_file()
-    assert store.names() == ["tiny"] and store.exists("tiny")
+    assert store.names() == ["tiny"]
+    assert store.exists("tiny")
     index = store.open("tiny")
     analyzer = Analyzer()
     lengths = [len(analyzer.terms(f"{t}\n{b}")) for _, t, b in tiny_docs]
@@ -114,14 +123,20 @@ def test_build_and_open_tiny_tsv(
     assert index.n_terms == len({w for _, t, b in tiny_docs for w in analyzer.terms(f"{t}\n{b}")})
     for docno, (docid, title, body) in enumerate(tiny_docs):
         rec = index.doc(docno)
-        assert (rec.docid, rec.title, rec.location) == (docid, title, f"https://example.org/{docid}")
+        assert (rec.docid, rec.title, rec.location) == (
+            docid,
+            title,
+            f"https://example.org/{docid}",
+        )
         assert index.text(docno) == f"{title}\n{body}"
         assert index.docno(docid) == docno
     assert index.docno("missing") is None
     docs, tfs = index.postings("cat")
-    assert index.docid(int(docs[0])) == "tiny-1" and tfs.tolist() == [2, 1]
+    assert index.docid(int(docs[0])) == "tiny-1"
+    assert tfs.tolist() == [2, 1]
     assert docs.tolist() == sorted(docs.tolist())
-    assert index.term_id("nonexistent") == -1 and index.term_stats("nonexistent") is None
+    assert index.term_id("nonexistent") == -1
+    assert index.term_stats("nonexistent") is None
     assert index.top_terms(1)[0][0] == "the"
     info = store.info("tiny")
     assert (info.n_docs, info.segments, info.error) == (6, 1, "")
@@ -138,21 +153,22 @@ def test_manifest_contents(tiny_index: Index, tiny_tsv: Path) -> None:
     assert {"nltk", "whoosh"} <= set(m["analyzer"])
     assert m["stats"]["n_docs"] == 6
     assert len(m["fingerprint"]) == 16
-    assert m["report"] == {"read": 6, "indexed": 6, "skipped": 0}
+    assert (m["report"]["read"], m["report"]["indexed"], m["report"]["skipped"]) == (6, 6, 0)
 
 
-def test_arrays_are_npy_without_pickle_and_memory_mapped(cisi_index: Index) -> None:
+def test_arrays_are_npy_without_pickle_and_memory_mapped(synth_index: Index) -> None:
     """No pickle anywhere; postings are memory-mapped, not read into memory."""
-    for p in cisi_index.path.rglob("*.npy"):
+    for p in synth_index.path.rglob("*.npy"):
         arr = np.load(p, allow_pickle=False)  # raises on any object array
         assert arr.dtype != object
-    seg = cisi_index.segments[0]
+    seg = synth_index.segments[0]
     for arr in (seg.docs, seg.tfs, seg.ptr, seg.doclen):
         base = arr
         while base is not None and not isinstance(base, np.memmap):
             base = base.base
         assert isinstance(base, np.memmap), "postings must be memory-mapped"
-    assert not list(cisi_index.path.rglob("*.pkl")) and not list(cisi_index.path.rglob("*.pickle"))
+    assert not list(synth_index.path.rglob("*.pkl"))
+    assert not list(synth_index.path.rglob("*.pickle"))
 
 
 def test_analyser_is_stored_and_reused(store: IndexStore, tiny_tsv: Path) -> None:
@@ -177,10 +193,11 @@ def test_store_names_and_errors(store: IndexStore, tiny_tsv: Path) -> None:
     with pytest.raises(CorpusError, match="no such file or folder"):
         build_index(tiny_tsv.parent / "missing.tsv", store=store)
     store.delete("one")
-    assert store.names() == [] and not store.exists("one")
+    assert store.names() == []
+    assert not store.exists("one")
     with pytest.raises(StoreError, match="no index named 'one'"):
         store.delete("one")
-    assert not [p for p in store.root.iterdir()]  # nothing left behind
+    assert not list(store.root.iterdir())  # nothing left behind
 
 
 def test_default_names() -> None:
@@ -195,7 +212,8 @@ def test_rebuild_replaces_the_old_index(store: IndexStore, tiny_tsv: Path) -> No
     tiny_tsv.write_text("x1\thttp://x\tNew\tonly new words\n", encoding="utf-8")
     build_index(tiny_tsv, name="t", store=store)
     index = store.open("t")
-    assert index.n_docs == 1 and index.docid(0) == "x1"
+    assert index.n_docs == 1
+    assert index.docid(0) == "x1"
     assert sorted(p.name for p in store.root.iterdir()) == ["t"]
 
 
@@ -213,24 +231,27 @@ def test_folder_index_keeps_paths_titles_and_mtimes(
     assert index.source["kind"] == "folder"
 
 
-def test_several_segments_score_like_one(monkeypatch, store: IndexStore, cisi_index: Index) -> None:
+@pytest.mark.slow
+def test_several_segments_score_like_one(
+    monkeypatch, store: IndexStore, synth_index: Index
+) -> None:
     """A build split into several segments (memory budget) has a merged lexicon and the same
     scores; so does one whose postings were flushed in many chunks."""
     from bm25desk.engine import segment as segment_mod
 
-    source = Path(cisi_index.source["path"])
-    monkeypatch.setattr(build_mod, "SEGMENT_POSTINGS", 40_000)
+    source = Path(synth_index.source["path"])
+    monkeypatch.setattr(build_mod, "SEGMENT_POSTINGS", 20_000)
     monkeypatch.setattr(segment_mod.SegmentWriter, "FLUSH_TOKENS", 3_000)
     build_index(source, name="split", store=store)
     split = store.open("split")
     assert len(split.segments) >= 3
     assert split.manifest["lexicon"]
     assert [split.docid(d) for d in range(split.n_docs)] == [
-        cisi_index.docid(d) for d in range(cisi_index.n_docs)
+        synth_index.docid(d) for d in range(synth_index.n_docs)
     ]
-    assert split.stats.df_all().tolist() == cisi_index.stats.df_all().tolist()
-    s1, s2 = Searcher(split), Searcher(cisi_index)
-    for q in ("library classification", "information retrieval systems evaluation"):
+    assert split.stats.df_all().tolist() == synth_index.stats.df_all().tolist()
+    s1, s2 = Searcher(split), Searcher(synth_index)
+    for q in ("w1 w17 w230", "w0 w0 w599 w3"):
         for v in all_variants():
             a, _ = s1.scores(s1.parse(q), v)
             b, _ = s2.scores(s2.parse(q), v)
@@ -313,12 +334,14 @@ def test_update_of_a_corpus_file_rebuilds_only_when_it_changed(
     build_index(tiny_tsv, name="tiny", store=store)
     before = _tree(store.path("tiny"))
     report = update_index("tiny", store=store)
-    assert not report.rebuilt and report.indexed == 0
+    assert not report.rebuilt
+    assert report.indexed == 0
     assert _tree(store.path("tiny")) == before
     with tiny_tsv.open("a", encoding="utf-8") as fh:
         fh.write("tiny-7\thttp://x\tSeven\tseven new words\n")
     report = update_index("tiny", store=store)
-    assert report.rebuilt and report.n_docs == 7
+    assert report.rebuilt
+    assert report.n_docs == 7
     assert store.open("tiny").docno("tiny-7") == 6
 
 
@@ -409,10 +432,10 @@ def test_build_cancelled_from_the_progress_callback(built) -> None:
     _assert_intact(store, before, snap)
 
 
-def test_build_cancelled_in_the_middle_of_reading(store: IndexStore, cisi_index: Index) -> None:
+def test_build_cancelled_in_the_middle_of_reading(store: IndexStore, synth_tsv: Path) -> None:
     """Cancel while documents are still being read and analysed: nothing is left behind, no file
     is left open (a ResourceWarning would fail the test), and the existing index is untouched."""
-    source = Path(cisi_index.source["path"])
+    source = synth_tsv
     build_index(source, name="cisi", store=store)
     before = _tree(store.path("cisi"))
     token = CancelToken()
@@ -526,6 +549,7 @@ _KILLER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["build", "rename", "update"])
 def test_a_killed_process_leaves_the_previous_index_usable(
     mode: str, store: IndexStore, tmp_path: Path, folder_writer
@@ -574,13 +598,28 @@ def _truncate(path: Path, keep: float) -> None:
 
 
 DAMAGE = {
-    "truncated postings": (lambda s: _truncate(_segment_dir(s, "cisi") / "docs.npy", 0.5), "docs.npy"),
-    "emptied lengths": (lambda s: _truncate(_segment_dir(s, "cisi") / "doclen.npy", 0.0), "doclen.npy"),
+    "truncated postings": (
+        lambda s: _truncate(_segment_dir(s, "cisi") / "docs.npy", 0.5),
+        "docs.npy",
+    ),
+    "emptied lengths": (
+        lambda s: _truncate(_segment_dir(s, "cisi") / "doclen.npy", 0.0),
+        "doclen.npy",
+    ),
     "truncated header": (lambda s: _truncate(_segment_dir(s, "cisi") / "tfs.npy", 0.01), "tfs.npy"),
-    "deleted postings": (lambda s: (_segment_dir(s, "cisi") / "tfs.npy").unlink(), "missing: tfs.npy"),
-    "deleted text": (lambda s: (_segment_dir(s, "cisi") / "text.bin").unlink(), "missing: text.bin"),
+    "deleted postings": (
+        lambda s: (_segment_dir(s, "cisi") / "tfs.npy").unlink(),
+        "missing: tfs.npy",
+    ),
+    "deleted text": (
+        lambda s: (_segment_dir(s, "cisi") / "text.bin").unlink(),
+        "missing: text.bin",
+    ),
     "truncated text": (lambda s: _truncate(_segment_dir(s, "cisi") / "text.bin", 0.9), "text.bin"),
-    "deleted segment meta": (lambda s: (_segment_dir(s, "cisi") / "meta.json").unlink(), "meta.json"),
+    "deleted segment meta": (
+        lambda s: (_segment_dir(s, "cisi") / "meta.json").unlink(),
+        "meta.json",
+    ),
     "garbage manifest": (
         lambda s: (s.path("cisi") / "manifest.json").write_bytes(b"\x00{not json"),
         "manifest.json",
@@ -600,13 +639,19 @@ def _edit_manifest(store: IndexStore, change) -> None:
 
 
 MANIFEST_DAMAGE = {
-    "format too new": (lambda m: m.update(format=FORMAT + 1), "newer than this bm25desk understands"),
+    "format too new": (
+        lambda m: m.update(format=FORMAT + 1),
+        "newer than this bm25desk understands",
+    ),
     "no format": (lambda m: m.pop("format"), "no format version"),
     "no stats": (lambda m: m.pop("stats"), "incomplete"),
     "no analyser": (lambda m: m.pop("analyzer"), "incomplete"),
     "bad segment entry": (lambda m: m.update(segments=[{"nom": "x"}]), "bad segment entry"),
     "segments not a list": (lambda m: m.update(segments=7), "not a list"),
-    "unknown segment": (lambda m: m["segments"][0].update(name="seg-nothere"), "missing: meta.json"),
+    "unknown segment": (
+        lambda m: m["segments"][0].update(name="seg-nothere"),
+        "missing: meta.json",
+    ),
     "unknown tokenizer": (
         lambda m: m["analyzer"].update(tokenizer="nonsense"),
         "unknown tokenizer",
@@ -615,12 +660,12 @@ MANIFEST_DAMAGE = {
 
 
 @pytest.fixture
-def cisi_copy(store: IndexStore, cisi_index: Index) -> IndexStore:
-    """A private copy of the CISI index to damage."""
+def cisi_copy(store: IndexStore, synth_index: Index) -> IndexStore:
+    """A private copy of an index (the synthetic corpus, named "cisi") to damage."""
     import shutil
 
-    shutil.copytree(cisi_index.path, store.root / "cisi")
-    assert store.open("cisi").n_docs == cisi_index.n_docs
+    shutil.copytree(synth_index.path, store.root / "cisi")
+    assert store.open("cisi").n_docs == synth_index.n_docs
     return store
 
 
@@ -654,9 +699,7 @@ def test_info_of_a_damaged_manifest_reports_the_error(cisi_copy: IndexStore) -> 
     assert info.size_bytes > 0
 
 
-def test_deletion_mask_of_the_wrong_size(
-    store: IndexStore, tmp_path: Path, folder_writer
-) -> None:
+def test_deletion_mask_of_the_wrong_size(store: IndexStore, tmp_path: Path, folder_writer) -> None:
     folder = tmp_path / "docs"
     folder_writer(folder, FILES_V0)
     build_index(folder, name="cisi", store=store)
@@ -667,3 +710,24 @@ def test_deletion_mask_of_the_wrong_size(
     np.save(store.path("cisi") / dele, np.zeros(2, dtype=bool))
     with pytest.raises(IndexCorruptError, match="does not fit its segment"):
         store.open("cisi")
+
+
+def test_folder_include_and_exclude_apply_to_build_and_update(
+    store: IndexStore, tmp_path: Path, folder_writer
+) -> None:
+    folder = tmp_path / "docs"
+    folder_writer(
+        folder, {**FILES_V0, "drafts/x.txt": "draft apple\n", "notes.md": "# N\n\napple\n"}
+    )
+    build_index(folder, name="filtered", store=store, exclude=["drafts/*"], include=["*.txt"])
+    index = store.open("filtered")
+    assert sorted(d for _, d, _, _ in index.iter_live()) == ["a.txt", "b.txt", "e.txt", "sub/d.txt"]
+    assert index.source["exclude"] == ["drafts/*"]
+    assert index.source["include"] == ["*.txt"]
+    report = update_index("filtered", store=store)  # the same filters: nothing to do
+    assert (report.added, report.changed, report.removed) == (0, 0, 0)
+    _set(folder, "drafts/y.txt", "another draft\n", 1_800_000_000.0)
+    _set(folder, "f.txt", "fig\n", 1_800_000_001.0)
+    report = update_index("filtered", store=store)
+    assert (report.added, report.changed, report.removed) == (1, 0, 0)
+    assert store.open("filtered").docno("f.txt") is not None

@@ -63,13 +63,17 @@ def test_required_and_prohibited() -> None:
 
 def test_boolean_operators() -> None:
     q = parse_query("cat AND dog", A)
-    assert q.required == ("cat", "dog") and q.terms == ("cat", "dog")
+    assert q.required == ("cat", "dog")
+    assert q.terms == ("cat", "dog")
     q = parse_query("cat NOT dog", A)
-    assert q.prohibited == ("dog",) and q.terms == ("cat",)
+    assert q.prohibited == ("dog",)
+    assert q.terms == ("cat",)
     q = parse_query("cat OR dog", A)
-    assert not q.has_constraints and q.terms == ("cat", "dog")
+    assert not q.has_constraints
+    assert q.terms == ("cat", "dog")
     q = parse_query("(cat dog) fish", A)
-    assert not q.has_constraints and q.terms == ("cat", "dog", "fish")
+    assert not q.has_constraints
+    assert q.terms == ("cat", "dog", "fish")
 
 
 def test_phrases() -> None:
@@ -77,7 +81,8 @@ def test_phrases() -> None:
     assert q.phrases == (("quick", "brown"),)
     assert q.scored == (("quick", 1), ("brown", 1), ("fox", 1))
     q = parse_query('"fox" cat', A)  # a quoted word must occur (whoosh alone makes it optional)
-    assert q.required == ("fox",) and not q.phrases
+    assert q.required == ("fox",)
+    assert not q.phrases
     q = parse_query('"e-mail" x', A)  # one word for the parser, a phrase once analysed
     assert q.phrases == (("e", "mail"),)
     assert q.terms == ("e", "mail", "x")
@@ -99,16 +104,20 @@ def test_title_field() -> None:
     q = parse_query('title:"brown fox"', A)
     assert q.title_required == ("brown", "fox")
     q = parse_query("cat -title:dog", A)
-    assert q.title_prohibited == ("dog",) and q.terms == ("cat",)
+    assert q.title_prohibited == ("dog",)
+    assert q.terms == ("cat",)
 
 
 def test_syntax_can_be_switched_off() -> None:
     q = parse_query('+cat -dog "a b"', A, syntax=False)
-    assert not q.syntax and not q.has_constraints
+    assert not q.syntax
+    assert not q.has_constraints
     assert q.terms == ("cat", "dog", "a", "b")
 
 
-@pytest.mark.parametrize("text", ['"unclosed quote', "(((", "title:", "+", "- -", "AND", '""', "cat)"])
+@pytest.mark.parametrize(
+    "text", ['"unclosed quote', "(((", "title:", "+", "- -", "AND", '""', "cat)"]
+)
 def test_odd_syntax_never_raises(text: str) -> None:
     q = parse_query(text, A)
     assert isinstance(q.terms, tuple)
@@ -172,7 +181,7 @@ def test_constraints_do_not_change_scores(tiny_index: Index) -> None:
 
 
 def test_phrase_is_verified_on_the_text(tiny_index: Index) -> None:
-    """"cat mat" has both words in tiny-1 but never adjacent."""
+    """ "cat mat" has both words in tiny-1 but never adjacent."""
     assert _ids(tiny_index, "cat AND mat") == ["tiny-1"]
     assert _ids(tiny_index, '"cat mat"') == []
     assert _ids(tiny_index, '"the cat"') == ["tiny-1", "tiny-5"]
@@ -206,7 +215,9 @@ _WORDS = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(words=st.lists(_WORDS, min_size=1, max_size=6))
 def test_plain_query_equals_search_terms(tiny_index: Index, words: list[str]) -> None:
     """``search("a b")`` is ``search_terms(analyzer.terms("a b"))``: same hits, same scores."""

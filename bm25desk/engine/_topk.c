@@ -1,0 +1,1289 @@
+/*
+ * _topk: exact top-k retrieval for bm25desk (document-at-a-time, block-max MaxScore).
+ *
+ * Dependency-free CPython extension (buffer protocol only; no numpy headers). The Python side is
+ * bm25desk/engine/topk.py, which builds everything this module reads; nothing here knows a
+ * ranking formula. Scores are float64 and bit-identical to the numpy path of search.py:
+ *
+ *     score(d) = ((0.0 + c_1) + c_2) + ...   over the query's terms present in d, in query order,
+ *     c_t      = qw_t * T[dl_index[d]][tf]    (qw_t = qtf * idf, T the variant's tf-part table)
+ *
+ * where T was computed by the variant's own numpy tf_part, and postings with tf > cap take their
+ * tf part from a per-term "overflow" array (also computed by numpy).
+ *
+ * Pruning (MaxScore with per-block maxima) only ever skips a document whose score provably cannot
+ * enter the top k: bounds come from a table U >= T that is non-decreasing in tf and non-increasing
+ * in the length index, so the per-block "profile" (for each tf in the block, the smallest length
+ * index with that tf, reduced to its Pareto frontier) gives the block's maximum exactly; every
+ * comparison against the threshold carries a slack that covers float rounding of the bounds and
+ * of the score. Ties: documents are visited in increasing docno, so a document enters a full heap
+ * only with a score strictly greater than the heap's minimum (ties keep the lower docno).
+ *
+ * Compile without floating-point contraction (-ffp-contract=off): an FMA would change the
+ * rounding of `acc + qw * t` and break bit-identity with numpy.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define LIKELY(x) (x)
+#define UNLIKELY(x) (x)
+#endif
+#if defined(_MSC_VER)
+#pragma fp_contract(off)
+#endif
+
+#define END_DOC INT32_MAX
+#define MAX_CAP 255
+
+/* ------------------------------------------------------------------------------------------ */
+/* buffers                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* kind: 'i' = int32, 'q' = int64, 'd' = float64, 'b' = 1 byte (bool / uint8 / int8). */
+static int
+get_buffer(PyObject *obj, Py_buffer *view, char kind, const char *what)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        return -1;
+    }
+    const char *f = view->format ? view->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') {
+        f++;
+    }
+    int ok = 0;
+    if (kind == 'i') {
+        ok = view->itemsize == 4 && (*f == 'i' || (*f == 'l' && sizeof(long) == 4)) && f[1] == 0;
+    }
+    else if (kind == 'q') {
+        ok = view->itemsize == 8 && (*f == 'q' || (*f == 'l' && sizeof(long) == 8)) && f[1] == 0;
+    }
+    else if (kind == 'd') {
+        ok = view->itemsize == 8 && *f == 'd' && f[1] == 0;
+    }
+    else if (kind == 'b') {
+        ok = view->itemsize == 1 && (*f == '?' || *f == 'B' || *f == 'b') && f[1] == 0;
+    }
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a C-contiguous %s buffer (got format %s)",
+                     what,
+                     kind == 'i'   ? "int32"
+                     : kind == 'q' ? "int64"
+                     : kind == 'd' ? "float64"
+                                   : "bool/uint8",
+                     view->format ? view->format : "B");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static Py_ssize_t
+buf_len(const Py_buffer *v)
+{
+    return v->len / v->itemsize;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* PostingList: one term's postings in one segment, with block metadata                       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer docs_view;
+    Py_buffer tfs_view;
+    int have_views;
+    const int32_t *docs;
+    const int32_t *tfs;
+    Py_ssize_t n;        /* postings */
+    int cap;             /* tf values above cap are "overflow" postings */
+    int shift;           /* block size = 1 << shift */
+    Py_ssize_t nblk;
+    int32_t *blk_last;   /* last docno of each block */
+    int32_t *prof_ptr;   /* block b's profile entries: prof_ptr[b] .. prof_ptr[b+1] */
+    uint8_t *prof_tf;
+    int32_t *prof_j;
+    int n_tprof;         /* the term's own profile (frontier over all its postings) */
+    uint8_t *tprof_tf;
+    int32_t *tprof_j;
+    Py_ssize_t novf;
+    int32_t *ovf_pos;    /* positions (within this list) of postings with tf > cap, ascending */
+    int32_t max_j;       /* largest length index seen (tables must have more rows) */
+    int32_t n_docs;      /* length of the dl-index array it was built with */
+} PostingList;
+
+static void
+PostingList_dealloc(PostingList *self)
+{
+    if (self->have_views) {
+        PyBuffer_Release(&self->docs_view);
+        PyBuffer_Release(&self->tfs_view);
+    }
+    free(self->blk_last);
+    free(self->prof_ptr);
+    free(self->prof_tf);
+    free(self->prof_j);
+    free(self->tprof_tf);
+    free(self->tprof_j);
+    free(self->ovf_pos);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Frontier of (tf, j) pairs from minj[1..cap] (minj[t] = smallest j with tf t, INT32_MAX if
+ * none): walk tf downwards, keep an entry when its j is smaller than every larger tf's j. */
+static int
+frontier(const int32_t *minj, int cap, uint8_t *out_tf, int32_t *out_j)
+{
+    int m = 0;
+    int32_t best = INT32_MAX;
+    for (int t = cap; t >= 1; t--) {
+        if (minj[t] < best) {
+            best = minj[t];
+            out_tf[m] = (uint8_t)t;
+            out_j[m] = best;
+            m++;
+        }
+    }
+    return m;
+}
+
+static int
+PostingList_init(PostingList *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"docs", "tfs", "dl_index", "cap", "shift", NULL};
+    PyObject *docs_obj, *tfs_obj, *dli_obj;
+    int cap = 32, shift = 7;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|ii", kwlist, &docs_obj, &tfs_obj, &dli_obj,
+                                     &cap, &shift)) {
+        return -1;
+    }
+    if (self->have_views) {
+        PyErr_SetString(PyExc_RuntimeError, "PostingList is already initialised");
+        return -1;
+    }
+    if (cap < 1 || cap > MAX_CAP || shift < 2 || shift > 16) {
+        PyErr_SetString(PyExc_ValueError, "cap must be in 1..255 and shift in 2..16");
+        return -1;
+    }
+    Py_buffer dli;
+    if (get_buffer(docs_obj, &self->docs_view, 'i', "docs") < 0) {
+        return -1;
+    }
+    if (get_buffer(tfs_obj, &self->tfs_view, 'i', "tfs") < 0) {
+        PyBuffer_Release(&self->docs_view);
+        return -1;
+    }
+    if (get_buffer(dli_obj, &dli, 'i', "dl_index") < 0) {
+        PyBuffer_Release(&self->docs_view);
+        PyBuffer_Release(&self->tfs_view);
+        return -1;
+    }
+    self->have_views = 1;
+    self->docs = (const int32_t *)self->docs_view.buf;
+    self->tfs = (const int32_t *)self->tfs_view.buf;
+    self->n = buf_len(&self->docs_view);
+    self->cap = cap;
+    self->shift = shift;
+    const int32_t *dl = (const int32_t *)dli.buf;
+    Py_ssize_t ndocs = buf_len(&dli);
+    int ret = -1;
+    int32_t *minj = NULL, *tminj = NULL;
+    if (buf_len(&self->tfs_view) != self->n) {
+        PyErr_SetString(PyExc_ValueError, "docs and tfs differ in length");
+        goto done;
+    }
+    if (ndocs > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "dl_index is too long");
+        goto done;
+    }
+    if (self->n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "posting list is too long");
+        goto done;
+    }
+    self->n_docs = (int32_t)ndocs;
+    Py_ssize_t n = self->n;
+    Py_ssize_t B = (Py_ssize_t)1 << shift;
+    Py_ssize_t nblk = (n + B - 1) / B;
+    self->nblk = nblk;
+    self->blk_last = malloc(sizeof(int32_t) * (nblk ? nblk : 1));
+    self->prof_ptr = malloc(sizeof(int32_t) * (nblk + 1));
+    /* A block's frontier has at most min(B, cap) entries. */
+    Py_ssize_t maxprof = n < nblk * (Py_ssize_t)cap ? n : nblk * (Py_ssize_t)cap;
+    self->prof_tf = malloc(maxprof ? maxprof : 1);
+    self->prof_j = malloc(sizeof(int32_t) * (maxprof ? maxprof : 1));
+    self->tprof_tf = malloc(cap + 1);
+    self->tprof_j = malloc(sizeof(int32_t) * (cap + 1));
+    minj = malloc(sizeof(int32_t) * (cap + 1));
+    tminj = malloc(sizeof(int32_t) * (cap + 1));
+    if (!self->blk_last || !self->prof_ptr || !self->prof_tf || !self->prof_j ||
+        !self->tprof_tf || !self->tprof_j || !minj || !tminj) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const int32_t *docs = self->docs, *tfs = self->tfs;
+    int32_t prev = -1, max_j = -1;
+    Py_ssize_t novf = 0, np_ = 0;
+    for (int t = 0; t <= cap; t++) {
+        tminj[t] = INT32_MAX;
+    }
+    for (Py_ssize_t b = 0; b < nblk; b++) {
+        Py_ssize_t a = b * B, e = a + B < n ? a + B : n;
+        for (int t = 0; t <= cap; t++) {
+            minj[t] = INT32_MAX;
+        }
+        for (Py_ssize_t i = a; i < e; i++) {
+            int32_t d = docs[i], tf = tfs[i];
+            if (d <= prev || d >= ndocs) {
+                PyErr_Format(PyExc_ValueError,
+                             "postings must be strictly ascending docnos below %zd", ndocs);
+                goto done;
+            }
+            prev = d;
+            if (tf < 1) {
+                PyErr_SetString(PyExc_ValueError, "term frequencies must be positive");
+                goto done;
+            }
+            int32_t j = dl[d];
+            if (j < 0) {
+                PyErr_SetString(PyExc_ValueError, "negative length index");
+                goto done;
+            }
+            if (j > max_j) {
+                max_j = j;
+            }
+            if (tf > cap) {
+                novf++;
+            }
+            else if (j < minj[tf]) {
+                minj[tf] = j;
+            }
+        }
+        self->blk_last[b] = docs[e - 1];
+        self->prof_ptr[b] = (int32_t)np_;
+        np_ += frontier(minj, cap, self->prof_tf + np_, self->prof_j + np_);
+        for (int t = 1; t <= cap; t++) {
+            if (minj[t] < tminj[t]) {
+                tminj[t] = minj[t];
+            }
+        }
+    }
+    self->prof_ptr[nblk] = (int32_t)np_;
+    self->n_tprof = frontier(tminj, cap, self->tprof_tf, self->tprof_j);
+    self->max_j = max_j;
+    self->novf = novf;
+    self->ovf_pos = malloc(sizeof(int32_t) * (novf ? novf : 1));
+    if (!self->ovf_pos) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t o = 0;
+    for (Py_ssize_t i = 0; i < n && o < novf; i++) {
+        if (tfs[i] > cap) {
+            self->ovf_pos[o++] = (int32_t)i;
+        }
+    }
+    ret = 0;
+done:
+    free(minj);
+    free(tminj);
+    PyBuffer_Release(&dli);
+    return ret;
+}
+
+static PyObject *
+PostingList_overflow(PostingList *self, PyObject *Py_UNUSED(ignored))
+{
+    /* Positions of the postings with tf > cap, as bytes of int32 (np.frombuffer(..., int32)). */
+    return PyBytes_FromStringAndSize((const char *)self->ovf_pos,
+                                     (Py_ssize_t)(sizeof(int32_t) * self->novf));
+}
+
+static PyObject *
+PostingList_profile_info(PostingList *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_BuildValue("{s:n,s:n,s:i,s:n,s:i}", "postings", self->n, "blocks", self->nblk,
+                         "profile_entries", (int)self->prof_ptr[self->nblk], "overflow",
+                         self->novf, "max_j", (int)self->max_j);
+}
+
+static PyObject *
+PostingList_len(PostingList *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->n);
+}
+
+static PyObject *
+PostingList_novf(PostingList *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->novf);
+}
+
+static PyObject *
+PostingList_maxj(PostingList *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromLong(self->max_j);
+}
+
+static PyObject *
+PostingList_cap(PostingList *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromLong(self->cap);
+}
+
+static PyMethodDef PostingList_methods[] = {
+    {"overflow_positions", (PyCFunction)PostingList_overflow, METH_NOARGS,
+     "Return the positions of postings with tf > cap (bytes of int32)."},
+    {"info", (PyCFunction)PostingList_profile_info, METH_NOARGS, "Return sizes (a dict)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef PostingList_getset[] = {
+    {"n", (getter)PostingList_len, NULL, "number of postings", NULL},
+    {"n_overflow", (getter)PostingList_novf, NULL, "postings with tf > cap", NULL},
+    {"max_j", (getter)PostingList_maxj, NULL, "largest length index", NULL},
+    {"cap", (getter)PostingList_cap, NULL, "tf cap", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject PostingListType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bm25desk.engine._topk.PostingList",
+    .tp_basicsize = sizeof(PostingList),
+    .tp_dealloc = (destructor)PostingList_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "PostingList(docs, tfs, dl_index, cap=32, shift=7): one term's postings in one "
+              "segment (int32 buffers, kept referenced) with per-block metadata.",
+    .tp_methods = PostingList_methods,
+    .tp_getset = PostingList_getset,
+    .tp_init = (initproc)PostingList_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* heap of the current top k: root = worst (lowest score; among equal scores, highest docno)   */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    double *s;
+    int64_t *d;
+    Py_ssize_t size, cap;
+} Heap;
+
+static inline int
+worse(double s1, int64_t d1, double s2, int64_t d2)
+{
+    return s1 < s2 || (s1 == s2 && d1 > d2);
+}
+
+static void
+heap_sift_down(Heap *h, Py_ssize_t i)
+{
+    double s = h->s[i];
+    int64_t d = h->d[i];
+    for (;;) {
+        Py_ssize_t l = 2 * i + 1;
+        if (l >= h->size) {
+            break;
+        }
+        Py_ssize_t r = l + 1, m = l;
+        if (r < h->size && worse(h->s[r], h->d[r], h->s[l], h->d[l])) {
+            m = r;
+        }
+        if (!worse(h->s[m], h->d[m], s, d)) {
+            break;
+        }
+        h->s[i] = h->s[m];
+        h->d[i] = h->d[m];
+        i = m;
+    }
+    h->s[i] = s;
+    h->d[i] = d;
+}
+
+/* Return 1 when the heap changed. */
+static inline int
+heap_push(Heap *h, double s, int64_t d)
+{
+    if (h->size < h->cap) {
+        Py_ssize_t i = h->size++;
+        while (i > 0) {
+            Py_ssize_t p = (i - 1) / 2;
+            if (!worse(s, d, h->s[p], h->d[p])) {
+                break;
+            }
+            h->s[i] = h->s[p];
+            h->d[i] = h->d[p];
+            i = p;
+        }
+        h->s[i] = s;
+        h->d[i] = d;
+        return 1;
+    }
+    if (!worse(h->s[0], h->d[0], s, d)) {
+        return 0;
+    }
+    h->s[0] = s;
+    h->d[0] = d;
+    heap_sift_down(h, 0);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* cursors                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    const int32_t *docs, *tfs;
+    Py_ssize_t n, pos;
+    int32_t cur;                     /* docs[pos], or END_DOC */
+    const int32_t *blk_last;
+    Py_ssize_t nblk, blk;            /* blk: block pointer for bound look-ups (monotone) */
+    int shift, cap, stride;
+    const int32_t *prof_ptr, *prof_j;
+    const uint8_t *prof_tf;
+    double *bub;                     /* lazily computed block maxima of U (NaN = unknown) */
+    const double *T, *U;
+    const int32_t *ovf_pos;
+    const double *ovf_val;
+    Py_ssize_t novf, oi;
+    double qw, qwp;                  /* qwp = max(qw, 0): bounds of a negative weight are 0 */
+    double ub;                       /* the term's upper bound (qwp * max U) */
+    double bb;                       /* the block bound used for the current candidate */
+    int qi;                          /* position in query order */
+} Cursor;
+
+static inline void
+cur_set(Cursor *c, Py_ssize_t p)
+{
+    c->pos = p;
+    c->cur = p < c->n ? c->docs[p] : END_DOC;
+}
+
+/* Move to the first posting with docno >= d. */
+static inline void
+next_geq(Cursor *c, int32_t d)
+{
+    if (c->cur >= d) {
+        return;
+    }
+    Py_ssize_t b = c->pos >> c->shift;
+    if (c->blk > b) {
+        b = c->blk;
+    }
+    const int32_t *bl = c->blk_last;
+    while (b < c->nblk && bl[b] < d) {
+        b++;
+    }
+    if (b >= c->nblk) {
+        cur_set(c, c->n);
+        return;
+    }
+    Py_ssize_t lo = b << c->shift;
+    if (lo < c->pos) {
+        lo = c->pos;
+    }
+    /* docs[hi] >= d (the block's last docno); find the first index in [lo, hi] with docs >= d. */
+    Py_ssize_t hi = ((b + 1) << c->shift) - 1;
+    if (hi >= c->n) {
+        hi = c->n - 1;
+    }
+    const int32_t *docs = c->docs;
+    while (hi - lo > 8) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (docs[mid] < d) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    while (docs[lo] < d) {
+        lo++;
+    }
+    c->pos = lo;
+    c->cur = docs[lo];
+}
+
+/* Block maximum of U over block b (unscaled). */
+static inline double
+blk_max(Cursor *c, Py_ssize_t b)
+{
+    double v = c->bub[b];
+    if (LIKELY(v == v)) {
+        return v;
+    }
+    double m = 0.0;
+    const double *U = c->U;
+    for (int32_t i = c->prof_ptr[b], e = c->prof_ptr[b + 1]; i < e; i++) {
+        double t = U[(Py_ssize_t)c->prof_j[i] * c->stride + c->prof_tf[i]];
+        if (t > m) {
+            m = t;
+        }
+    }
+    c->bub[b] = m;
+    return m;
+}
+
+/* Bound of this term's contribution to document d (0 when the list has no posting >= d). */
+static inline double
+block_bound(Cursor *c, int32_t d)
+{
+    if (c->qwp == 0.0) {
+        return 0.0;
+    }
+    Py_ssize_t b = c->blk;
+    Py_ssize_t pb = c->pos >> c->shift;
+    if (pb > b) {
+        b = pb;
+    }
+    const int32_t *bl = c->blk_last;
+    while (b < c->nblk && bl[b] < d) {
+        b++;
+    }
+    c->blk = b;
+    if (b >= c->nblk) {
+        return 0.0;
+    }
+    return c->qwp * blk_max(c, b);
+}
+
+static inline double
+contrib(Cursor *c, const int32_t *dlidx)
+{
+    int32_t tf = c->tfs[c->pos];
+    double tp;
+    if (LIKELY(tf <= c->cap)) {
+        tp = c->T[(Py_ssize_t)dlidx[c->cur] * c->stride + tf];
+    }
+    else {
+        while (c->ovf_pos[c->oi] < c->pos) {
+            c->oi++;
+        }
+        tp = c->ovf_val[c->oi];
+    }
+    return c->qw * tp;
+}
+
+static inline void
+advance(Cursor *c)
+{
+    cur_set(c, c->pos + 1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the query loop                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    Cursor *cs;
+    int n;
+    const int32_t *dlidx;
+    const uint8_t *allow, *deny;
+    double slack;
+    int64_t base;
+    Heap *h;
+    /* statistics */
+    int64_t n_cand, n_scored;
+} Query;
+
+static inline int
+excluded(const Query *q, int32_t d)
+{
+    return (q->allow && !q->allow[d]) || (q->deny && q->deny[d]);
+}
+
+static void
+run(Query *q, int *ord, double *prefix, double *vals, int *present)
+{
+    Cursor *cs = q->cs;
+    int n = q->n;
+    Heap *h = q->h;
+    double slack = q->slack;
+    const int32_t *dlidx = q->dlidx;
+    int full = h->size >= h->cap;
+    double theta = full ? h->s[0] : -INFINITY;
+    int ne = 0;
+    if (full) {
+        while (ne < n && prefix[ne] + slack <= theta) {
+            ne++;
+        }
+    }
+    int32_t cur = END_DOC;
+    for (int i = ne; i < n; i++) {
+        if (cs[ord[i]].cur < cur) {
+            cur = cs[ord[i]].cur;
+        }
+    }
+    while (ne < n && cur != END_DOC) {
+        int32_t next = END_DOC;
+        q->n_cand++;
+        if (UNLIKELY(excluded(q, cur))) {
+            for (int i = ne; i < n; i++) {
+                Cursor *c = &cs[ord[i]];
+                if (c->cur == cur) {
+                    advance(c);
+                }
+                if (c->cur < next) {
+                    next = c->cur;
+                }
+            }
+            cur = next;
+            continue;
+        }
+        double noness = ne ? prefix[ne - 1] : 0.0;
+        if (full) {
+            /* Block-max pre-check of the essential lists before touching lengths or tfs. */
+            double bound = noness;
+            int single = ne == n - 1;
+            for (int i = ne; i < n; i++) {
+                Cursor *c = &cs[ord[i]];
+                if (c->cur == cur) {
+                    bound += block_bound(c, cur);
+                }
+            }
+            if (bound + slack <= theta) {
+                if (single && cs[ord[ne]].cur == cur) {
+                    /* One essential list: skip the rest of its block outright. */
+                    Cursor *c = &cs[ord[ne]];
+                    Py_ssize_t b = c->pos >> c->shift;
+                    if (c->blk > b) {
+                        b = c->blk;
+                    }
+                    cur_set(c, (b + 1) << c->shift);
+                    /* Further blocks whose bound cannot reach theta. */
+                    while (c->cur != END_DOC) {
+                        Py_ssize_t bb = c->pos >> c->shift;
+                        c->blk = bb;
+                        if (noness + c->qwp * blk_max(c, bb) + slack > theta) {
+                            break;
+                        }
+                        cur_set(c, (bb + 1) << c->shift);
+                    }
+                    next = c->cur;
+                }
+                else {
+                    for (int i = ne; i < n; i++) {
+                        Cursor *c = &cs[ord[i]];
+                        if (c->cur == cur) {
+                            advance(c);
+                        }
+                        if (c->cur < next) {
+                            next = c->cur;
+                        }
+                    }
+                }
+                cur = next;
+                continue;
+            }
+        }
+        int m = 0;
+        double sum = 0.0;
+        for (int i = ne; i < n; i++) {
+            Cursor *c = &cs[ord[i]];
+            if (c->cur == cur) {
+                double v = contrib(c, dlidx);
+                vals[c->qi] = v;
+                present[m++] = c->qi;
+                sum += v;
+                advance(c);
+            }
+            if (c->cur < next) {
+                next = c->cur;
+            }
+        }
+        if (full) {
+            double bound = sum + noness;
+            if (bound + slack <= theta) {
+                goto skip;
+            }
+            if (ne > 0) {
+                for (int i = ne - 1; i >= 0; i--) {
+                    Cursor *c = &cs[ord[i]];
+                    double bb = block_bound(c, cur);
+                    c->bb = bb;
+                    bound -= c->ub - bb;
+                    if (bound + slack <= theta) {
+                        goto skip;
+                    }
+                }
+                for (int i = ne - 1; i >= 0; i--) {
+                    Cursor *c = &cs[ord[i]];
+                    next_geq(c, cur);
+                    if (c->cur == cur) {
+                        double v = contrib(c, dlidx);
+                        vals[c->qi] = v;
+                        present[m++] = c->qi;
+                        bound += v - c->bb;
+                    }
+                    else {
+                        bound -= c->bb;
+                    }
+                    if (bound + slack <= theta) {
+                        goto skip;
+                    }
+                }
+            }
+        }
+        else {
+            /* Heap not full: nothing is non-essential (ne == 0). */
+        }
+        /* Exact score: sum in query order, starting from 0.0 like numpy's `scores[d] += c`. */
+        for (int a = 1; a < m; a++) {
+            int x = present[a], b2 = a - 1;
+            while (b2 >= 0 && present[b2] > x) {
+                present[b2 + 1] = present[b2];
+                b2--;
+            }
+            present[b2 + 1] = x;
+        }
+        {
+            double s = 0.0;
+            for (int a = 0; a < m; a++) {
+                s += vals[present[a]];
+            }
+            q->n_scored++;
+            if (heap_push(h, s, q->base + cur)) {
+                if (h->size >= h->cap) {
+                    full = 1;
+                    theta = h->s[0];
+                    while (ne < n && prefix[ne] + slack <= theta) {
+                        ne++;
+                    }
+                }
+            }
+        }
+    skip:
+        cur = next;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* search(terms, dl_index, allow, deny, k, base, prev_docs, prev_scores, slack_terms)           */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    Py_buffer T, U, ov;
+    int haveT, haveU, haveO;
+} TermViews;
+
+static void
+release_views(TermViews *tv, int n)
+{
+    if (!tv) {
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (tv[i].haveT) {
+            PyBuffer_Release(&tv[i].T);
+        }
+        if (tv[i].haveU) {
+            PyBuffer_Release(&tv[i].U);
+        }
+        if (tv[i].haveO) {
+            PyBuffer_Release(&tv[i].ov);
+        }
+    }
+}
+
+typedef struct {
+    double s;
+    int64_t d;
+} Entry;
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+    const Entry *x = (const Entry *)a, *y = (const Entry *)b;
+    if (x->s > y->s) {
+        return -1;
+    }
+    if (x->s < y->s) {
+        return 1;
+    }
+    return (x->d > y->d) - (x->d < y->d);
+}
+
+static PyObject *
+topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"terms", "dl_index", "k",         "allow", "deny",
+                             "base",  "prev_docs", "prev_scores", "stats", NULL};
+    PyObject *terms, *dli_obj, *allow_obj = Py_None, *deny_obj = Py_None;
+    PyObject *pd_obj = Py_None, *ps_obj = Py_None;
+    Py_ssize_t k;
+    long long base = 0;
+    int want_stats = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOn|OOLOOp", kwlist, &terms, &dli_obj, &k,
+                                     &allow_obj, &deny_obj, &base, &pd_obj, &ps_obj,
+                                     &want_stats)) {
+        return NULL;
+    }
+    if (k < 1) {
+        PyErr_SetString(PyExc_ValueError, "k must be at least 1");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(terms, "terms must be a sequence");
+    if (!seq) {
+        return NULL;
+    }
+    Py_ssize_t nt = PySequence_Fast_GET_SIZE(seq);
+    if (nt > 1000000) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "too many terms");
+        return NULL;
+    }
+    int n = (int)nt;
+    PyObject *result = NULL;
+    Py_buffer dli, allow, deny, pdv, psv;
+    int have_dli = 0, have_allow = 0, have_deny = 0, have_pd = 0, have_ps = 0;
+    TermViews *tv = calloc(n ? n : 1, sizeof(TermViews));
+    Cursor *cs = calloc(n ? n : 1, sizeof(Cursor));
+    int *ord = malloc(sizeof(int) * (n ? n : 1));
+    int *present = malloc(sizeof(int) * (n ? n : 1));
+    double *prefix = malloc(sizeof(double) * (n ? n : 1));
+    double *vals = malloc(sizeof(double) * (n ? n : 1));
+    double *bub = NULL;
+    Heap h = {NULL, NULL, 0, 0};
+    Query q;
+    memset(&q, 0, sizeof(q));
+    if (!tv || !cs || !ord || !present || !prefix || !vals) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (get_buffer(dli_obj, &dli, 'i', "dl_index") < 0) {
+        goto done;
+    }
+    have_dli = 1;
+    Py_ssize_t ndocs = buf_len(&dli);
+    if (allow_obj != Py_None) {
+        if (get_buffer(allow_obj, &allow, 'b', "allow") < 0) {
+            goto done;
+        }
+        have_allow = 1;
+        if (buf_len(&allow) < ndocs) {
+            PyErr_SetString(PyExc_ValueError, "allow is shorter than dl_index");
+            goto done;
+        }
+    }
+    if (deny_obj != Py_None) {
+        if (get_buffer(deny_obj, &deny, 'b', "deny") < 0) {
+            goto done;
+        }
+        have_deny = 1;
+        if (buf_len(&deny) < ndocs) {
+            PyErr_SetString(PyExc_ValueError, "deny is shorter than dl_index");
+            goto done;
+        }
+    }
+    /* Cursors. Each term: (PostingList, qw, T, U, overflow values or None). */
+    Py_ssize_t total_blocks = 0, total_postings = 0;
+    double total_abs = 0.0;
+    for (int i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *plo, *Tobj, *Uobj, *oobj;
+        double qw;
+        if (!PyTuple_Check(item) ||
+            !PyArg_ParseTuple(item, "O!dOOO", &PostingListType, &plo, &qw, &Tobj, &Uobj, &oobj)) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError,
+                                "each term is (PostingList, qw, table, bound table, overflow)");
+            }
+            goto done;
+        }
+        PostingList *pl = (PostingList *)plo;
+        if (!isfinite(qw)) {
+            PyErr_SetString(PyExc_ValueError, "term weight is not finite");
+            goto done;
+        }
+        if (pl->n_docs != ndocs) {
+            PyErr_SetString(PyExc_ValueError, "PostingList was built for another dl_index");
+            goto done;
+        }
+        if (get_buffer(Tobj, &tv[i].T, 'd', "table") < 0) {
+            goto done;
+        }
+        tv[i].haveT = 1;
+        if (get_buffer(Uobj, &tv[i].U, 'd', "bound table") < 0) {
+            goto done;
+        }
+        tv[i].haveU = 1;
+        Py_ssize_t stride = pl->cap + 1;
+        Py_ssize_t tl = buf_len(&tv[i].T);
+        if (tl % stride != 0 || tl / stride <= pl->max_j || buf_len(&tv[i].U) != tl) {
+            PyErr_SetString(PyExc_ValueError, "table does not fit the posting list");
+            goto done;
+        }
+        Cursor *c = &cs[i];
+        c->ovf_val = NULL;
+        if (pl->novf) {
+            if (oobj == Py_None) {
+                PyErr_SetString(PyExc_ValueError, "overflow values are missing");
+                goto done;
+            }
+            if (get_buffer(oobj, &tv[i].ov, 'd', "overflow values") < 0) {
+                goto done;
+            }
+            tv[i].haveO = 1;
+            if (buf_len(&tv[i].ov) != pl->novf) {
+                PyErr_SetString(PyExc_ValueError, "overflow values do not fit the posting list");
+                goto done;
+            }
+            c->ovf_val = (const double *)tv[i].ov.buf;
+        }
+        c->docs = pl->docs;
+        c->tfs = pl->tfs;
+        c->n = pl->n;
+        c->blk_last = pl->blk_last;
+        c->nblk = pl->nblk;
+        c->blk = 0;
+        c->shift = pl->shift;
+        c->cap = pl->cap;
+        c->stride = (int)stride;
+        c->prof_ptr = pl->prof_ptr;
+        c->prof_j = pl->prof_j;
+        c->prof_tf = pl->prof_tf;
+        c->T = (const double *)tv[i].T.buf;
+        c->U = (const double *)tv[i].U.buf;
+        c->ovf_pos = pl->ovf_pos;
+        c->novf = pl->novf;
+        c->oi = 0;
+        c->qw = qw;
+        c->qwp = qw > 0.0 ? qw : 0.0;
+        c->qi = i;
+        cur_set(c, 0);
+        /* Term maximum of U (and of the exact overflow values). */
+        double mx = 0.0;
+        for (int e = 0; e < pl->n_tprof; e++) {
+            double t = c->U[(Py_ssize_t)pl->tprof_j[e] * stride + pl->tprof_tf[e]];
+            if (t > mx) {
+                mx = t;
+            }
+        }
+        for (Py_ssize_t e = 0; e < pl->novf; e++) {
+            if (c->ovf_val[e] > mx) {
+                mx = c->ovf_val[e];
+            }
+        }
+        if (!(mx >= 0.0) || !isfinite(mx)) {
+            PyErr_SetString(PyExc_ValueError, "tf parts must be finite and non-negative");
+            goto done;
+        }
+        c->ub = c->qwp * mx;
+        total_abs += fabs(qw) * mx;
+        total_blocks += pl->nblk;
+        total_postings += pl->n;
+    }
+    /* Block maxima scratch (NaN = not computed yet); only for terms that can add to a score. */
+    bub = malloc(sizeof(double) * (total_blocks ? total_blocks : 1));
+    if (!bub) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    {
+        Py_ssize_t off = 0;
+        for (int i = 0; i < n; i++) {
+            Cursor *c = &cs[i];
+            c->bub = bub + off;
+            for (Py_ssize_t b = 0; b < c->nblk; b++) {
+                c->bub[b] = NAN;
+            }
+            off += c->nblk;
+            /* Overflow postings: fold their exact values into their blocks' maxima. */
+            for (Py_ssize_t e = 0; e < c->novf; e++) {
+                Py_ssize_t b = c->ovf_pos[e] >> c->shift;
+                double m = blk_max(c, b);
+                if (c->ovf_val[e] > m) {
+                    c->bub[b] = c->ovf_val[e];
+                }
+            }
+        }
+    }
+    /* Heap: previous segments' entries first (all with lower docnos). */
+    Py_ssize_t hcap = k;
+    Py_ssize_t np_prev = 0;
+    if (pd_obj != Py_None) {
+        if (get_buffer(pd_obj, &pdv, 'q', "prev_docs") < 0) {
+            goto done;
+        }
+        have_pd = 1;
+        if (ps_obj == Py_None || get_buffer(ps_obj, &psv, 'd', "prev_scores") < 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "prev_scores is missing");
+            }
+            goto done;
+        }
+        have_ps = 1;
+        np_prev = buf_len(&pdv);
+        if (buf_len(&psv) != np_prev) {
+            PyErr_SetString(PyExc_ValueError, "prev_docs and prev_scores differ in length");
+            goto done;
+        }
+    }
+    if (hcap > total_postings + np_prev) {
+        hcap = total_postings + np_prev;
+    }
+    h.cap = hcap;
+    h.s = malloc(sizeof(double) * (hcap ? hcap : 1));
+    h.d = malloc(sizeof(int64_t) * (hcap ? hcap : 1));
+    if (!h.s || !h.d) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (hcap == 0) {
+        h.cap = 0;
+    }
+    for (Py_ssize_t i = 0; i < np_prev && h.cap > 0; i++) {
+        heap_push(&h, ((const double *)psv.buf)[i], ((const int64_t *)pdv.buf)[i]);
+    }
+    /* Order cursors by upper bound (ascending); prefix sums of the bounds. */
+    for (int i = 0; i < n; i++) {
+        ord[i] = i;
+    }
+    for (int a = 1; a < n; a++) {
+        int x = ord[a], b2 = a - 1;
+        while (b2 >= 0 && (cs[ord[b2]].ub > cs[x].ub ||
+                           (cs[ord[b2]].ub == cs[x].ub && ord[b2] > x))) {
+            ord[b2 + 1] = ord[b2];
+            b2--;
+        }
+        ord[b2 + 1] = x;
+    }
+    {
+        double acc = 0.0;
+        for (int i = 0; i < n; i++) {
+            acc += cs[ord[i]].ub;
+            prefix[i] = acc;
+        }
+    }
+    q.cs = cs;
+    q.n = n;
+    q.dlidx = (const int32_t *)dli.buf;
+    q.allow = have_allow ? (const uint8_t *)allow.buf : NULL;
+    q.deny = have_deny ? (const uint8_t *)deny.buf : NULL;
+    /* Rounding slack: the score and every bound are sums of at most 2n + 2 terms whose
+     * magnitudes add up to at most 2 * total_abs; each float operation errs by at most half an
+     * ulp of its result. 16 (n + 2) eps * total_abs is several times that. */
+    q.slack = 16.0 * (double)(n + 2) * DBL_EPSILON * total_abs + DBL_MIN;
+    q.base = (int64_t)base;
+    q.h = &h;
+    if (h.cap > 0 && n > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        run(&q, ord, prefix, vals, present);
+        Py_END_ALLOW_THREADS
+    }
+    /* Sorted output: score descending, docno ascending. */
+    {
+        Py_ssize_t m = h.size;
+        Entry *es = malloc(sizeof(Entry) * (m ? m : 1));
+        if (!es) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < m; i++) {
+            es[i].s = h.s[i];
+            es[i].d = h.d[i];
+        }
+        qsort(es, (size_t)m, sizeof(Entry), cmp_entry);
+        PyObject *bd = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(int64_t)));
+        PyObject *bs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
+        if (!bd || !bs) {
+            Py_XDECREF(bd);
+            Py_XDECREF(bs);
+            free(es);
+            goto done;
+        }
+        int64_t *od = (int64_t *)PyBytes_AS_STRING(bd);
+        double *os = (double *)PyBytes_AS_STRING(bs);
+        for (Py_ssize_t i = 0; i < m; i++) {
+            od[i] = es[i].d;
+            os[i] = es[i].s;
+        }
+        free(es);
+        if (want_stats) {
+            result = Py_BuildValue("(NN{s:L,s:L})", bd, bs, "candidates", (long long)q.n_cand,
+                                   "scored", (long long)q.n_scored);
+        }
+        else {
+            result = PyTuple_Pack(2, bd, bs);
+            Py_DECREF(bd);
+            Py_DECREF(bs);
+        }
+    }
+done:
+    release_views(tv, n);
+    if (have_dli) {
+        PyBuffer_Release(&dli);
+    }
+    if (have_allow) {
+        PyBuffer_Release(&allow);
+    }
+    if (have_deny) {
+        PyBuffer_Release(&deny);
+    }
+    if (have_pd) {
+        PyBuffer_Release(&pdv);
+    }
+    if (have_ps) {
+        PyBuffer_Release(&psv);
+    }
+    free(tv);
+    free(cs);
+    free(ord);
+    free(present);
+    free(prefix);
+    free(vals);
+    free(bub);
+    free(h.s);
+    free(h.d);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* count(lists, n_docs, allow, deny): documents in the union of the lists (and allowed)        */
+/* ------------------------------------------------------------------------------------------ */
+
+static PyObject *
+topk_count(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"lists", "n_docs", "allow", "deny", NULL};
+    PyObject *lists, *allow_obj = Py_None, *deny_obj = Py_None;
+    Py_ssize_t ndocs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "On|OO", kwlist, &lists, &ndocs, &allow_obj,
+                                     &deny_obj)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(lists, "lists must be a sequence");
+    if (!seq) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_buffer allow, deny;
+    int have_allow = 0, have_deny = 0;
+    uint64_t *bits = NULL;
+    PyObject *result = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyObject_TypeCheck(it, &PostingListType)) {
+            PyErr_SetString(PyExc_TypeError, "lists must hold PostingList objects");
+            goto done;
+        }
+        if (((PostingList *)it)->n_docs != ndocs) {
+            PyErr_SetString(PyExc_ValueError, "PostingList was built for another n_docs");
+            goto done;
+        }
+    }
+    if (allow_obj != Py_None) {
+        if (get_buffer(allow_obj, &allow, 'b', "allow") < 0) {
+            goto done;
+        }
+        have_allow = 1;
+        if (buf_len(&allow) < ndocs) {
+            PyErr_SetString(PyExc_ValueError, "allow is too short");
+            goto done;
+        }
+    }
+    if (deny_obj != Py_None) {
+        if (get_buffer(deny_obj, &deny, 'b', "deny") < 0) {
+            goto done;
+        }
+        have_deny = 1;
+        if (buf_len(&deny) < ndocs) {
+            PyErr_SetString(PyExc_ValueError, "deny is too short");
+            goto done;
+        }
+    }
+    long long count = 0;
+    if (n == 1 && !have_allow && !have_deny) {
+        count = ((PostingList *)PySequence_Fast_GET_ITEM(seq, 0))->n;
+    }
+    else if (n > 0) {
+        Py_ssize_t words = (ndocs + 63) / 64;
+        bits = calloc(words ? words : 1, sizeof(uint64_t));
+        if (!bits) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        const uint8_t *al = have_allow ? (const uint8_t *)allow.buf : NULL;
+        const uint8_t *de = have_deny ? (const uint8_t *)deny.buf : NULL;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PostingList *pl = (PostingList *)PySequence_Fast_GET_ITEM(seq, i);
+            const int32_t *docs = pl->docs;
+            for (Py_ssize_t p = 0; p < pl->n; p++) {
+                int32_t d = docs[p];
+                uint64_t bit = (uint64_t)1 << (d & 63);
+                uint64_t w = bits[d >> 6];
+                if (!(w & bit)) {
+                    bits[d >> 6] = w | bit;
+                    if ((!al || al[d]) && (!de || !de[d])) {
+                        count++;
+                    }
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    result = PyLong_FromLongLong(count);
+done:
+    if (have_allow) {
+        PyBuffer_Release(&allow);
+    }
+    if (have_deny) {
+        PyBuffer_Release(&deny);
+    }
+    free(bits);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static PyMethodDef topk_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
+     "search(terms, dl_index, k, allow=None, deny=None, base=0, prev_docs=None, "
+     "prev_scores=None, stats=False) -> (docnos bytes int64, scores bytes float64[, stats])\n\n"
+     "terms: sequence, in query order, of (PostingList, qw, table, bound_table, overflow_values)."},
+    {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
+     "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef topk_module = {
+    PyModuleDef_HEAD_INIT, "_topk",
+    "Exact top-k retrieval kernel for bm25desk (see bm25desk/engine/topk.py).", -1,
+    topk_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__topk(void)
+{
+    if (PyType_Ready(&PostingListType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&topk_module);
+    if (!m) {
+        return NULL;
+    }
+    Py_INCREF(&PostingListType);
+    if (PyModule_AddObject(m, "PostingList", (PyObject *)&PostingListType) < 0) {
+        Py_DECREF(&PostingListType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "MAX_CAP", MAX_CAP) < 0 ||
+        PyModule_AddIntConstant(m, "ABI", 1) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,34 @@
+"""Build the optional C kernel ``bm25desk.engine._topk`` (everything else is in pyproject.toml).
+
+The kernel is optional: without a C compiler the build warns and goes on, and bm25desk uses its
+numpy path (``bm25desk.engine.topk.HAVE_KERNEL`` is False). ``BM25DESK_NO_EXTENSION=1`` skips
+it on purpose. It needs only the Python headers (no numpy at build time), and is compiled
+without floating-point contraction so that its scores are bit-identical to numpy's.
+"""
+
+import os
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class BuildExt(build_ext):
+    """Pick flags for the compiler at hand (no FMA contraction, no fast-math)."""
+
+    def build_extensions(self) -> None:
+        if self.compiler.compiler_type == "msvc":
+            flags = ["/O2", "/fp:precise"]
+        else:
+            flags = ["-O3", "-ffp-contract=off", "-fno-fast-math"]
+        for ext in self.extensions:
+            ext.extra_compile_args = flags
+        super().build_extensions()
+
+
+extensions = []
+if os.environ.get("BM25DESK_NO_EXTENSION", "") in ("", "0"):
+    extensions.append(
+        Extension("bm25desk.engine._topk", ["bm25desk/engine/_topk.c"], optional=True)
+    )
+
+setup(ext_modules=extensions, cmdclass={"build_ext": BuildExt})
