@@ -302,10 +302,10 @@ def _top_k_kernel(
             continue
         seg_allow = None if allow is None else allow[base : base + n]
         d, sc = search(args, dli, k, seg_allow, deny, base, prev_d, prev_s)
-        prev_d, prev_s = d, sc
+        prev_d, prev_s = np.frombuffer(d, dtype=np.int64), np.frombuffer(sc, dtype=np.float64)
     if prev_d is None:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    return np.frombuffer(prev_d, dtype=np.int64), np.frombuffer(prev_s, dtype=np.float64)
+    return prev_d, prev_s
 
 
 def dense_scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:

@@ -166,7 +166,7 @@ def check(
 @given(data=st.data())
 @settings(max_examples=40, deadline=None)
 def test_tf_part_is_monotone_and_non_negative(key: str, data: st.DataObject) -> None:
-    """Every variant's tf part is ≥ 0, non-decreasing in tf and non-increasing in L (computed)."""
+    """Every variant's tf part is ≥ 0, non-decreasing in tf and non-increasing in L."""
     variant = data.draw(variants(key))
     avgdl = data.draw(st.floats(1.0, 5000.0))
     stats = CollectionStats(1000, avgdl, 10, lambda: np.array([1, 5, 900], dtype=np.int64))
@@ -178,8 +178,11 @@ def test_tf_part_is_monotone_and_non_negative(key: str, data: st.DataObject) -> 
     ).reshape(tf.size, dl.size)
     assert np.isfinite(grid).all()
     assert (grid >= 0).all()
-    assert (np.diff(grid, axis=0) >= 0).all(), "decreases in tf"
-    assert (np.diff(grid, axis=1) <= 0).all(), "increases in L"
+    # Monotone up to rounding (e.g. k1 = 2e-16 makes tf·(k1+1) round up or not): the kernel's
+    # bound table is the monotone envelope whenever a table is not exactly monotone.
+    ulps = 8 * np.finfo(np.float64).eps * np.abs(grid)
+    assert (np.diff(grid, axis=0) >= -ulps[1:]).all(), "decreases in tf"
+    assert (np.diff(grid, axis=1) <= ulps[:, 1:]).all(), "increases in L"
 
 
 def test_table_entries_equal_the_dense_evaluation(make_index: object) -> None:
