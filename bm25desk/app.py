@@ -21,8 +21,9 @@ def _parse(args: list[str]) -> argparse.Namespace:
     return parser.parse_args(args)
 
 
-def _setup_logging() -> None:
-    """Log to stderr and to ``<data dir>/bm25desk.log`` (tracebacks go there, not to the UI)."""
+def _setup_logging() -> list[logging.Handler]:
+    """Log bm25desk's messages to stderr and ``<data dir>/bm25desk.log`` (tracebacks go there)."""
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     handlers: list[logging.Handler] = [logging.StreamHandler()]
     try:
         directory = paths.data_dir()
@@ -30,9 +31,11 @@ def _setup_logging() -> None:
         handlers.append(logging.FileHandler(directory / "bm25desk.log", encoding="utf-8"))
     except OSError:
         pass
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers
-    )
+    for handler in handlers:
+        handler.setFormatter(formatter)
+        log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    return handlers
 
 
 def main(args: list[str] | None = None) -> int:
@@ -47,7 +50,7 @@ def main(args: list[str] | None = None) -> int:
             print("bm25desk --self-test is not available in this build.")  # noqa: T201
             return 0
         return run_self_test()
-    _setup_logging()
+    handlers = _setup_logging()
 
     from PySide6.QtCore import QCoreApplication
     from PySide6.QtWidgets import QApplication
@@ -77,3 +80,6 @@ def main(args: list[str] | None = None) -> int:
         return int(app.exec())
     finally:
         sys.excepthook = sys.__excepthook__
+        for handler in handlers:
+            log.removeHandler(handler)
+            handler.close()

@@ -12,6 +12,7 @@ Typical use::
 
 from __future__ import annotations
 
+import bm25desk.engine.extractors  # noqa: F401  (registers pdf, docx, odt, epub, eml, mbox)
 from bm25desk.engine.analysis import Analyzer, AnalysisError
 from bm25desk.engine.build import BuildReport, build_index, update_index
 from bm25desk.engine.index import DocRecord, Index

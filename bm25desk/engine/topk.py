@@ -200,15 +200,17 @@ def build_table(w: TermWeight, dl_values: F64) -> _Table:
         flat = np.asarray(w.tf_part(tf, dl), dtype=np.float64)
     T = np.ascontiguousarray(flat.reshape(n, width))
     T[:, 0] = 0.0
-    # Rows of length 0 are unreachable (an empty document has no postings).
-    body = T[dl_values > 0, 1:]
+    # Rows of length 0 are unreachable (an empty document has no postings): not checked.
+    reach = dl_values > 0
+    body = T[reach, 1:]
     ok = bool(np.isfinite(body).all() and (body >= 0.0).all())
     U = T
     if ok:
-        mono = bool((np.diff(T[:, 1:], axis=1) >= 0).all() and (np.diff(T, axis=0) <= 0).all())
+        mono = bool((np.diff(body, axis=1) >= 0).all() and (np.diff(body, axis=0) <= 0).all())
         if not mono:
             # Monotone envelope: U[j, tf] = max T[j', tf'] over tf' ≤ tf, j' ≥ j.
-            env = np.maximum.accumulate(T, axis=1)
+            env = np.where(reach[:, None], T, 0.0)
+            env = np.maximum.accumulate(env, axis=1)
             env = np.maximum.accumulate(env[::-1], axis=0)[::-1]
             U = np.ascontiguousarray(env)
     return _Table((w.variant, w.k1), T, U, ok)

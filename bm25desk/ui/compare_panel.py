@@ -85,8 +85,8 @@ class ComparePanel(QWidget):
         self.k_spin.setPrefix("top k = ")
         self.k_spin.setToolTip("How many results of each ranking to compare")
         self.k_spin.valueChanged.connect(self._on_config_changed)
-        self.picker_a = VariantPicker(compact=True)
-        self.picker_b = VariantPicker(compact=True)
+        self.picker_a = VariantPicker(layout="row")
+        self.picker_b = VariantPicker(layout="row")
         self.picker_a.set_variant(get_variant("lucene"))
         self.picker_b.set_variant(get_variant("bm25l"))
         self.picker_a.variant_changed.connect(self._on_config_changed)
@@ -109,6 +109,7 @@ class ComparePanel(QWidget):
 
         self.delta_model = TermDeltaModel(self)
         self.delta_view, _ = _table(self.delta_model)
+        self.delta_view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # query order
         self.delta_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.delta_title = QLabel("Select a document to see its score change, term by term.")
         self.delta_title.setWordWrap(True)

@@ -13,23 +13,26 @@ from bm25desk.ui.search_work import DetailOutcome
 
 
 class DetailPanel(QWidget):
-    """Preview | (ledger over plots), in splitters whose sizes the window remembers."""
+    """Preview | ledger | plots (stacked), in splitters whose sizes the window remembers."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.preview = PreviewPanel()
         self.ledger = LedgerPanel()
-        self.plots = PlotsPanel()
-        self.right = QSplitter(Qt.Orientation.Vertical)
+        self.plots = PlotsPanel(orientation=Qt.Orientation.Vertical)
+        self.right = QSplitter(Qt.Orientation.Horizontal)
         self.right.addWidget(self.ledger)
         self.right.addWidget(self.plots)
         self.right.setStretchFactor(0, 3)
         self.right.setStretchFactor(1, 2)
+        self.right.setSizes([680, 330])
+        self.right.setChildrenCollapsible(False)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.preview)
         self.splitter.addWidget(self.right)
-        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([360, 1000])
         self.splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

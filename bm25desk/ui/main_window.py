@@ -180,8 +180,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.variant_label)
         self.statusBar().addPermanentWidget(self.index_label)
         self._make_menus()
-        self.runner.busy_changed.connect(self._on_runner_busy_changed)
         self.resize(1360, 900)
+        self.resizeDocks([self.index_dock], [110], Qt.Orientation.Vertical)
         self.index_panel.refresh()
         self._restore()
 
@@ -568,10 +568,6 @@ class MainWindow(QMainWindow):
     def _on_tabs_current_changed(self, index: int) -> None:
         self.compare_panel.set_active(self.tabs.widget(index) is self.compare_panel)
         self.stats_panel.set_active(self.tabs.widget(index) is self.stats_panel)
-
-    @Slot(bool)
-    def _on_runner_busy_changed(self, busy: bool) -> None:
-        self.statusBar().showMessage("Working…" if busy else "", 0 if busy else 1)
 
     # -- drag and drop ---------------------------------------------------------------------------
 

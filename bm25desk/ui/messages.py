@@ -92,7 +92,7 @@ class MessageBar(QWidget):
         """Show ``text`` (``kind``: error, warning or info), with an optional (id, label) link."""
         from html import escape
 
-        body = escape(text)
+        body = escape(text, quote=False)
         if action is not None:
             body += f' &nbsp; <a href="{escape(action[0])}">{escape(action[1])}</a>'
         self.text.setText(body)

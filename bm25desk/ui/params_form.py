@@ -105,6 +105,7 @@ class ParamsForm(QWidget):
             item = self._grid.takeAt(0)
             w = item.widget()
             if w is not None and w not in (self.reset_button, self.none_label):
+                w.hide()  # at once: deleteLater waits for the event loop
                 w.deleteLater()
         self._controls = {}
         values = variant.values()

@@ -16,6 +16,14 @@ from bm25desk.ui.colors import TermColors, mix, muted_text
 from bm25desk.ui.plot_data import PlotData, Point, Series
 
 
+def _tip(x: float, y: float, data: object) -> str:
+    return f"{data}: ({x:.4g}, {y:.4g})"
+
+
+def _tip_log(x: float, y: float, data: object) -> str:
+    return f"{data}: df {10 ** x:,.0f}, idf {y:.4g}"
+
+
 def style_plot(plot: pg.PlotWidget, palette: QPalette) -> None:
     """Use the window's colours for a plot's background, axes and title."""
     base = palette.color(QPalette.ColorRole.Base)
@@ -34,7 +42,7 @@ def style_plot(plot: pg.PlotWidget, palette: QPalette) -> None:
 def make_plot(title: str, x_label: str, y_label: str, palette: QPalette) -> pg.PlotWidget:
     """Return a small, non-interactive-by-default plot with labelled axes."""
     plot = pg.PlotWidget()
-    plot.setMinimumSize(220, 170)
+    plot.setMinimumSize(200, 110)
     item = plot.getPlotItem()
     item.setTitle(title, size="9pt")
     item.setLabel("bottom", x_label)
@@ -42,6 +50,7 @@ def make_plot(title: str, x_label: str, y_label: str, palette: QPalette) -> pg.P
     item.showGrid(x=True, y=True, alpha=0.15)
     item.setMenuEnabled(False)
     item.hideButtons()
+    item.getViewBox().setDefaultPadding(0.08)
     plot.setMouseEnabled(x=False, y=False)
     style_plot(plot, palette)
     return plot
@@ -50,7 +59,12 @@ def make_plot(title: str, x_label: str, y_label: str, palette: QPalette) -> pg.P
 class PlotsPanel(QWidget):
     """The three plots of the current variant, with the selected document's points."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        orientation: Qt.Orientation = Qt.Orientation.Horizontal,
+    ) -> None:
         super().__init__(parent)
         pal = self.palette()
         self.tf_plot = make_plot("tf saturation", "tf (occurrences in the document)", "tf part", pal)
@@ -59,7 +73,7 @@ class PlotsPanel(QWidget):
         self.idf_plot.getPlotItem().setLogMode(x=True, y=False)
         self.note = QLabel()
         self.note.setWordWrap(True)
-        row = QHBoxLayout()
+        row = QHBoxLayout() if orientation == Qt.Orientation.Horizontal else QVBoxLayout()
         row.setSpacing(6)
         for p in (self.tf_plot, self.length_plot, self.idf_plot):
             row.addWidget(p, 1)
@@ -95,7 +109,8 @@ class PlotsPanel(QWidget):
         if data.length is not None:
             self._vline(self.length_plot, data.length, "this doc", dashed=False)
         curve = (data.idf_curve,) if data.idf_curve is not None else ()
-        self._draw(self.idf_plot, curve, data.idf_points, log_x=True, label_points=True)
+        self._draw(self.idf_plot, curve, data.idf_points, log_x=True,
+                   label_points=len(data.idf_points) <= 6)
         zero = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(self._muted(), width=1))
         self.idf_plot.getPlotItem().addItem(zero)
         muted = muted_text(self.palette()).name()
@@ -135,17 +150,36 @@ class PlotsPanel(QWidget):
             scatter = pg.ScatterPlotItem(
                 x=np.log10(xs) if log_x else xs,
                 y=[p.y for p in points],
+                data=[p.term for p in points],
                 size=11,
                 brush=[pg.mkBrush(self._colors.color(p.term)) for p in points],
                 pen=pg.mkPen(base, width=1.5),
+                hoverable=True,
+                tip=_tip_log if log_x else _tip,
             )
             item.addItem(scatter)
             if label_points:
                 text = self.palette().color(QPalette.ColorRole.Text)
-                for p in points:
-                    label = pg.TextItem(p.term, color=text, anchor=(0, 1))
-                    label.setPos(np.log10(p.x) if log_x else p.x, p.y)
+                xs_plot = np.log10(xs) if log_x else np.asarray(xs)
+                lo, hi = float(np.min(xs_plot)), float(np.max(xs_plot))
+                if curves:
+                    cx = np.asarray(curves[0].xs)
+                    cx = np.log10(cx[cx > 0]) if log_x else cx
+                    lo, hi = min(lo, float(cx.min())), max(hi, float(cx.max()))
+                order = np.argsort(xs_plot)
+                last_x, flip = -np.inf, False
+                for i in order:
+                    p, x = points[i], float(xs_plot[i])
+                    # Labels near the right edge grow leftwards, so they stay inside the plot;
+                    # a label close to the previous one goes below its point instead of above.
+                    right = hi > lo and (x - lo) / (hi - lo) > 0.7
+                    close = hi > lo and (x - last_x) / (hi - lo) < 0.12
+                    flip = close and not flip
+                    anchor = (1 if right else 0, 0 if flip else 1)
+                    label = pg.TextItem(p.term, color=text, anchor=anchor)
+                    label.setPos(x, p.y)
                     item.addItem(label)
+                    last_x = x
 
     def _vline(self, plot: pg.PlotWidget, x: float, label: str, *, dashed: bool) -> None:
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
@@ -154,7 +188,7 @@ class PlotsPanel(QWidget):
             angle=90,
             pen=pg.mkPen(self._muted(), width=1, style=style),
             label=label,
-            labelOpts={"position": 0.92 if dashed else 0.8, "color": self._muted()},
+            labelOpts={"position": 0.92 if dashed else 0.7, "color": self._muted()},
         )
         plot.getPlotItem().addItem(line)
 

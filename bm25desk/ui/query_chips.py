@@ -85,9 +85,11 @@ class QueryChips(QLabel):
             elif tok.role == "prohibited":
                 chips.append(f"<span style='color:{bad}'>&nbsp;{label}&nbsp;</span>")
             else:
-                bg = highlight_background(colors.color(tok.term), pal, 0.55).name()
+                color = colors.color(tok.term)
+                bg = highlight_background(color, pal, 0.45).name()
                 chips.append(
-                    f"<span style='background-color:{bg}'>&nbsp;■&nbsp;{label}&nbsp;</span>"
+                    f"<span style='background-color:{bg}'>&nbsp;<span style='color:{color.name()}'>"
+                    f"■</span>&nbsp;{label}&nbsp;</span>"
                 )
         html = " &nbsp;".join(chips)
         hints = []

@@ -37,7 +37,7 @@ class Column(IntEnum):
 HEADERS = {
     Column.RANK: "#",
     Column.SCORE: "Score",
-    Column.PARTS: "Why (contribution per term)",
+    Column.PARTS: "Contributions",
     Column.TITLE: "Title",
     Column.SNIPPET: "Snippet",
     Column.SOURCE: "Source",

@@ -6,6 +6,7 @@ Everything returned is immutable, so it can cross to the GUI thread by signal as
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from collections import OrderedDict
@@ -151,10 +152,17 @@ def document_view(searcher: Searcher, docno: int, terms: frozenset[str]) -> Docu
     # QTextDocument counts a CRLF as one position and indexes in UTF-16 code units: normalise
     # line ends before finding the spans, and convert offsets where the text needs surrogates.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not rec.location or "://" in rec.location:
+        # Corpus records (SMART, TSV, JSON) carry hard line breaks from the source file: reflow
+        # single ones into spaces (same length, so offsets are unchanged); keep paragraph breaks.
+        text = _SINGLE_NEWLINE.sub(" ", text)
     spans = tuple(index.analyzer.spans(text, terms)) if terms else ()
     if any(ord(c) > 0xFFFF for c in text):
         spans = tuple((_utf16(text, s), _utf16(text, e), t) for s, e, t in spans)
     return DocumentView(docno, rec.docid, rec.title, rec.location, text, spans, truncated)
+
+
+_SINGLE_NEWLINE = re.compile(r"(?<=[^\n])\n(?=[^\n])")
 
 
 def _utf16(text: str, offset: int) -> int:

@@ -138,6 +138,7 @@ class StatsPanel(QWidget):
         self.splitter.addWidget(right)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([700, 700])
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 0)
         layout.addWidget(self.splitter)

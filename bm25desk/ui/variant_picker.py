@@ -45,7 +45,10 @@ class VariantPicker(QWidget):
 
     variant_changed = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None, *, compact: bool = False) -> None:
+    def __init__(self, parent: QWidget | None = None, *, layout: str = "stacked") -> None:
+        """Build the controls; ``layout``: ``stacked`` (combo over parameters, with the formula),
+        ``row`` (combo over parameters, no formula) or ``detached`` (the caller places
+        :attr:`combo`, :attr:`formula` and :attr:`params` in its own layout)."""
         super().__init__(parent)
         self.combo = QComboBox()
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -54,24 +57,29 @@ class VariantPicker(QWidget):
             self.combo.setItemData(
                 self.combo.count() - 1, variant_tooltip(cls), Qt.ItemDataRole.ToolTipRole
             )
-        self.params = ParamsForm(compact=compact)
+        self.params = ParamsForm(compact=layout != "stacked")
         self.formula = QLabel()
         self.formula.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.formula.setWordWrap(True)
         self._params: dict[str, dict[str, float]] = {}
         self._variant: Variant = get_variant(str(self.combo.currentData()))
-        if compact:
-            layout = QHBoxLayout(self)
-            layout.setContentsMargins(0, 0, 0, 0)
-            layout.addWidget(self.combo)
-            layout.addWidget(self.params, 1)
+        if layout == "row":
+            box = QVBoxLayout(self)
+            box.setContentsMargins(0, 0, 0, 0)
+            top = QHBoxLayout()
+            top.addWidget(self.combo)
+            top.addStretch(1)
+            box.addLayout(top)
+            box.addWidget(self.params)
             self.formula.hide()
+        elif layout == "stacked":
+            box = QVBoxLayout(self)
+            box.setContentsMargins(0, 0, 0, 0)
+            box.addWidget(self.combo)
+            box.addWidget(self.formula)
+            box.addWidget(self.params)
         else:
-            layout = QVBoxLayout(self)
-            layout.setContentsMargins(0, 0, 0, 0)
-            layout.addWidget(self.combo)
-            layout.addWidget(self.formula)
-            layout.addWidget(self.params)
+            self.hide()
         self.combo.currentIndexChanged.connect(self._on_combo_current_index_changed)
         self.params.values_changed.connect(self._on_params_values_changed)
         self._show(self._variant)

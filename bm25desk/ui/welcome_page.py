@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from bm25desk.ui.build_request import SAMPLE_DESCRIPTION
 from bm25desk.ui.colors import muted_text
@@ -59,7 +59,7 @@ class WelcomePage(QWidget):
         formats.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
         column = QWidget()
-        column.setMaximumWidth(560)
+        column.setFixedWidth(560)
         inner = QVBoxLayout(column)
         inner.addWidget(title)
         inner.addWidget(intro)
@@ -69,9 +69,13 @@ class WelcomePage(QWidget):
         inner.addSpacing(18)
         inner.addWidget(self.new_button)
         inner.addWidget(formats)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(column)
+        row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addStretch(1)
-        layout.addWidget(column, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addLayout(row)
         layout.addStretch(2)
 
     def set_busy(self, busy: bool) -> None:

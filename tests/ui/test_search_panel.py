@@ -114,7 +114,7 @@ def test_selecting_a_result_fills_preview_ledger_and_plots(qtbot, panel) -> None
     assert preview.text.textCursor().selectedText().lower().startswith(term[:3])
     data = detail.plots.data()
     assert data is not None and data.tf_points and data.idf_curve is not None
-    assert "Why" in panel.model.headerData(Column.PARTS, Qt.Orientation.Horizontal)
+    assert "Contributions" in panel.model.headerData(Column.PARTS, Qt.Orientation.Horizontal)
 
 
 def test_down_arrow_moves_to_the_results(qtbot, panel) -> None:
