@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 import traceback
@@ -64,15 +65,11 @@ def main(args: list[str] | None = None) -> int:
     app.setDesktopFileName("bm25desk")
     window = MainWindow()
 
-    def excepthook(
-        kind: type[BaseException], exc: BaseException, tb: TracebackType | None
-    ) -> None:
+    def excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         """Log unexpected errors and show them as a message, not a traceback."""
         log.error("unexpected error:\n%s", "".join(traceback.format_exception(kind, exc, tb)))
-        try:
+        with contextlib.suppress(RuntimeError):  # the window may be gone
             window.show_error(exc)
-        except RuntimeError:  # the window is gone
-            pass
 
     sys.excepthook = excepthook
     window.show()

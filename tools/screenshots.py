@@ -90,16 +90,20 @@ def main() -> int:
     wait(lambda: len(progressed) >= 4 or window.build_job is None, what="build progress")
     shot(window, "02-building")
     wait(lambda: bool(first_results), what="first results")
+    total = time.perf_counter() - started
     print(  # noqa: T201
-        f"sample: {time.perf_counter() - started:.1f} s from launch to first results "
-        f"(window {window_ready - started:.1f} s; click → results {first_results[0] - clicked:.1f} s)"
+        f"sample: {total:.1f} s from launch to first results "
+        f"(window {window_ready - started:.1f} s; "
+        f"click → results {first_results[0] - clicked:.1f} s)"
     )
     panel = window.search_panel
     wait(lambda: panel.detail.outcome() is not None, what="detail")
     panel.select_row(1)
     wait(
-        lambda: panel.detail.outcome() is not None
-        and panel.detail.outcome().explanation.docno == panel.selected_docno(),
+        lambda: (
+            panel.detail.outcome() is not None
+            and panel.detail.outcome().explanation.docno == panel.selected_docno()
+        ),
         what="detail of row 2",
     )
     panel.detail.preview.next_match()
@@ -113,8 +117,13 @@ def main() -> int:
     b_config = get_variant("lucene", b=0.2)
     window.compare_panel.set_configs(get_variant("lucene"), b_config)
     window.show_tab(1)
-    wait(lambda: window.compare_panel.outcome() is not None
-         and window.compare_panel.outcome().variant_b == b_config, what="compare")
+    wait(
+        lambda: (
+            window.compare_panel.outcome() is not None
+            and window.compare_panel.outcome().variant_b == b_config
+        ),
+        what="compare",
+    )
     wait(lambda: window.compare_panel.delta_model.rowCount() > 0, what="compare delta")
     shot(window, "05-compare")
 
@@ -152,11 +161,19 @@ def dark_palette(qpalette: type, qcolor: type) -> object:
     p = qpalette()
     role = qpalette.ColorRole
     for r, c in (
-        (role.Window, "#2b2b2b"), (role.WindowText, "#e6e6e6"), (role.Base, "#1e1e1e"),
-        (role.AlternateBase, "#262626"), (role.Text, "#e6e6e6"), (role.Button, "#353535"),
-        (role.ButtonText, "#e6e6e6"), (role.Highlight, "#3d6fa5"),
-        (role.HighlightedText, "#ffffff"), (role.PlaceholderText, "#8c8c8c"),
-        (role.ToolTipBase, "#2b2b2b"), (role.ToolTipText, "#e6e6e6"), (role.Link, "#7fb0e6"),
+        (role.Window, "#2b2b2b"),
+        (role.WindowText, "#e6e6e6"),
+        (role.Base, "#1e1e1e"),
+        (role.AlternateBase, "#262626"),
+        (role.Text, "#e6e6e6"),
+        (role.Button, "#353535"),
+        (role.ButtonText, "#e6e6e6"),
+        (role.Highlight, "#3d6fa5"),
+        (role.HighlightedText, "#ffffff"),
+        (role.PlaceholderText, "#8c8c8c"),
+        (role.ToolTipBase, "#2b2b2b"),
+        (role.ToolTipText, "#e6e6e6"),
+        (role.Link, "#7fb0e6"),
     ):
         p.setColor(r, qcolor(c))
     return p

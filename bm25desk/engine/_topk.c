@@ -591,8 +591,9 @@ typedef struct {
     double slack;
     int64_t base;
     Heap *h;
+    Cursor *excl;   /* a list whose documents were all handled already (seeded), or NULL */
     /* statistics */
-    int64_t n_cand, n_scored;
+    int64_t n_cand, n_scored, n_skips, n_seeded;
 } Query;
 
 static inline int
@@ -601,11 +602,99 @@ excluded(const Query *q, int32_t d)
     return (q->allow && !q->allow[d]) || (q->deny && q->deny[d]);
 }
 
+static inline double
+exact_sum(int *present, int m, const double *vals)
+{
+    for (int a = 1; a < m; a++) {
+        int x = present[a], b2 = a - 1;
+        while (b2 >= 0 && present[b2] > x) {
+            present[b2 + 1] = present[b2];
+            b2--;
+        }
+        present[b2 + 1] = x;
+    }
+    double s = 0.0;
+    for (int a = 0; a < m; a++) {
+        s += vals[present[a]];
+    }
+    return s;
+}
+
+/* Term-at-a-time seeding: score every document of the short list S exactly (probing copies of
+ * the other cursors, ord_desc = their indices by descending upper bound), so that the threshold
+ * is high before the document-at-a-time pass over the other lists, which then skips S's
+ * documents. */
 static void
-run(Query *q, int *ord, double *prefix, double *vals, int *present)
+seed(Query *q, Cursor *S, Cursor *others, int m, double *vals, int *present)
+{
+    Heap *h = q->h;
+    double slack = q->slack;
+    const int32_t *dlidx = q->dlidx;
+    double rest = 0.0;
+    for (int i = m - 1; i >= 0; i--) {
+        rest += others[i].ub;
+    }
+    for (Py_ssize_t p = 0; p < S->n; p++) {
+        cur_set(S, p);
+        int32_t d = S->cur;
+        if (UNLIKELY(excluded(q, d))) {
+            continue;
+        }
+        q->n_seeded++;
+        double vs = contrib(S, dlidx);
+        int full = h->size >= h->cap;
+        double theta = full ? h->s[0] : -INFINITY;
+        double bound = vs + rest;
+        if (full) {
+            if (bound + slack <= theta) {
+                continue;
+            }
+            for (int i = 0; i < m; i++) {
+                Cursor *o = &others[i];
+                double bb = block_bound(o, d);
+                o->bb = bb;
+                bound -= o->ub - bb;
+                if (bound + slack <= theta) {
+                    goto next;
+                }
+            }
+        }
+        int mm = 0;
+        vals[S->qi] = vs;
+        present[mm++] = S->qi;
+        for (int i = 0; i < m; i++) {
+            Cursor *o = &others[i];
+            next_geq(o, d);
+            if (o->cur == d) {
+                double v = contrib(o, dlidx);
+                vals[o->qi] = v;
+                present[mm++] = o->qi;
+                if (full) {
+                    bound += v - o->bb;
+                }
+            }
+            else if (full) {
+                bound -= o->bb;
+            }
+            if (full && bound + slack <= theta) {
+                goto next;
+            }
+        }
+        q->n_scored++;
+        heap_push(h, exact_sum(present, mm, vals), q->base + d);
+    next:;
+    }
+    cur_set(S, 0);
+    S->blk = 0;
+    S->oi = 0;
+}
+
+/* Document-at-a-time over the cursors ord[0..n) (ascending upper bounds; prefix[] their running
+ * sums), skipping documents of q->excl. */
+static void
+run(Query *q, const int *ord, int n, const double *prefix, double *vals, int *present)
 {
     Cursor *cs = q->cs;
-    int n = q->n;
     Heap *h = q->h;
     double slack = q->slack;
     const int32_t *dlidx = q->dlidx;
@@ -639,48 +728,56 @@ run(Query *q, int *ord, double *prefix, double *vals, int *present)
             cur = next;
             continue;
         }
-        double noness = ne ? prefix[ne - 1] : 0.0;
         if (full) {
-            /* Block-max pre-check of the essential lists before touching lengths or tfs. */
-            double bound = noness;
-            int single = ne == n - 1;
+            /* Block-max pre-check before touching lengths or tfs: the essential lists at cur
+             * and every non-essential list, each bounded by its block that may hold cur. */
+            double bound = 0.0;
             for (int i = ne; i < n; i++) {
                 Cursor *c = &cs[ord[i]];
                 if (c->cur == cur) {
                     bound += block_bound(c, cur);
                 }
             }
+            for (int i = ne - 1; i >= 0; i--) {
+                Cursor *c = &cs[ord[i]];
+                c->bb = block_bound(c, cur);
+                bound += c->bb;
+            }
             if (bound + slack <= theta) {
-                if (single && cs[ord[ne]].cur == cur) {
-                    /* One essential list: skip the rest of its block outright. */
-                    Cursor *c = &cs[ord[ne]];
-                    Py_ssize_t b = c->pos >> c->shift;
-                    if (c->blk > b) {
-                        b = c->blk;
+                /* No document before `target` can enter: one that is in an essential list is in
+                 * a list now at cur (the others are at `upto` or later), and any document up to
+                 * `bnd` lies in the same blocks of the lists at cur and of the non-essential
+                 * lists, so it has the same bound. */
+                int32_t upto = END_DOC, bnd = END_DOC;
+                for (int i = ne; i < n; i++) {
+                    Cursor *c = &cs[ord[i]];
+                    if (c->cur == cur) {
+                        int32_t last = c->blk_last[c->blk];
+                        if (last < bnd) {
+                            bnd = last;
+                        }
                     }
-                    cur_set(c, (b + 1) << c->shift);
-                    /* Further blocks whose bound cannot reach theta. */
-                    while (c->cur != END_DOC) {
-                        Py_ssize_t bb = c->pos >> c->shift;
-                        c->blk = bb;
-                        if (noness + c->qwp * blk_max(c, bb) + slack > theta) {
-                            break;
-                        }
-                        cur_set(c, (bb + 1) << c->shift);
-                    }
-                    next = c->cur;
-                }
-                else {
-                    for (int i = ne; i < n; i++) {
-                        Cursor *c = &cs[ord[i]];
-                        if (c->cur == cur) {
-                            advance(c);
-                        }
-                        if (c->cur < next) {
-                            next = c->cur;
-                        }
+                    else if (c->cur < upto) {
+                        upto = c->cur;
                     }
                 }
+                for (int i = 0; i < ne; i++) {
+                    Cursor *c = &cs[ord[i]];
+                    if (c->blk < c->nblk && c->blk_last[c->blk] < bnd) {
+                        bnd = c->blk_last[c->blk];
+                    }
+                }
+                int32_t target = bnd < upto ? bnd + 1 : upto;
+                for (int i = ne; i < n; i++) {
+                    Cursor *c = &cs[ord[i]];
+                    if (c->cur == cur) {
+                        next_geq(c, target);
+                    }
+                    if (c->cur < next) {
+                        next = c->cur;
+                    }
+                }
+                q->n_skips++;
                 cur = next;
                 continue;
             }
@@ -701,20 +798,15 @@ run(Query *q, int *ord, double *prefix, double *vals, int *present)
             }
         }
         if (full) {
-            double bound = sum + noness;
+            /* the non-essential lists' block bounds were computed by the pre-check */
+            double bound = sum;
+            for (int i = ne - 1; i >= 0; i--) {
+                bound += cs[ord[i]].bb;
+            }
             if (bound + slack <= theta) {
                 goto skip;
             }
             if (ne > 0) {
-                for (int i = ne - 1; i >= 0; i--) {
-                    Cursor *c = &cs[ord[i]];
-                    double bb = block_bound(c, cur);
-                    c->bb = bb;
-                    bound -= c->ub - bb;
-                    if (bound + slack <= theta) {
-                        goto skip;
-                    }
-                }
                 for (int i = ne - 1; i >= 0; i--) {
                     Cursor *c = &cs[ord[i]];
                     next_geq(c, cur);
@@ -736,20 +828,15 @@ run(Query *q, int *ord, double *prefix, double *vals, int *present)
         else {
             /* Heap not full: nothing is non-essential (ne == 0). */
         }
-        /* Exact score: sum in query order, starting from 0.0 like numpy's `scores[d] += c`. */
-        for (int a = 1; a < m; a++) {
-            int x = present[a], b2 = a - 1;
-            while (b2 >= 0 && present[b2] > x) {
-                present[b2 + 1] = present[b2];
-                b2--;
+        if (q->excl) {
+            next_geq(q->excl, cur);
+            if (q->excl->cur == cur) {
+                goto skip; /* scored (or pruned) by the seeding pass */
             }
-            present[b2 + 1] = x;
         }
+        /* Exact score: sum in query order, starting from 0.0 like numpy's `scores[d] += c`. */
         {
-            double s = 0.0;
-            for (int a = 0; a < m; a++) {
-                s += vals[present[a]];
-            }
+            double s = exact_sum(present, m, vals);
             q->n_scored++;
             if (heap_push(h, s, q->base + cur)) {
                 if (h->size >= h->cap) {
@@ -815,22 +902,24 @@ cmp_entry(const void *a, const void *b)
 static PyObject *
 topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"terms", "dl_index", "k",         "allow", "deny",
-                             "base",  "prev_docs", "prev_scores", "stats", NULL};
+    static char *kwlist[] = {"terms",       "dl_index", "k",    "allow",      "deny", "base",
+                             "prev_docs",   "prev_scores", "stats", "seed", NULL};
     PyObject *terms, *dli_obj, *allow_obj = Py_None, *deny_obj = Py_None;
     PyObject *pd_obj = Py_None, *ps_obj = Py_None;
     Py_ssize_t k;
     long long base = 0;
     int want_stats = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOn|OOLOOp", kwlist, &terms, &dli_obj, &k,
+    double seed_ratio = 2.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOn|OOLOOpd", kwlist, &terms, &dli_obj, &k,
                                      &allow_obj, &deny_obj, &base, &pd_obj, &ps_obj,
-                                     &want_stats)) {
+                                     &want_stats, &seed_ratio)) {
         return NULL;
     }
     if (k < 1) {
         PyErr_SetString(PyExc_ValueError, "k must be at least 1");
         return NULL;
     }
+    int seed_mode = seed_ratio > 0.0;
     PyObject *seq = PySequence_Fast(terms, "terms must be a sequence");
     if (!seq) {
         return NULL;
@@ -851,11 +940,12 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     int *present = malloc(sizeof(int) * (n ? n : 1));
     double *prefix = malloc(sizeof(double) * (n ? n : 1));
     double *vals = malloc(sizeof(double) * (n ? n : 1));
+    Cursor *seedcs = malloc(sizeof(Cursor) * (n ? n : 1));
     double *bub = NULL;
     Heap h = {NULL, NULL, 0, 0};
     Query q;
     memset(&q, 0, sizeof(q));
-    if (!tv || !cs || !ord || !present || !prefix || !vals) {
+    if (!tv || !cs || !ord || !present || !prefix || !vals || !seedcs) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1076,8 +1166,32 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     q.base = (int64_t)base;
     q.h = &h;
     if (h.cap > 0 && n > 0) {
+        /* Seed with the list of the largest upper bound when it is short. */
+        int sd = -1;
+        if (seed_mode && n >= 2) {
+            sd = ord[n - 1];
+            if (!(cs[sd].ub > 0.0) || (double)cs[sd].n * seed_ratio > (double)(total_postings - cs[sd].n)) {
+                sd = -1;
+            }
+        }
         Py_BEGIN_ALLOW_THREADS
-        run(&q, ord, prefix, vals, present);
+        if (sd >= 0) {
+            /* copies of the others, by descending upper bound */
+            for (int i = 0; i < n - 1; i++) {
+                seedcs[i] = cs[ord[n - 2 - i]];
+            }
+            seed(&q, &cs[sd], seedcs, n - 1, vals, present);
+            q.excl = &cs[sd];
+            double acc = 0.0;
+            for (int i = 0; i < n - 1; i++) {
+                acc += cs[ord[i]].ub;
+                prefix[i] = acc;
+            }
+            run(&q, ord, n - 1, prefix, vals, present);
+        }
+        else {
+            run(&q, ord, n, prefix, vals, present);
+        }
         Py_END_ALLOW_THREADS
     }
     /* Sorted output: score descending, docno ascending. */
@@ -1109,8 +1223,9 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         }
         free(es);
         if (want_stats) {
-            result = Py_BuildValue("(NN{s:L,s:L})", bd, bs, "candidates", (long long)q.n_cand,
-                                   "scored", (long long)q.n_scored);
+            result = Py_BuildValue("(NN{s:L,s:L,s:L,s:L})", bd, bs, "candidates",
+                                   (long long)q.n_cand, "scored", (long long)q.n_scored, "skips",
+                                   (long long)q.n_skips, "seeded", (long long)q.n_seeded);
         }
         else {
             result = PyTuple_Pack(2, bd, bs);
@@ -1141,6 +1256,7 @@ done:
     free(present);
     free(prefix);
     free(vals);
+    free(seedcs);
     free(bub);
     free(h.s);
     free(h.d);

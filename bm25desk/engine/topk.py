@@ -78,6 +78,15 @@ class _Table:
     ok: bool  # every reachable entry finite and non-negative (else: the numpy path)
 
 
+@dataclass(frozen=True, slots=True)
+class _Postings:
+    """One term's postings in one segment: the kernel's view and the raw arrays (local docnos)."""
+
+    pl: Any  # _topk.PostingList, or None without the kernel
+    docs: I32
+    tfs: I32
+
+
 class _State:
     """Per-index data for the kernel: length index, posting lists, weight tables (thread-safe)."""
 
@@ -92,21 +101,21 @@ class _State:
                 (seg, b, seg.n_docs, self.dl_index[b : b + seg.n_docs], deny)
             )
         self.lock = threading.Lock()
-        self.lists: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
+        self.lists: OrderedDict[str, tuple[_Postings | None, ...]] = OrderedDict()
         self.list_bytes = 0
         self.tables: OrderedDict[Any, _Table] = OrderedDict()
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
 
     # -- posting lists ---------------------------------------------------------------------------
 
-    def posting_lists(self, term: str) -> tuple[Any, ...]:
-        """Return the term's :class:`_topk.PostingList` per segment (None where absent)."""
+    def postings(self, term: str) -> tuple[_Postings | None, ...]:
+        """Return the term's postings per segment (None where absent), with block metadata."""
         with self.lock:
             got = self.lists.get(term)
             if got is not None:
                 self.lists.move_to_end(term)
                 return got
-        out = []
+        out: list[_Postings | None] = []
         size = 0
         for seg, _base, _n, dli, _deny in self.segments:
             tid = seg.lexicon.find(term)
@@ -117,8 +126,9 @@ class _State:
             if docs.size == 0:
                 out.append(None)
                 continue
-            out.append(_topk.PostingList(docs, tfs, dli, CAP, SHIFT))
-            size += 64 + docs.size // 8  # rough: block metadata + profile
+            pl = _topk.PostingList(docs, tfs, dli, CAP, SHIFT) if HAVE_KERNEL else None
+            out.append(_Postings(pl, docs, tfs))
+            size += 96 + docs.size // 8  # rough: block metadata and profile
         lists = tuple(out)
         with self.lock:
             if term not in self.lists:
@@ -126,7 +136,7 @@ class _State:
                 self.list_bytes += size
                 while self.list_bytes > _MAX_LIST_BYTES and len(self.lists) > 1:
                     _, old = self.lists.popitem(last=False)
-                    self.list_bytes -= sum(64 + p.n // 8 for p in old if p is not None)
+                    self.list_bytes -= sum(96 + p.docs.size // 8 for p in old if p is not None)
         return lists
 
     # -- weight tables ---------------------------------------------------------------------------
@@ -146,18 +156,17 @@ class _State:
                 self.tables.popitem(last=False)
         return table
 
-    def overflow_values(self, term: str, s: int, pl: Any, w: TermWeight, doclen: Any) -> F64:
+    def overflow_values(self, term: str, s: int, p: _Postings, w: TermWeight, doclen: Any) -> F64:
         """Return numpy's tf parts of the postings with tf > CAP (cached per term and table)."""
         key = (term, s, w.variant, w.k1)
         with self.lock:
             got = self.overflow.get(key)
             if got is not None:
                 return got
-        seg, base, _n, _dli, _deny = self.segments[s]
-        pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
-        docs, tfs = seg.postings(seg.lexicon.find(term))
-        tf = np.asarray(tfs[pos]).astype(np.float64)
-        dl = np.asarray(doclen[np.asarray(docs[pos]).astype(np.int64) + base]).astype(np.float64)
+        base = self.segments[s][1]
+        pos = np.frombuffer(p.pl.overflow_positions(), dtype=np.int32)
+        tf = np.asarray(p.tfs[pos]).astype(np.float64)
+        dl = np.asarray(doclen[np.asarray(p.docs[pos]).astype(np.int64) + base]).astype(np.float64)
         values = np.ascontiguousarray(w.tf_part(tf, dl), dtype=np.float64)
         with self.lock:
             self.overflow[key] = values
@@ -232,8 +241,7 @@ def _state(index: Index) -> _State:
 
 def prepare(index: Index) -> None:
     """Build the per-index data now (the length index) instead of on the first query."""
-    if HAVE_KERNEL:
-        _state(index)
+    _state(index)
 
 
 def _as_mask(allowed: Any, n: int) -> Any:
@@ -287,7 +295,7 @@ def _top_k_kernel(
         table = st.table(w)
         if not table.ok:
             return None
-        per_term.append((term, qw, w, table, st.posting_lists(term)))
+        per_term.append((term, qw, w, table, st.postings(term)))
     doclen = index.doclen
     prev_d: Any = None
     prev_s: Any = None
@@ -295,11 +303,11 @@ def _top_k_kernel(
     for s, (_seg, base, n, dli, deny) in enumerate(st.segments):
         args = []
         for term, qw, w, table, lists in per_term:
-            pl = lists[s]
-            if pl is None:
+            p = lists[s]
+            if p is None:
                 continue
-            ov = st.overflow_values(term, s, pl, w, doclen) if pl.n_overflow else None
-            args.append((pl, qw, table.T, table.U, ov))
+            ov = st.overflow_values(term, s, p, w, doclen) if p.pl.n_overflow else None
+            args.append((p.pl, qw, table.T, table.U, ov))
         if not args:
             continue
         seg_allow = None if allow is None else allow[base : base + n]
@@ -359,10 +367,10 @@ def count_matches(index: Index, terms: Sequence[TermSpec | str], allowed: Any = 
             m &= allow
         return int(m.sum())
     st = _state(index)
-    lists = [st.posting_lists(t) for t in names]
+    lists = [st.postings(t) for t in names]
     total = 0
     for s, (_seg, base, n, _dli, deny) in enumerate(st.segments):
-        pls = [ls[s] for ls in lists if ls[s] is not None]
+        pls = [p.pl for p in (ls[s] for ls in lists) if p is not None]
         if pls:
             seg_allow = None if allow is None else allow[base : base + n]
             total += _topk.count(pls, n, seg_allow, deny)
@@ -377,38 +385,38 @@ def tf_parts(index: Index, terms: Sequence[TermSpec], docnos: Any) -> list[tuple
     absent.
     """
     docnos = np.asarray(docnos, dtype=np.int64)
-    doclen = index.doclen
+    st = _state(index)
+    one = len(st.segments) == 1
     out: list[tuple[I32, F64]] = []
-    st = _state(index) if HAVE_KERNEL else None
     for term, _qtf, w in terms:
         tf = np.zeros(docnos.size, dtype=np.int32)
-        part = np.zeros(docnos.size, dtype=np.float64)
-        for seg, base, dele in zip(index.segments, index.bases, index.deleted, strict=False):
-            b = int(base)
-            sel = np.flatnonzero((docnos >= b) & (docnos < b + seg.n_docs))
+        for s, p in enumerate(st.postings(term)):
+            if p is None:
+                continue
+            _seg, base, n, _dli, deny = st.segments[s]
+            if one:
+                sel = np.arange(docnos.size)
+                local = docnos.astype(np.int32)
+            else:
+                sel = np.flatnonzero((docnos >= base) & (docnos < base + n))
+                local = (docnos[sel] - base).astype(np.int32)
             if sel.size == 0:
                 continue
-            tid = seg.lexicon.find(term)
-            if tid < 0:
-                continue
-            docs, tfs = seg.postings(tid)
-            local = (docnos[sel] - b).astype(np.int32)
-            i = np.searchsorted(docs, local)
-            i_ok = np.minimum(i, max(docs.size - 1, 0))
-            hit = (i < docs.size) & (docs[i_ok] == local) if docs.size else np.zeros_like(i, bool)
-            if dele is not None:
-                hit &= ~dele[local]
-            tf[sel[hit]] = tfs[i_ok[hit]]
+            i = np.minimum(np.searchsorted(p.docs, local), p.docs.size - 1)
+            hit = p.docs[i] == local
+            if deny is not None:
+                hit &= ~deny[local]
+            tf[sel[hit]] = p.tfs[i[hit]]
+        part = np.zeros(docnos.size, dtype=np.float64)
         present = tf > 0
         if present.any():
             t = tf[present]
-            dl = doclen[docnos[present]]
-            table = st.table(w) if st is not None else None
+            dl = index.doclen[docnos[present]]
+            table = st.table(w) if HAVE_KERNEL else None
             if table is not None and table.ok:
-                j = st.dl_index[docnos[present]]  # type: ignore[union-attr]
-                small = t <= CAP
                 vals = np.empty(t.size, dtype=np.float64)
-                vals[small] = table.T[j[small], t[small]]
+                small = t <= CAP
+                vals[small] = table.T[st.dl_index[docnos[present][small]], t[small]]
                 if not small.all():
                     vals[~small] = w.tf_part(
                         t[~small].astype(np.float64), dl[~small].astype(np.float64)

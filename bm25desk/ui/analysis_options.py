@@ -68,7 +68,9 @@ class AnalysisOptions(QWidget):
         self.stopwords.addItem("The language's stop list", "language")
         self.stopwords.addItem("From a file…", "file")
         self.stopwords.setCurrentIndex(1)
-        self.stopwords.setToolTip("Stop lists come from whoosh (14 languages); a file holds one word per line")
+        self.stopwords.setToolTip(
+            "Stop lists come from whoosh (14 languages); a file holds one word per line"
+        )
         self.tokenizer = QComboBox()
         for key, label in TOKENIZERS.items():
             self.tokenizer.addItem(key.capitalize(), key)
@@ -170,12 +172,12 @@ class AnalysisOptions(QWidget):
         pal = self.palette()
         try:
             options = self.options()
-            if options["stopwords"] not in ("none",) and options["stopwords"] in LANGUAGES:
-                if options["stopwords"] not in _stoplist_languages():
-                    raise AnalysisError(
-                        f"there is no stop list for {_LANGUAGE_NAMES[options['stopwords']]}: "
-                        "choose None or a file"
-                    )
+            stop = options["stopwords"]
+            if stop in LANGUAGES and stop not in _stoplist_languages():
+                raise AnalysisError(
+                    f"there is no stop list for {_LANGUAGE_NAMES[options['stopwords']]}: "
+                    "choose None or a file"
+                )
             analyzer = Analyzer.create(**options)
         except AnalysisError as exc:
             self._error = str(exc)
@@ -197,8 +199,9 @@ class AnalysisOptions(QWidget):
                 )
             else:
                 bg = highlight_background(QColor(PALETTE[0]), pal, 0.3)
+                term = escape(tok.term)
                 chips.append(
-                    f"<span style='background-color:{bg.name()}'>&nbsp;{escape(tok.term)}&nbsp;</span>"
+                    f"<span style='background-color:{bg.name()}'>&nbsp;{term}&nbsp;</span>"
                 )
         self.preview.setText(" ".join(chips) if chips else f"<i style='color:{muted}'>nothing</i>")
         self.summary.setText(

@@ -13,7 +13,9 @@ from bm25desk.engine.store import IndexInfo
 
 SAMPLE_NAME = "cisi-sample"
 SAMPLE_QUERY = "information retrieval evaluation"
-SAMPLE_DESCRIPTION = "CISI: 1,460 library and information science abstracts (Glasgow test collection)"
+SAMPLE_DESCRIPTION = (
+    "CISI: 1,460 library and information science abstracts (Glasgow test collection)"
+)
 
 
 @dataclass(frozen=True, slots=True)

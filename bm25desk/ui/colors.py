@@ -85,9 +85,7 @@ def is_dark(palette: QPalette) -> bool:
 
 def muted_text(palette: QPalette) -> QColor:
     """Return a colour for secondary text (placeholder role, or text blended into the base)."""
-    return mix(
-        palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.45
-    )
+    return mix(palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base), 0.45)
 
 
 def status_colors(palette: QPalette) -> dict[str, QColor]:

@@ -97,7 +97,10 @@ class CompareModel(_TableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return _COMPARE_HEADERS[section]
             if role == Qt.ItemDataRole.ToolTipRole and section == CompareColumn.MOVE:
-                return "How B moved the document relative to A: ▲ up, ▼ down, ● entered B's top k, ✕ left it"
+                return (
+                    "How B moved the document relative to A: ▲ up, ▼ down, "
+                    "● entered B's top k, ✕ left it"
+                )
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -131,8 +134,10 @@ class CompareModel(_TableModel):
         if role == Qt.ItemDataRole.ForegroundRole and col == CompareColumn.MOVE:
             colors = status_colors(QApplication.palette())
             return {
-                "up": colors["good"], "entered": colors["good"],
-                "down": colors["bad"], "left": colors["bad"],
+                "up": colors["good"],
+                "entered": colors["good"],
+                "down": colors["bad"],
+                "left": colors["bad"],
             }.get(r.movement)
         if role == Qt.ItemDataRole.ForegroundRole and not r.in_b:
             return QApplication.palette().color(QPalette.ColorRole.PlaceholderText)
@@ -219,7 +224,9 @@ class HeatmapModel(_TableModel):
         self._colors = TermColors()
         self._max = 1.0
 
-    def set_heat(self, terms: tuple[str, ...], columns: tuple[HeatColumn, ...], colors: TermColors) -> None:
+    def set_heat(
+        self, terms: tuple[str, ...], columns: tuple[HeatColumn, ...], colors: TermColors
+    ) -> None:
         """Show the contributions of ``terms`` to each document column."""
         self.beginResetModel()
         self._terms = tuple(terms)

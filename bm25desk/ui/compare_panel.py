@@ -26,7 +26,6 @@ from bm25desk.ui.colors import TermColors, muted_text
 from bm25desk.ui.compare_models import (
     ROW_ROLE,
     SORT_ROLE,
-    CompareColumn,
     CompareModel,
     HeatmapModel,
     TermDeltaModel,
@@ -131,8 +130,12 @@ class ComparePanel(QWidget):
         self.heat_which.addItem("B", "b")
         self.heat_which.currentIndexChanged.connect(self._show_heat)
         heat_head = QHBoxLayout()
-        heat_head.addWidget(QLabel("Term × document heatmap: contribution of each query term to "
-                                   "each of the top k documents of"))
+        heat_head.addWidget(
+            QLabel(
+                "Term × document heatmap: contribution of each query term to "
+                "each of the top k documents of"
+            )
+        )
         heat_head.addWidget(self.heat_which)
         heat_head.addStretch(1)
         heat_box = QWidget()
@@ -252,8 +255,11 @@ class ComparePanel(QWidget):
         )
         self._show_heat()
         moved_row = next(
-            (i for i in range(self.proxy.rowCount())
-             if self.proxy.index(i, 0).data(ROW_ROLE).movement != "same"),
+            (
+                i
+                for i in range(self.proxy.rowCount())
+                if self.proxy.index(i, 0).data(ROW_ROLE).movement != "same"
+            ),
             0,
         )
         if self.proxy.rowCount():

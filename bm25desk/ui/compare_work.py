@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bm25desk.engine import SearchResult, Searcher, Variant
+from bm25desk.engine import Searcher, SearchResult, Variant
 from bm25desk.engine.query import ParsedQuery
 
 
@@ -156,7 +156,10 @@ def _heat(result: SearchResult, terms: tuple[str, ...]) -> tuple[HeatColumn, ...
         by_term = {c.term: c.weight for c in hit.contributions}
         cols.append(
             HeatColumn(
-                hit.rank, hit.docno, hit.docid, hit.title,
+                hit.rank,
+                hit.docno,
+                hit.docid,
+                hit.title,
                 tuple(by_term.get(t, 0.0) for t in terms),
             )
         )
@@ -183,8 +186,15 @@ def run_compare(
         rec = index.doc(d)
         rows.append(
             CompareRow(
-                d, rec.docid, rec.title, ranks_a[d], ranks_b[d],
-                float(scores_a[d]), float(scores_b[d]), d in set_a, d in set_b,
+                d,
+                rec.docid,
+                rec.title,
+                ranks_a[d],
+                ranks_b[d],
+                float(scores_a[d]),
+                float(scores_b[d]),
+                d in set_a,
+                d in set_b,
             )
         )
     worst = index.n_slots + 1
@@ -192,9 +202,18 @@ def run_compare(
     ys = [float(ranks_b[d] or worst) for d in union]
     terms = parsed.terms
     return CompareOutcome(
-        parsed.text, variant_a, variant_b, k, tuple(rows), len(set_a & set_b),
-        kendall_tau_b(xs, ys), terms, _heat(result_a, terms), _heat(result_b, terms),
-        result_a, result_b,
+        parsed.text,
+        variant_a,
+        variant_b,
+        k,
+        tuple(rows),
+        len(set_a & set_b),
+        kendall_tau_b(xs, ys),
+        terms,
+        _heat(result_a, terms),
+        _heat(result_b, terms),
+        result_a,
+        result_b,
     )
 
 

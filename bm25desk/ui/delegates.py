@@ -85,7 +85,11 @@ class SnippetDelegate(QStyledItemDelegate):
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
         text_role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
         paint_highlighted_line(
-            painter, QRectF(opt.rect).adjusted(4, 0, -4, 0), snippet, colors, opt.palette,
+            painter,
+            QRectF(opt.rect).adjusted(4, 0, -4, 0),
+            snippet,
+            colors,
+            opt.palette,
             opt.palette.color(text_role),
         )
 

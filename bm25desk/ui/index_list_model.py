@@ -97,8 +97,12 @@ def human_time(iso: str) -> str:
         return iso
 
 
-_STATUS_TEXT = {"ok": "up to date", "stale": "changed", "missing": "source missing",
-                "damaged": "damaged"}
+_STATUS_TEXT = {
+    "ok": "up to date",
+    "stale": "changed",
+    "missing": "source missing",
+    "damaged": "damaged",
+}
 
 
 class IndexListModel(QAbstractTableModel):
@@ -134,9 +138,9 @@ class IndexListModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         """Return column titles (QAbstractTableModel.headerData)."""
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            if 0 <= section < len(Column):
-                return HEADERS[Column(section)]
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(Column):
+            return HEADERS[Column(section)]
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -77,7 +77,9 @@ class IndexPanel(QWidget):
             "incrementally; a changed corpus file is re-read (F5)"
         )
         self.rebuild_button = QPushButton("Rebuild")
-        self.rebuild_button.setToolTip("Build the index again from its source, with the same options")
+        self.rebuild_button.setToolTip(
+            "Build the index again from its source, with the same options"
+        )
         self.delete_button = QPushButton("Delete")
         self.delete_button.setToolTip("Delete the index (the source files are not touched)")
         self.folder_button = QPushButton("Show in folder")
@@ -92,8 +94,13 @@ class IndexPanel(QWidget):
         self.empty_label.setWordWrap(True)
 
         buttons = QHBoxLayout()
-        for b in (self.new_button, self.update_button, self.rebuild_button, self.delete_button,
-                  self.folder_button):
+        for b in (
+            self.new_button,
+            self.update_button,
+            self.rebuild_button,
+            self.delete_button,
+            self.folder_button,
+        ):
             buttons.addWidget(b)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
@@ -190,7 +197,9 @@ class IndexPanel(QWidget):
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.store.path(name))))
 
     @Slot(QModelIndex, QModelIndex)
-    def _on_selection_current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+    def _on_selection_current_row_changed(
+        self, current: QModelIndex, previous: QModelIndex
+    ) -> None:
         self._update_buttons()
         name = str(current.data(NAME_ROLE) or "") if current.isValid() else ""
         if name and name != self._current_open and not self._refreshing:

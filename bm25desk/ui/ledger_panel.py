@@ -29,9 +29,10 @@ def sum_check(explanation: Explanation) -> tuple[bool, str]:
     """Return whether the parts add up to the score, and the sentence that says so."""
     total = explanation.parts_sum
     ok = math.isclose(total, explanation.score, rel_tol=1e-9, abs_tol=1e-12)
-    parts = " + ".join(
-        _g(round(t.weight, 6)) for t in explanation.terms if t.status == "matched"
-    ) or "0"
+    parts = (
+        " + ".join(_g(round(t.weight, 6)) for t in explanation.terms if t.status == "matched")
+        or "0"
+    )
     verdict = "✓ the parts add up to the score" if ok else "✗ the parts do not add up"
     return ok, f"Σ parts = {parts} = {_g(total)};  score = {_g(explanation.score)}   {verdict}"
 
@@ -75,8 +76,9 @@ class LedgerPanel(QWidget):
         self.view.setAlternatingRowColors(True)
         self.view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
+        self._shape: tuple[object, ...] = ()
         self.view.selectionModel().currentRowChanged.connect(self._on_view_current_row_changed)
         self.check = QLabel()
         self.check.setWordWrap(True)
@@ -122,10 +124,15 @@ class LedgerPanel(QWidget):
         if e.terms:
             self.view.selectRow(first)
             self._show_formulas(first)
-        header = self.view.horizontalHeader()
-        for col in (Column.IDF_FORMULA, Column.TF_FORMULA):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(col, 260)
+        # Fit the columns when the rows change (another document or query), not on every
+        # re-ranking: a slider drag should not measure every cell again.
+        shape = (e.docno, tuple((t.surface, t.status) for t in e.terms))
+        if shape != self._shape:
+            self._shape = shape
+            self.view.resizeColumnsToContents()
+            header = self.view.horizontalHeader()
+            for col in (Column.IDF_FORMULA, Column.TF_FORMULA):
+                header.resizeSection(col, 260)
 
     def explanation(self) -> Explanation | None:
         """Return the explanation shown."""

@@ -187,7 +187,7 @@ class MainWindow(QMainWindow):
 
     # -- menus -----------------------------------------------------------------------------------
 
-    def _action(self, menu, text: str, slot, shortcut: str | tuple[str, ...] = "") -> QAction:  # noqa: ANN001
+    def _action(self, menu, text: str, slot, shortcut: str | tuple[str, ...] = "") -> QAction:
         action = QAction(text, self)
         if shortcut:
             keys = (shortcut,) if isinstance(shortcut, str) else shortcut
@@ -220,17 +220,31 @@ class MainWindow(QMainWindow):
         self.cancel_action.setEnabled(False)
 
         search_menu = bar.addMenu("&Search")
-        self._action(search_menu, "&Focus the query", self.search_panel.focus_query,
-                     ("Ctrl+L", "Ctrl+F"))
-        self._action(search_menu, "&Next ranking function", lambda: self.search_panel.picker.step(1),
-                     "Ctrl+]")
-        self._action(search_menu, "&Previous ranking function",
-                     lambda: self.search_panel.picker.step(-1), "Ctrl+[")
-        self._action(search_menu, "&Reset parameters", self.search_panel.picker.params.reset,
-                     "Ctrl+0")
+        self._action(
+            search_menu, "&Focus the query", self.search_panel.focus_query, ("Ctrl+L", "Ctrl+F")
+        )
+        self._action(
+            search_menu,
+            "&Next ranking function",
+            lambda: self.search_panel.picker.step(1),
+            "Ctrl+]",
+        )
+        self._action(
+            search_menu,
+            "&Previous ranking function",
+            lambda: self.search_panel.picker.step(-1),
+            "Ctrl+[",
+        )
+        self._action(
+            search_menu, "&Reset parameters", self.search_panel.picker.params.reset, "Ctrl+0"
+        )
         search_menu.addSeparator()
         ledger = self.search_panel.detail.ledger
-        for action in (ledger.copy_text_action, ledger.copy_markdown_action, ledger.copy_json_action):
+        for action in (
+            ledger.copy_text_action,
+            ledger.copy_markdown_action,
+            ledger.copy_json_action,
+        ):
             search_menu.addAction(action)
 
         view_menu = bar.addMenu("&View")
@@ -343,7 +357,9 @@ class MainWindow(QMainWindow):
         """Build (or open) the bundled sample collection."""
         self.settings.sample_offered = True
         if self.store.exists(SAMPLE_NAME):
-            self.open_index(SAMPLE_NAME, query=self.search_panel.query() or SAMPLE_QUERY, force=True)
+            self.open_index(
+                SAMPLE_NAME, query=self.search_panel.query() or SAMPLE_QUERY, force=True
+            )
             return
         self.start_build(sample_request())
 
@@ -355,7 +371,15 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def rebuild_index(self, name: str) -> None:
         """Build ``name`` again from its source with the same options."""
-        self.start_build(rebuild_request(self.store.info(name)))
+        info = self.store.info(name)
+        if not info.source.get("path"):
+            self.message_bar.show_message(
+                f"The source of “{name}” is not recorded (its manifest is damaged): delete the "
+                "index and build it again with New…",
+                "error",
+            )
+            return
+        self.start_build(rebuild_request(info))
 
     @Slot(str)
     def delete_index(self, name: str) -> None:
@@ -443,7 +467,12 @@ class MainWindow(QMainWindow):
         self.index_panel.set_busy(building)
         self.welcome.set_busy(building)
         self.cancel_action.setEnabled(building)
-        for action in (self.new_action, self.sample_action, self.update_action, self.rebuild_action):
+        for action in (
+            self.new_action,
+            self.sample_action,
+            self.update_action,
+            self.rebuild_action,
+        ):
             action.setEnabled(not building)
 
     @Slot(object)
@@ -451,9 +480,12 @@ class MainWindow(QMainWindow):
         request = self._build_request
         self.last_report = report
         self.index_panel.refresh()
-        action = ("skipped", f"Show the {len(report.skipped):,} skipped") if report.skipped else None
-        self.message_bar.show_message(report.summary(), "info", action=action,
-                                      timeout_ms=0 if report.skipped else 12000)
+        action = (
+            ("skipped", f"Show the {len(report.skipped):,} skipped") if report.skipped else None
+        )
+        self.message_bar.show_message(
+            report.summary(), "info", action=action, timeout_ms=0 if report.skipped else 12000
+        )
         current = self.searcher.index.name if self.searcher is not None else ""
         if request is not None and (request.kind == "build" or report.name == current):
             query = self.search_panel.query()
@@ -466,7 +498,8 @@ class MainWindow(QMainWindow):
     def _on_build_failed(self, exc: BaseException) -> None:
         name = self._build_request.name if self._build_request else "the index"
         self.message_bar.show_message(
-            f"Could not build “{name}”: {readable(exc)} Any previous index of that name is unchanged.",
+            f"Could not build “{name}”: {readable(exc)} "
+            "Any previous index of that name is unchanged.",
             "error",
         )
         self.index_panel.refresh()
@@ -477,7 +510,8 @@ class MainWindow(QMainWindow):
         name = self._build_request.name if self._build_request else ""
         self.message_bar.show_message(
             f"Build of “{name}” cancelled. Any previous index of that name is unchanged.",
-            "info", timeout_ms=10000,
+            "info",
+            timeout_ms=10000,
         )
         self.index_panel.refresh()
         self.build_finished.emit(None)
@@ -501,7 +535,7 @@ class MainWindow(QMainWindow):
                 self.stack.setCurrentWidget(self.welcome)
                 self.setWindowTitle("bm25desk")
 
-    def _for_selected(self, fn) -> None:  # noqa: ANN001
+    def _for_selected(self, fn) -> None:
         name = self.index_panel.current_name() or (
             self.searcher.index.name if self.searcher is not None else ""
         )
@@ -534,7 +568,9 @@ class MainWindow(QMainWindow):
     @Slot()
     def show_shortcuts(self) -> None:
         """List the keyboard shortcuts."""
-        rows = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in SHORTCUTS)
+        rows = "".join(
+            f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in SHORTCUTS
+        )
         QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table>")
 
     @Slot()
@@ -674,4 +710,3 @@ class MainWindow(QMainWindow):
         self.search_panel.debounce.stop()
         self.runner.wait()
         event.accept()
-

@@ -37,9 +37,7 @@ def readable(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
         return f"{exc.strerror or 'Input/output error'}{where}"
-    detail = getattr(exc, "__traceback_text__", None) or "".join(
-        traceback.format_exception(exc)
-    )
+    detail = getattr(exc, "__traceback_text__", None) or "".join(traceback.format_exception(exc))
     log.error("unexpected error:\n%s", detail)
     text = str(exc) or type(exc).__name__
     return f"Something went wrong ({type(exc).__name__}: {text}). Details are in the log."
@@ -65,7 +63,8 @@ class MessageBar(QWidget):
         self.text = QLabel()
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
         )
         self.text.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.text.linkActivated.connect(self._on_text_link_activated)

@@ -72,7 +72,9 @@ class NewIndexDialog(QDialog):
 
         # -- source ----------------------------------------------------------------------------
         self.source_edit = QLineEdit()
-        self.source_edit.setPlaceholderText("A folder of documents or a corpus file — or drop one here")
+        self.source_edit.setPlaceholderText(
+            "A folder of documents or a corpus file — or drop one here"
+        )
         self.source_edit.editingFinished.connect(self._on_source_edit_editing_finished)
         file_button = QPushButton("File…")
         file_button.setToolTip("Choose a corpus file: TSV, BEIR corpus.jsonl, SMART (CISI), TREC")
@@ -112,6 +114,7 @@ class NewIndexDialog(QDialog):
         self.rows_view.setWordWrap(False)
         self.rows_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.rows_view.horizontalHeader().setDefaultSectionSize(160)
+        self.rows_view.setMinimumHeight(110)
         self.rows_view.setMaximumHeight(170)
         self.id_combo = QComboBox()
         self.title_combo = QComboBox()

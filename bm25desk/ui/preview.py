@@ -56,7 +56,9 @@ class PreviewPanel(QWidget):
         self.open_button.clicked.connect(self.open_document)
         self.text = QTextBrowser()
         self.text.setOpenLinks(False)
-        self.text.setPlaceholderText("The selected document appears here, its query terms highlighted.")
+        self.text.setPlaceholderText(
+            "The selected document appears here, its query terms highlighted."
+        )
 
         bar = QHBoxLayout()
         bar.addWidget(self.title, 1)
@@ -98,9 +100,14 @@ class PreviewPanel(QWidget):
             f"<b>{escape(doc.title or doc.docid)}</b><br>"
             f"<small style='color:{muted}'>{escape(where)}</small>"
         )
-        self.text.setPlainText(doc.text + (
-            f"\n\n[… the preview stops after {PREVIEW_CHARS:,} characters]" if doc.truncated else ""
-        ))
+        self.text.setPlainText(
+            doc.text
+            + (
+                f"\n\n[… the preview stops after {PREVIEW_CHARS:,} characters]"
+                if doc.truncated
+                else ""
+            )
+        )
         cursor = QTextCursor(self.text.document())
         cursor.beginEditBlock()
         formats: dict[str, QTextCharFormat] = {}

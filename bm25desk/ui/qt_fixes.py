@@ -2,8 +2,8 @@
 
 PySide6 6.12.0 (Shiboken 6.12.0) under-counts references to the interpreter's singletons:
 
-- every call of a wrapped C++ method returning ``void`` (``QLabel.setText``, ``QTableView.selectRow``
-  ...) returns ``None`` without taking a reference;
+- every call of a wrapped C++ method returning ``void`` (``QLabel.setText``,
+  ``QTableView.selectRow`` ...) returns ``None`` without taking a reference;
 - ``SignalInstance.emit()`` returns ``True`` without taking a reference.
 
 Each call lowers ``None``'s (or ``True``'s) reference count by one, so a long session or a test

@@ -42,9 +42,7 @@ class QueryChips(QLabel):
     def show_hint(self, text: str = "") -> None:
         """Show a quiet hint instead of chips."""
         muted = muted_text(self.palette()).name()
-        self.setText(
-            f"<span style='color:{muted}'>{escape(text)}</span>" if text else ""
-        )
+        self.setText(f"<span style='color:{muted}'>{escape(text)}</span>" if text else "")
 
     def show_error(self, text: str) -> None:
         """Show why the query cannot be searched."""
@@ -74,14 +72,14 @@ class QueryChips(QLabel):
             elif mark:
                 label = f"{mark}{label}"
             if tok.status == "stop":
-                chips.append(f"<span style='color:{muted}' title='stop word: not scored'>"
-                             f"<s>{label}</s></span>")
+                chips.append(
+                    f"<span style='color:{muted}' title='stop word: not scored'>"
+                    f"<s>{label}</s></span>"
+                )
             elif tok.status == "short":
                 chips.append(f"<span style='color:{muted}'><s>{label}</s></span>")
             elif tok.status == "unknown":
-                chips.append(
-                    f"<span style='color:{bad}'>&nbsp;{label}&nbsp;?</span>"
-                )
+                chips.append(f"<span style='color:{bad}'>&nbsp;{label}&nbsp;?</span>")
             elif tok.role == "prohibited":
                 chips.append(f"<span style='color:{bad}'>&nbsp;{label}&nbsp;</span>")
             else:

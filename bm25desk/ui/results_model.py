@@ -108,7 +108,10 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return HEADERS[col]
         if role == Qt.ItemDataRole.ToolTipRole and col == Column.PARTS:
-            return "Each coloured segment is one query term's share of the score (colours as in the query chips)"
+            return (
+                "Each coloured segment is one query term's share of the score "
+                "(colours as in the query chips)"
+            )
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (Column.RANK, Column.SCORE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -164,7 +167,8 @@ class ResultsModel(QAbstractTableModel):
             for c in hit.contributions:
                 share = c.weight / hit.score if hit.score else 0.0
                 lines.append(
-                    f"  {c.term}: {_g(c.weight)} ({share:.0%})  tf {c.tf}, df {c.df}, idf {c.idf:.3f}"
+                    f"  {c.term}: {_g(c.weight)} ({share:.0%})  "
+                    f"tf {c.tf}, df {c.df}, idf {c.idf:.3f}"
                 )
             return "\n".join(lines)
         if col == Column.TITLE:

@@ -11,7 +11,16 @@ from __future__ import annotations
 import re
 import time
 
-from PySide6.QtCore import QEvent, QItemSelection, QObject, QSortFilterProxyModel, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QObject,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -92,7 +101,9 @@ class SearchPanel(QWidget):
         self.query_edit.returnPressed.connect(self.search_now)
         self.query_edit.installEventFilter(self)
         self.picker = VariantPicker(self, layout="detached")
-        self.picker.combo.setToolTip(self.picker.combo.toolTip() + "<br>(Ctrl+] / Ctrl+[ : next / previous)")
+        self.picker.combo.setToolTip(
+            self.picker.combo.toolTip() + "<br>(Ctrl+] / Ctrl+[ : next / previous)"
+        )
         self.picker.variant_changed.connect(self._on_picker_variant_changed)
         self.chips = QueryChips()
         self.chips.suggestion_chosen.connect(self._on_chips_suggestion_chosen)
@@ -321,7 +332,9 @@ class SearchPanel(QWidget):
         self.failed.emit(exc)
 
     @Slot(QItemSelection, QItemSelection)
-    def _on_view_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+    def _on_view_selection_changed(
+        self, _selected: QItemSelection, _deselected: QItemSelection
+    ) -> None:
         rows = self.view.selectionModel().selectedRows()
         if not rows:
             return

@@ -12,7 +12,7 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from bm25desk.engine import Explanation, Hit, Index, SearchResult, Searcher, Variant
+from bm25desk.engine import Explanation, Hit, Index, Searcher, SearchResult, Variant
 from bm25desk.engine.analysis import Analyzer
 from bm25desk.engine.query import ParsedQuery
 from bm25desk.ui.plot_data import PlotData, plot_data

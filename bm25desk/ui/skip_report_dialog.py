@@ -24,8 +24,11 @@ class SkipReportDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Skipped while indexing {report.name!r}")
         counts = "; ".join(f"{n:,} × {reason}" for reason, n in report.skip_reasons.items())
-        summary = QLabel(f"{len(report.skipped):,} skipped: {counts}" if report.skipped else
-                         "Nothing was skipped.")
+        summary = QLabel(
+            f"{len(report.skipped):,} skipped: {counts}"
+            if report.skipped
+            else "Nothing was skipped."
+        )
         summary.setWordWrap(True)
         self.model = RowsModel(self)
         self.model.set_rows(("Where", "Reason"), [(s.where, s.reason) for s in report.skipped])

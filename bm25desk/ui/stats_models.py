@@ -88,7 +88,11 @@ class TopTermsModel(QAbstractTableModel):
             return term
         if role == Qt.ItemDataRole.TextAlignmentRole and col != TermsColumn.TERM:
             return _RIGHT
-        if role == Qt.ItemDataRole.ForegroundRole and col == TermsColumn.DF_SHARE and df * 2 > self._n_docs:
+        if (
+            role == Qt.ItemDataRole.ForegroundRole
+            and col == TermsColumn.DF_SHARE
+            and df * 2 > self._n_docs
+        ):
             return status_colors(QApplication.palette())["warn"]
         if role == Qt.ItemDataRole.ToolTipRole and df * 2 > self._n_docs:
             return f"{term!r} is in more than half the documents: its RSJ/BIM idf is negative"

@@ -96,8 +96,10 @@ class StatsPanel(QWidget):
 
         self.terms_model = TopTermsModel(self)
         self.terms_view = _view(self.terms_model)
-        self.terms_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.terms_view.horizontalHeader().setStretchLastSection(True)
+        self.terms_view.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents
+        )
+        self.terms_view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.terms_view.activated.connect(self._on_terms_view_activated)
         self.terms_view.clicked.connect(self._on_terms_view_activated)
         terms_box = QGroupBox("Most frequent terms (click one to look it up)")
@@ -203,11 +205,13 @@ class StatsPanel(QWidget):
         src = index.source
         m = index.manifest
         self.fields["source"].setText(escape(str(src.get("path", "—"))))
-        self.fields["format"].setText(FORMATS.get(str(src.get("format")), str(src.get("format", "—"))))
-        self.fields["analyzer"].setText(index.analyzer.describe())
-        self.fields["built"].setText(
-            f"{human_time(str(m.get('created', '')))} (updated {human_time(str(m.get('updated', '')))})"
+        self.fields["format"].setText(
+            FORMATS.get(str(src.get("format")), str(src.get("format", "—")))
         )
+        self.fields["analyzer"].setText(index.analyzer.describe())
+        created = human_time(str(m.get("created", "")))
+        updated = human_time(str(m.get("updated", "")))
+        self.fields["built"].setText(f"{created} (updated {updated})")
         try:
             from bm25desk.engine.store import dir_size
 
@@ -222,7 +226,8 @@ class StatsPanel(QWidget):
         self.fields["terms"].setText(f"{stats.n_terms:,} distinct terms")
         self.fields["avgdl"].setText(f"{stats.avgdl:.2f} analysed tokens")
         self.fields["lengths"].setText(
-            f"min {stats.min_length:,} · median {stats.median_length:,.0f} · max {stats.max_length:,}"
+            f"min {stats.min_length:,} · median {stats.median_length:,.0f} · "
+            f"max {stats.max_length:,}"
         )
         self.fields["tokens"].setText(f"{stats.total_tokens:,}")
         self.terms_model.set_terms(stats.top_terms, stats.n_docs)
@@ -237,14 +242,20 @@ class StatsPanel(QWidget):
             return
         widths = np.diff(edges)
         bars = pg.BarGraphItem(
-            x0=edges[:-1], width=widths * 0.92, height=counts, brush=QColor(PALETTE[0]),
+            x0=edges[:-1],
+            width=widths * 0.92,
+            height=counts,
+            brush=QColor(PALETTE[0]),
             pen=pg.mkPen(None),
         )
         item.addItem(bars)
         muted = muted_text(self.palette())
         line = pg.InfiniteLine(
-            pos=stats.avgdl, angle=90, pen=pg.mkPen(QColor(PALETTE[1]), width=2),
-            label=f"Lavg = {stats.avgdl:.1f}", labelOpts={"position": 0.9, "color": muted},
+            pos=stats.avgdl,
+            angle=90,
+            pen=pg.mkPen(QColor(PALETTE[1]), width=2),
+            label=f"Lavg = {stats.avgdl:.1f}",
+            labelOpts={"position": 0.9, "color": muted},
         )
         item.addItem(line)
         title = "Document lengths"
@@ -275,11 +286,14 @@ class StatsPanel(QWidget):
         if lookup.status == "empty":
             self.lookup_result.setText("")
         elif lookup.status == "stop":
-            self.lookup_result.setText(f"<span style='color:{muted}'>“{text}” is a stop word: "
-                                       "it is not indexed.</span>")
+            self.lookup_result.setText(
+                f"<span style='color:{muted}'>“{text}” is a stop word: it is not indexed.</span>"
+            )
         elif lookup.status == "short":
-            self.lookup_result.setText(f"<span style='color:{muted}'>“{text}” is shorter than the "
-                                       "minimum length: it is not indexed.</span>")
+            self.lookup_result.setText(
+                f"<span style='color:{muted}'>“{text}” is shorter than the "
+                "minimum length: it is not indexed.</span>"
+            )
         elif lookup.status == "unknown":
             hint = ", ".join(escape(s) for s in lookup.suggestions)
             self.lookup_result.setText(
@@ -291,11 +305,15 @@ class StatsPanel(QWidget):
             zero = [r.label for r in lookup.rows if r.idf == 0]
             flags = ""
             if negative:
-                flags += f"<br><span style='color:{bad}'>⚠ negative idf under {len(negative)} " \
-                         "variant(s): containing this term lowers a document's score there.</span>"
+                flags += (
+                    f"<br><span style='color:{bad}'>⚠ negative idf under {len(negative)} "
+                    "variant(s): containing this term lowers a document's score there.</span>"
+                )
             if zero:
-                flags += f"<br><span style='color:{status_colors(pal)['warn'].name()}'>⚠ zero " \
-                         f"idf under {len(zero)} variant(s).</span>"
+                flags += (
+                    f"<br><span style='color:{status_colors(pal)['warn'].name()}'>⚠ zero "
+                    f"idf under {len(zero)} variant(s).</span>"
+                )
             self.lookup_result.setText(
                 f"“{text}” → <b>{escape(lookup.term or '')}</b>: df = {lookup.df:,} of "
                 f"N = {lookup.n_docs:,} documents ({lookup.df / max(1, lookup.n_docs):.1%}), "

@@ -58,7 +58,8 @@ def index_stats(searcher: Searcher, *, bins: int = 40, top: int = 100) -> IndexS
     lengths = np.asarray(index.live_lengths(), dtype=np.int64)
     if lengths.size == 0:
         return IndexStats(index.name, 0, index.n_terms, 0.0, 0, 0.0, 0, 0, (0.0, 1.0), (0,), 0, ())
-    # Long tails squash a histogram: bin up to the 99.5th percentile, fold the rest into the last bin.
+    # Long tails squash a histogram: bin up to the 99.5th percentile, fold the rest into the
+    # last bin.
     hi = float(max(np.percentile(lengths, 99.5), 1.0))
     clipped = int((lengths > hi).sum())
     counts, edges = np.histogram(np.minimum(lengths, hi), bins=bins, range=(0.0, hi))
@@ -93,7 +94,13 @@ def term_lookup(searcher: Searcher, text: str) -> TermLookup:
     stats = index.term_stats(tok.term)
     if stats is None:
         return TermLookup(
-            text, tok.term, "unknown", 0, 0, index.n_docs, (),
+            text,
+            tok.term,
+            "unknown",
+            0,
+            0,
+            index.n_docs,
+            (),
             tuple(searcher.suggest(tok.term, 5)),
         )
     rows = []

@@ -43,8 +43,9 @@ class WelcomePage(QWidget):
         self.sample_button.setFont(font)
         self.sample_button.setToolTip("Builds in a few seconds")
         self.sample_button.clicked.connect(self.sample_requested)
-        sample_note = QLabel(f"<span style='color:{muted}'>{SAMPLE_DESCRIPTION}. "
-                             "Indexed in a few seconds.</span>")
+        sample_note = QLabel(
+            f"<span style='color:{muted}'>{SAMPLE_DESCRIPTION}. Indexed in a few seconds.</span>"
+        )
         sample_note.setWordWrap(True)
         sample_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.new_button = QPushButton("Index your own folder or corpus file…")

@@ -15,7 +15,7 @@ def _private_data_dir(data_dir: Path) -> Path:
 
 
 @pytest.fixture
-def make_window(qtbot) -> Iterator[Callable[[], object]]:  # noqa: ANN001
+def make_window(qtbot) -> Iterator[Callable[[], object]]:
     """Return a factory of MainWindows; each is closed (cancel + wait) at teardown."""
     from bm25desk.ui.main_window import MainWindow
 
@@ -35,7 +35,7 @@ def make_window(qtbot) -> Iterator[Callable[[], object]]:  # noqa: ANN001
 
 
 @pytest.fixture
-def window(make_window, ui_index, qtbot):  # noqa: ANN001, ANN201
+def window(make_window, ui_index, qtbot):
     """A MainWindow with the test index open."""
     w = make_window()
     w.show()

@@ -33,9 +33,13 @@ def test_different_configurations_move_documents(searcher) -> None:
     assert moves - {"same"}
     for r in o.rows:
         if r.movement == "entered":
-            assert r.in_b and not r.in_a and r.rank_a > 3
+            assert r.in_b
+            assert not r.in_a
+            assert r.rank_a > 3
         if r.movement == "left":
-            assert r.in_a and not r.in_b and r.rank_b > 3
+            assert r.in_a
+            assert not r.in_b
+            assert r.rank_b > 3
     assert o.tau is None or -1.0 <= o.tau <= 1.0
     for col in o.heat_a:
         hit = next(h for h in o.result_a.hits if h.docno == col.docno)

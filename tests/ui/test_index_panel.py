@@ -19,12 +19,14 @@ def test_lists_indexes_and_opens_on_selection(qtbot, ui_index) -> None:
     with qtbot.waitSignal(panel.open_requested) as blocker:
         panel.select(UI_INDEX)
     assert blocker.args == [UI_INDEX]
-    assert panel.update_button.isEnabled() and panel.delete_button.isEnabled()
+    assert panel.update_button.isEnabled()
+    assert panel.delete_button.isEnabled()
     with qtbot.waitSignal(panel.rebuild_requested) as blocker:
         panel.rebuild_button.click()
     assert blocker.args == [UI_INDEX]
     panel.set_busy(True)
-    assert not panel.new_button.isEnabled() and not panel.rebuild_button.isEnabled()
+    assert not panel.new_button.isEnabled()
+    assert not panel.rebuild_button.isEnabled()
     assert panel.folder_button.isEnabled()
 
 
@@ -47,4 +49,5 @@ def test_no_indexes_shows_a_hint(qtbot) -> None:
     panel = IndexPanel(IndexStore())
     qtbot.addWidget(panel)
     panel.refresh()
-    assert panel.view.isHidden() and not panel.empty_label.isHidden()
+    assert panel.view.isHidden()
+    assert not panel.empty_label.isHidden()

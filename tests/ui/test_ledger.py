@@ -35,7 +35,8 @@ def test_the_ledger_sums_to_the_score(qtbot, searcher, variant) -> None:
         assert ok, text
         assert "✓" in panel.check.text()
         statuses = {model.term_row(r).status for r in range(model.rowCount())}
-        assert "stop" in statuses and "unknown" in statuses
+        assert "stop" in statuses
+        assert "unknown" in statuses
 
 
 def test_copy_as_text_markdown_and_json(qtbot, searcher) -> None:

@@ -15,8 +15,35 @@ from bm25desk.ui.build_request import SAMPLE_NAME, BuildRequest
 from bm25desk.ui.new_index_dialog import NewIndexDialog
 from tests.conftest import UI_INDEX
 
-WORDS = ("apple pear plum cherry orchard tree fruit bee honey cider juice autumn spring branch "
-         "leaf root graft harvest storage pest moth aphid bird garden soil rain sun").split()
+WORDS = [
+    "apple",
+    "pear",
+    "plum",
+    "cherry",
+    "orchard",
+    "tree",
+    "fruit",
+    "bee",
+    "honey",
+    "cider",
+    "juice",
+    "autumn",
+    "spring",
+    "branch",
+    "leaf",
+    "root",
+    "graft",
+    "harvest",
+    "storage",
+    "pest",
+    "moth",
+    "aphid",
+    "bird",
+    "garden",
+    "soil",
+    "rain",
+    "sun",
+]
 
 
 def big_corpus(path: Path, n: int) -> Path:
@@ -96,7 +123,8 @@ def test_a_build_report_lists_skipped_files(qtbot, window, data_dir, tmp_path, m
         window.new_index(folder)
     assert blocker.args[0] == "notes"
     report = window.last_report
-    assert report.indexed == 2 and report.skipped
+    assert report.indexed == 2
+    assert report.skipped
     assert "skipped" in window.message_bar.text.text().lower()
     assert window.index_panel.names() == ["notes", UI_INDEX]
 
@@ -133,7 +161,8 @@ def test_deleting_the_open_index_returns_to_the_start_page(qtbot, window) -> Non
     window.confirm = lambda title, text: asked.append(text) or True
     window.delete_index(UI_INDEX)
     qtbot.waitUntil(lambda: window.stack.currentWidget() is window.welcome, timeout=10000)
-    assert asked and UI_INDEX in asked[0]
+    assert asked
+    assert UI_INDEX in asked[0]
     assert not IndexStore().exists(UI_INDEX)
     assert window.searcher is None
 
@@ -144,9 +173,13 @@ def test_a_damaged_index_gets_a_readable_message(qtbot, make_window, ui_index) -
     window.show()
     qtbot.waitUntil(lambda: window.message_bar.isVisible(), timeout=15000)
     text = window.message_bar.text.text()
-    assert UI_INDEX in text and "Traceback" not in text
+    assert UI_INDEX in text
+    assert "Traceback" not in text
     row = window.index_panel.model.row_of(UI_INDEX)
     assert window.index_panel.model.index_row(row).status == "damaged"
+    window.rebuild_index(UI_INDEX)  # the source is unknown: said so, nothing started
+    assert window.build_job is None
+    assert "delete the index" in window.message_bar.text.text()
 
 
 def test_compare_and_statistics_tabs_compute_when_shown(qtbot, window) -> None:
@@ -162,6 +195,18 @@ def test_compare_and_statistics_tabs_compute_when_shown(qtbot, window) -> None:
 
 def test_shortcuts_exist_for_the_common_actions(window) -> None:
     shortcuts = {a.shortcut().toString() for a in window.findChildren(type(window.new_action))}
-    for key in ("Ctrl+N", "F5", "Ctrl+L", "Ctrl+]", "Ctrl+[", "Ctrl+0", "Ctrl+1", "Ctrl+2",
-                "Ctrl+3", "F1", "Ctrl+Q", "Ctrl+Shift+C"):
+    for key in (
+        "Ctrl+N",
+        "F5",
+        "Ctrl+L",
+        "Ctrl+]",
+        "Ctrl+[",
+        "Ctrl+0",
+        "Ctrl+1",
+        "Ctrl+2",
+        "Ctrl+3",
+        "F1",
+        "Ctrl+Q",
+        "Ctrl+Shift+C",
+    ):
         assert key in shortcuts, key

@@ -44,9 +44,12 @@ def test_ledger_model(qtmodeltester, searcher) -> None:
     model.set_explanation(e, TermColors(result.analysis.terms))
     qtmodeltester.check(model)
     statuses = [model.data(model.index(r, LedgerColumn.STATUS)) for r in range(model.rowCount())]
-    assert "stop word" in statuses and "in no document" in statuses
+    assert "stop word" in statuses
+    assert "in no document" in statuses
     assert "matched" in statuses
-    formulas = [model.data(model.index(r, LedgerColumn.IDF_FORMULA)) for r in range(model.rowCount())]
+    formulas = [
+        model.data(model.index(r, LedgerColumn.IDF_FORMULA)) for r in range(model.rowCount())
+    ]
     assert any("ln(" in f for f in formulas)
 
 
@@ -84,8 +87,9 @@ def test_compare_models(qtmodeltester, searcher) -> None:
 
     delta = TermDeltaModel()
     qtmodeltester.check(delta)
-    delta.set_delta(doc_delta(searcher, parsed, outcome.rows[0], outcome.variant_a,
-                              outcome.variant_b), colors)
+    delta.set_delta(
+        doc_delta(searcher, parsed, outcome.rows[0], outcome.variant_a, outcome.variant_b), colors
+    )
     qtmodeltester.check(delta)
 
     heat = HeatmapModel()

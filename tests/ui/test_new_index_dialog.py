@@ -37,7 +37,8 @@ def test_a_tsv_with_a_header_is_previewed_and_mapped(qtbot, ui_corpus) -> None:
     dialog.text_list.item(1).setCheckState(Qt.CheckState.Checked)
     request = dialog.request()
     assert request.columns == ColumnMap("id", ("title",), "title")
-    assert request.analyzer["stopwords"] == "en" and request.analyzer["stemmer"] == "porter"
+    assert request.analyzer["stopwords"] == "en"
+    assert request.analyzer["stemmer"] == "porter"
 
 
 def test_analysis_preview_shows_stop_words_and_stems(qtbot, ui_corpus) -> None:
@@ -46,7 +47,9 @@ def test_analysis_preview_shows_stop_words_and_stems(qtbot, ui_corpus) -> None:
     options = dialog.analysis
     options.sample.setText("The libraries were classifying")
     html = options.preview.text()
-    assert "<s>The</s>" in html and "librari" in html and "classifi" in html
+    assert "<s>The</s>" in html
+    assert "librari" in html
+    assert "classifi" in html
     options.stopwords.setCurrentIndex(0)  # none
     options._refresh()
     assert "<s>The</s>" not in options.preview.text()
@@ -99,7 +102,12 @@ def test_dropping_a_file_sets_the_source(qtbot, ui_corpus) -> None:
     dialog = make(qtbot)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(ui_corpus))])
-    event = QDropEvent(QPoint(5, 5), Qt.DropAction.CopyAction, mime,
-                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(
+        QPoint(5, 5),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     dialog.dropEvent(event)
     assert Path(dialog.source_edit.text()) == ui_corpus

@@ -16,13 +16,15 @@ def test_plot_data_for_every_variant(searcher, variant) -> None:
     result = searcher.search("apple fruit", variant, 3)
     e = searcher.explain_docno(result.analysis.parsed, result.hits[0].docno, variant)
     data = plot_data(searcher, variant, result.analysis.terms, e)
-    assert data.tf_curves and data.length_curves
+    assert data.tf_curves
+    assert data.length_curves
     assert all(np.isfinite(c.ys).all() for c in data.tf_curves)
     matched = {t.term: t for t in e.terms if t.status == "matched"}
     for p in data.tf_points:
         assert p.y == pytest.approx(matched[p.term].tf_part)
     if variant.key == "bm25adpt":
-        assert data.idf_curve is None and data.notes
+        assert data.idf_curve is None
+        assert data.notes
     else:
         assert data.idf_curve is not None
     assert {p.term for p in data.idf_points} == set(result.analysis.terms)
@@ -41,7 +43,9 @@ def test_plots_panel_draws_curves_and_points(qtbot, searcher) -> None:
     v = get_variant("bm25l")
     result = searcher.search("apple orchard", v, 3)
     e = searcher.explain_docno(result.analysis.parsed, result.hits[0].docno, v)
-    panel.set_data(plot_data(searcher, v, result.analysis.terms, e), TermColors(result.analysis.terms))
+    panel.set_data(
+        plot_data(searcher, v, result.analysis.terms, e), TermColors(result.analysis.terms)
+    )
     for plot in panel.plots():
         assert len(plot.getPlotItem().items) >= 2
     panel.set_data(None, TermColors())

@@ -67,8 +67,11 @@ def test_switching_variant_reranks_and_keeps_the_selection(qtbot, panel) -> None
         panel.set_query("fruit trees")
     panel.select_row(2)
     docno = panel.selected_docno()
-    qtbot.waitUntil(lambda: panel.detail.outcome() is not None
-                    and panel.detail.outcome().explanation.docno == docno)
+    qtbot.waitUntil(
+        lambda: (
+            panel.detail.outcome() is not None and panel.detail.outcome().explanation.docno == docno
+        )
+    )
     with qtbot.waitSignal(panel.results_shown):
         panel.set_variant(get_variant("bim"))
     qtbot.waitUntil(lambda: panel.detail.outcome().explanation.variant.key == "bim")
@@ -110,10 +113,12 @@ def test_selecting_a_result_fills_preview_ledger_and_plots(qtbot, panel) -> None
     assert preview.current_match() == 0
     preview.previous_match()
     assert preview.current_match() == preview.match_count() - 1
-    start, end, term = preview.document().spans[-1]
+    _start, _end, term = preview.document().spans[-1]
     assert preview.text.textCursor().selectedText().lower().startswith(term[:3])
     data = detail.plots.data()
-    assert data is not None and data.tf_points and data.idf_curve is not None
+    assert data is not None
+    assert data.tf_points
+    assert data.idf_curve is not None
     assert "Contributions" in panel.model.headerData(Column.PARTS, Qt.Orientation.Horizontal)
 
 
@@ -127,3 +132,23 @@ def test_down_arrow_moves_to_the_results(qtbot, panel) -> None:
     assert panel.view.hasFocus() or panel.view.selectionModel().hasSelection()
     qtbot.keyClick(panel.query_edit, Qt.Key.Key_Escape)
     assert panel.query() == ""
+
+
+def test_painting_results_and_details_does_not_fail(qtbot, panel) -> None:
+    with qtbot.waitSignal(panel.results_shown):
+        panel.set_query("apple fruit -pest")
+    qtbot.waitUntil(lambda: panel.detail.outcome() is not None, timeout=5000)
+    image = panel.grab().toImage()
+    assert not image.isNull()
+    assert image.width() > 100
+
+
+def test_open_is_offered_for_files_and_urls(tmp_path) -> None:
+    from bm25desk.ui.preview import openable
+
+    f = tmp_path / "a.txt"
+    f.write_text("x", encoding="utf-8")
+    assert openable(str(f)) == str(f)
+    assert openable("https://example.org/doc") == "https://example.org/doc"
+    assert openable("") == ""
+    assert openable(str(tmp_path / "gone.txt")) == ""

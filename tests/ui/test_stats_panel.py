@@ -15,7 +15,9 @@ def test_index_stats(searcher) -> None:
 
 def test_term_lookup_flags_negative_idf(searcher) -> None:
     lookup = term_lookup(searcher, "Fruits")
-    assert lookup.term == "fruit" and lookup.df == 6 and lookup.status == "ok"
+    assert lookup.term == "fruit"
+    assert lookup.df == 6
+    assert lookup.status == "ok"
     by_key = {r.key: r for r in lookup.rows}
     assert by_key["bim"].idf < 0
     assert by_key["lucene"].idf > 0
