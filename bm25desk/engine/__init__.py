@@ -13,7 +13,7 @@ Typical use::
 from __future__ import annotations
 
 import bm25desk.engine.extractors  # noqa: F401  (registers pdf, docx, odt, epub, eml, mbox)
-from bm25desk.engine.analysis import Analyzer, AnalysisError
+from bm25desk.engine.analysis import AnalysisError, Analyzer
 from bm25desk.engine.build import BuildReport, build_index, update_index
 from bm25desk.engine.index import DocRecord, Index
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn
@@ -24,8 +24,8 @@ from bm25desk.engine.search import (
     Hit,
     QueryAnalysis,
     QueryError,
-    SearchResult,
     Searcher,
+    SearchResult,
     TermExplanation,
 )
 from bm25desk.engine.segment import IndexCorruptError
