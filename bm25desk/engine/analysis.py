@@ -12,7 +12,10 @@ from whoosh (14 languages) or a user file; stemmers from nltk. Nothing here down
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,17 +99,17 @@ def _make_stemmer(name: str, language: str) -> Callable[[str], str] | None:
     if name == "none":
         return None
     if name == "porter":
-        from nltk.stem.porter import PorterStemmer
+        PorterStemmer = _nltk("nltk.stem.porter").PorterStemmer
 
         porter = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
         return lambda w: porter.stem(w, to_lowercase=False)
     if name == "lancaster":
-        from nltk.stem.lancaster import LancasterStemmer
+        LancasterStemmer = _nltk("nltk.stem.lancaster").LancasterStemmer
 
         lancaster = LancasterStemmer()
         return lambda w: str(lancaster.stem(w))
     if name == "snowball":
-        from nltk.stem.snowball import SnowballStemmer
+        SnowballStemmer = _nltk("nltk.stem.snowball").SnowballStemmer
 
         lang = LANGUAGES.get(language, language)
         if lang not in SnowballStemmer.languages:
@@ -335,7 +338,7 @@ def _nltk_version() -> str:
 def _treebank() -> Any:
     global _TREEBANK
     if _TREEBANK is None:
-        from nltk.tokenize import TreebankWordTokenizer
+        TreebankWordTokenizer = _nltk("nltk.tokenize").TreebankWordTokenizer
 
         _TREEBANK = TreebankWordTokenizer()
     return _TREEBANK
@@ -361,3 +364,25 @@ def _treebank_spans(text: str) -> Iterator[tuple[int, int, str]]:
         end = start + len(probe)
         yield start, end, tok
         pos = end
+
+
+_NLTK_LOCK = threading.Lock()
+
+
+def _nltk(module: str) -> Any:
+    """Import an nltk module without the optional scipy imports of nltk's package init.
+
+    ``import nltk`` imports scipy.stats and scipy.sparse when scipy is installed (for collocation
+    statistics and a parser we never use): ~3 s of a first search. While nltk is first imported,
+    scipy is marked unavailable, which nltk handles (those features then say they need scipy);
+    afterwards scipy imports normally again. Nothing changes when either is already imported.
+    """
+    with _NLTK_LOCK:
+        if "nltk" in sys.modules or "scipy" in sys.modules:
+            return importlib.import_module(module)
+        sys.modules["scipy"] = None  # type: ignore[assignment]
+        try:
+            return importlib.import_module(module)
+        finally:
+            if sys.modules.get("scipy", 0) is None:
+                del sys.modules["scipy"]
