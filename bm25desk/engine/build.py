@@ -710,6 +710,12 @@ def update_index(
         raise
     _collect_garbage(directory, manifest)
     _write_skips(directory, skipped)
+    # Files that were found but could not be indexed (now binary, unreadable...) are not "added".
+    indexed = {
+        seg.docids.get(i)
+        for seg in (Segment(directory / s) for s in seg_names)
+        for i in range(seg.n_docs)
+    }
     return BuildReport(
         name,
         report.read,
@@ -718,8 +724,8 @@ def update_index(
         time.monotonic() - started,
         manifest["stats"]["n_docs"],
         manifest["stats"]["n_terms"],
-        added=len(added),
-        changed=len(changed),
+        added=sum(1 for rel in added if rel in indexed),
+        changed=sum(1 for rel in changed if rel in indexed),
         removed=len(removed),
         rebuilt=False,
         skip_reasons=_reason_counts(skipped),

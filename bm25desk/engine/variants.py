@@ -173,7 +173,9 @@ class Variant(ABC):
     def tf_text(self, tf: float, dl: float, stats: CollectionStats, k1: float | None) -> str:
         """Return the tf-part formula with numbers and its value."""
         value = float(self.tf_part(np.array([tf]), np.array([dl]), stats, k1)[0])
-        return f"{self.tf_numbers(tf, dl, stats, k1)} = {_g(value)}"
+        # "formula,  c = definition": the value belongs to the formula, not to the definition.
+        main, sep, where = self.tf_numbers(tf, dl, stats, k1).partition(",  ")
+        return f"{main} = {_g(value)}" + (f",  where {where}" if sep else "")
 
     @classmethod
     def params(cls) -> tuple[ParamSpec, ...]:
