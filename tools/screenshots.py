@@ -5,9 +5,11 @@ Usage::
     QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py OUTDIR [--dark]
 
 States: the empty start page, a build in progress, results with the ledger and plots, the
-Compare tab, the Statistics tab, and the New-index dialog on a TSV file. Everything happens in a
-temporary data dir (the real user's indexes and settings are never touched). The time from
-creating the window to the first results on the bundled sample is printed.
+Compare tab, the Statistics tab, the New-index dialog on a TSV file, and results re-ranked with
+relevance feedback (two documents marked relevant, the ledger showing the RSJ weight).
+Everything happens in a temporary data dir (the real user's indexes and settings are never
+touched). The time from creating the window to the first results on the bundled sample is
+printed.
 """
 
 from __future__ import annotations
@@ -151,6 +153,39 @@ def main() -> int:
     dialog.close()
 
     window.show_tab(0)
+    shown: list[object] = []
+    panel.results_shown.connect(shown.append)
+    panel.set_query("computer indexing of scientific literature")
+    wait(lambda: bool(shown) and panel.model.rowCount() > 5, what="feedback query")
+    for row in (2, 4):
+        panel.toggle_mark(panel.model.hit(row).docid)
+    shown.clear()
+    panel.set_feedback(True)
+    wait(lambda: bool(shown) and panel.model.has_feedback, what="feedback ranking")
+    sizes = panel.splitter.sizes()
+    panel.splitter.setSizes([360, sum(sizes) - 360])  # room for a dozen rows
+    marked = panel.current_marks().marked
+    risers = [
+        (m.shift, i)
+        for i in range(min(7, panel.model.rowCount()))
+        if (m := panel.model.movement(i)) is not None
+        and m.kind == "up"
+        and panel.model.hit(i).docid not in marked
+    ]
+    moved = max(risers)[1] if risers else 0
+    view_row = panel.proxy.mapFromSource(panel.model.index(moved, 0)).row()
+    panel.select_row(view_row)
+    wait(
+        lambda: (
+            panel.detail.outcome() is not None
+            and panel.detail.outcome().explanation.docno == panel.selected_docno()
+            and panel.detail.outcome().feedback is not None
+        ),
+        what="feedback ledger",
+    )
+    shot(window, "08-feedback")
+    panel.set_feedback(False)
+    panel.splitter.setSizes(sizes)
     window.close()
     data.cleanup()
     return 0

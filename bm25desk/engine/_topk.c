@@ -369,12 +369,14 @@ static PyTypeObject PostingListType = {
 };
 
 /* ------------------------------------------------------------------------------------------ */
-/* heap of the current top k: root = worst (lowest score; among equal scores, highest docno)   */
+/* heap of the current top k: root = worst (lowest score; among equal scores, highest docno).  */
+/* Each entry owns a row slot: the per-term tf and tf part of its document (for explanations). */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
     double *s;
     int64_t *d;
+    Py_ssize_t *slot;
     Py_ssize_t size, cap;
 } Heap;
 
@@ -389,6 +391,7 @@ heap_sift_down(Heap *h, Py_ssize_t i)
 {
     double s = h->s[i];
     int64_t d = h->d[i];
+    Py_ssize_t sl = h->slot[i];
     for (;;) {
         Py_ssize_t l = 2 * i + 1;
         if (l >= h->size) {
@@ -403,17 +406,20 @@ heap_sift_down(Heap *h, Py_ssize_t i)
         }
         h->s[i] = h->s[m];
         h->d[i] = h->d[m];
+        h->slot[i] = h->slot[m];
         i = m;
     }
     h->s[i] = s;
     h->d[i] = d;
+    h->slot[i] = sl;
 }
 
-/* Return 1 when the heap changed. */
-static inline int
+/* Insert (s, d) if it belongs to the top k; return the row slot it now owns, or -1. */
+static inline Py_ssize_t
 heap_push(Heap *h, double s, int64_t d)
 {
     if (h->size < h->cap) {
+        Py_ssize_t sl = h->size;
         Py_ssize_t i = h->size++;
         while (i > 0) {
             Py_ssize_t p = (i - 1) / 2;
@@ -422,19 +428,22 @@ heap_push(Heap *h, double s, int64_t d)
             }
             h->s[i] = h->s[p];
             h->d[i] = h->d[p];
+            h->slot[i] = h->slot[p];
             i = p;
         }
         h->s[i] = s;
         h->d[i] = d;
-        return 1;
+        h->slot[i] = sl;
+        return sl;
     }
     if (!worse(h->s[0], h->d[0], s, d)) {
-        return 0;
+        return -1;
     }
+    Py_ssize_t sl = h->slot[0];
     h->s[0] = s;
     h->d[0] = d;
     heap_sift_down(h, 0);
-    return 1;
+    return sl;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -459,6 +468,8 @@ typedef struct {
     double ub;                       /* the term's upper bound (qwp * max U) */
     double bb;                       /* the block bound used for the current candidate */
     int qi;                          /* position in query order */
+    int32_t tf_last;                 /* tf and tf part of the last contribution computed */
+    double tp_last;
 } Cursor;
 
 static inline void
@@ -468,7 +479,13 @@ cur_set(Cursor *c, Py_ssize_t p)
     c->cur = p < c->n ? c->docs[p] : END_DOC;
 }
 
-/* Move to the first posting with docno >= d. */
+static inline void
+advance(Cursor *c)
+{
+    cur_set(c, c->pos + 1);
+}
+
+/* Move to the first posting with docno >= d (block skips, then a search inside the block). */
 static inline void
 next_geq(Cursor *c, int32_t d)
 {
@@ -491,7 +508,7 @@ next_geq(Cursor *c, int32_t d)
     if (lo < c->pos) {
         lo = c->pos;
     }
-    /* docs[hi] >= d (the block's last docno); find the first index in [lo, hi] with docs >= d. */
+    /* docs[hi] >= d (the block's last docno): find the first index in [lo, hi] with docs >= d */
     Py_ssize_t hi = ((b + 1) << c->shift) - 1;
     if (hi >= c->n) {
         hi = c->n - 1;
@@ -513,7 +530,7 @@ next_geq(Cursor *c, int32_t d)
     c->cur = docs[lo];
 }
 
-/* Block maximum of U over block b (unscaled). */
+/* Block maximum of U over block b (unscaled), computed on first use from the block's profile. */
 static inline double
 blk_max(Cursor *c, Py_ssize_t b)
 {
@@ -533,7 +550,8 @@ blk_max(Cursor *c, Py_ssize_t b)
     return m;
 }
 
-/* Bound of this term's contribution to document d (0 when the list has no posting >= d). */
+/* Bound of this term's contribution to document d: the maximum of the block that would hold d
+ * (0 when the list has no posting >= d). Moves the block pointer to that block. */
 static inline double
 block_bound(Cursor *c, int32_t d)
 {
@@ -556,6 +574,7 @@ block_bound(Cursor *c, int32_t d)
     return c->qwp * blk_max(c, b);
 }
 
+/* The contribution qw * tf_part of the posting under the cursor (as numpy computes it). */
 static inline double
 contrib(Cursor *c, const int32_t *dlidx)
 {
@@ -570,28 +589,34 @@ contrib(Cursor *c, const int32_t *dlidx)
         }
         tp = c->ovf_val[c->oi];
     }
+    c->tf_last = tf;
+    c->tp_last = tp;
     return c->qw * tp;
 }
 
-static inline void
-advance(Cursor *c)
-{
-    cur_set(c, c->pos + 1);
-}
-
 /* ------------------------------------------------------------------------------------------ */
-/* the query loop                                                                              */
+/* the query                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
     Cursor *cs;
-    int n;
+    int n;                        /* terms (cursors), in query order */
     const int32_t *dlidx;
     const uint8_t *allow, *deny;
     double slack;
     int64_t base;
     Heap *h;
-    Cursor *excl;   /* a list whose documents were all handled already (seeded), or NULL */
+    Cursor *excl;                 /* a list whose documents were all handled (seeded), or NULL */
+    /* per term of the document being scored (indexed by query position) */
+    double *vals;
+    int32_t *tfv;
+    double *tpv;
+    int *present;
+    /* rows: per heap slot, per column (query term), tf and tf part */
+    const int *cols;
+    int ncols;
+    int32_t *rows_tf;
+    double *rows_tp;
     /* statistics */
     int64_t n_cand, n_scored, n_skips, n_seeded;
 } Query;
@@ -602,9 +627,20 @@ excluded(const Query *q, int32_t d)
     return (q->allow && !q->allow[d]) || (q->deny && q->deny[d]);
 }
 
-static inline double
-exact_sum(int *present, int m, const double *vals)
+static inline void
+record(Query *q, Cursor *c, double v)
 {
+    q->vals[c->qi] = v;
+    q->tfv[c->qi] = c->tf_last;
+    q->tpv[c->qi] = c->tp_last;
+}
+
+/* Score the document from the m recorded terms (summed in query order, from 0.0 like numpy's
+ * `scores[d] += c`), offer it to the heap, and fill its row. Return 1 when the heap changed. */
+static int
+finish(Query *q, int m, int64_t docno)
+{
+    int *present = q->present;
     for (int a = 1; a < m; a++) {
         int x = present[a], b2 = a - 1;
         while (b2 >= 0 && present[b2] > x) {
@@ -615,17 +651,30 @@ exact_sum(int *present, int m, const double *vals)
     }
     double s = 0.0;
     for (int a = 0; a < m; a++) {
-        s += vals[present[a]];
+        s += q->vals[present[a]];
     }
-    return s;
+    q->n_scored++;
+    Py_ssize_t sl = heap_push(q->h, s, docno);
+    if (sl < 0) {
+        return 0;
+    }
+    int32_t *rt = q->rows_tf + sl * q->ncols;
+    double *rp = q->rows_tp + sl * q->ncols;
+    memset(rt, 0, sizeof(int32_t) * q->ncols);
+    memset(rp, 0, sizeof(double) * q->ncols);
+    for (int a = 0; a < m; a++) {
+        int qi = present[a];
+        rt[q->cols[qi]] = q->tfv[qi];
+        rp[q->cols[qi]] = q->tpv[qi];
+    }
+    return 1;
 }
 
-/* Term-at-a-time seeding: score every document of the short list S exactly (probing copies of
- * the other cursors, ord_desc = their indices by descending upper bound), so that the threshold
- * is high before the document-at-a-time pass over the other lists, which then skips S's
- * documents. */
+/* Term-at-a-time seeding: score every document of the short list S exactly, probing `others`
+ * (copies of the other cursors, by descending upper bound), so that the threshold is high before
+ * the document-at-a-time pass over the other lists, which then skips S's documents. */
 static void
-seed(Query *q, Cursor *S, Cursor *others, int m, double *vals, int *present)
+seed(Query *q, Cursor *S, Cursor *others, int m)
 {
     Heap *h = q->h;
     double slack = q->slack;
@@ -660,15 +709,15 @@ seed(Query *q, Cursor *S, Cursor *others, int m, double *vals, int *present)
             }
         }
         int mm = 0;
-        vals[S->qi] = vs;
-        present[mm++] = S->qi;
+        record(q, S, vs);
+        q->present[mm++] = S->qi;
         for (int i = 0; i < m; i++) {
             Cursor *o = &others[i];
             next_geq(o, d);
             if (o->cur == d) {
                 double v = contrib(o, dlidx);
-                vals[o->qi] = v;
-                present[mm++] = o->qi;
+                record(q, o, v);
+                q->present[mm++] = o->qi;
                 if (full) {
                     bound += v - o->bb;
                 }
@@ -680,8 +729,7 @@ seed(Query *q, Cursor *S, Cursor *others, int m, double *vals, int *present)
                 goto next;
             }
         }
-        q->n_scored++;
-        heap_push(h, exact_sum(present, mm, vals), q->base + d);
+        finish(q, mm, q->base + d);
     next:;
     }
     cur_set(S, 0);
@@ -689,10 +737,10 @@ seed(Query *q, Cursor *S, Cursor *others, int m, double *vals, int *present)
     S->oi = 0;
 }
 
-/* Document-at-a-time over the cursors ord[0..n) (ascending upper bounds; prefix[] their running
- * sums), skipping documents of q->excl. */
+/* Document-at-a-time MaxScore over the cursors ord[0..n) (ascending upper bounds, prefix[] their
+ * running sums) with block-max checks, skipping the documents of q->excl. */
 static void
-run(Query *q, const int *ord, int n, const double *prefix, double *vals, int *present)
+run(Query *q, const int *ord, int n, const double *prefix)
 {
     Cursor *cs = q->cs;
     Heap *h = q->h;
@@ -700,7 +748,7 @@ run(Query *q, const int *ord, int n, const double *prefix, double *vals, int *pr
     const int32_t *dlidx = q->dlidx;
     int full = h->size >= h->cap;
     double theta = full ? h->s[0] : -INFINITY;
-    int ne = 0;
+    int ne = 0; /* lists ord[0..ne) are non-essential: together they cannot reach theta */
     if (full) {
         while (ne < n && prefix[ne] + slack <= theta) {
             ne++;
@@ -728,46 +776,37 @@ run(Query *q, const int *ord, int n, const double *prefix, double *vals, int *pr
             cur = next;
             continue;
         }
+        double noness = ne ? prefix[ne - 1] : 0.0;
         if (full) {
-            /* Block-max pre-check before touching lengths or tfs: the essential lists at cur
-             * and every non-essential list, each bounded by its block that may hold cur. */
-            double bound = 0.0;
+            /* Block-max pre-check of the essential lists, before touching lengths or tfs. */
+            double bound = noness;
             for (int i = ne; i < n; i++) {
                 Cursor *c = &cs[ord[i]];
                 if (c->cur == cur) {
                     bound += block_bound(c, cur);
                 }
             }
-            for (int i = ne - 1; i >= 0; i--) {
-                Cursor *c = &cs[ord[i]];
-                c->bb = block_bound(c, cur);
-                bound += c->bb;
-            }
             if (bound + slack <= theta) {
                 /* No document before `target` can enter: one that is in an essential list is in
-                 * a list now at cur (the others are at `upto` or later), and any document up to
-                 * `bnd` lies in the same blocks of the lists at cur and of the non-essential
-                 * lists, so it has the same bound. */
+                 * a list now at cur (the others are at `upto` or later) and inside that list's
+                 * current block (d <= bnd), so the same block maxima bound it. */
                 int32_t upto = END_DOC, bnd = END_DOC;
                 for (int i = ne; i < n; i++) {
                     Cursor *c = &cs[ord[i]];
                     if (c->cur == cur) {
-                        int32_t last = c->blk_last[c->blk];
-                        if (last < bnd) {
-                            bnd = last;
+                        /* (a list bounded by 0 bounds every block by 0: no limit) */
+                        if (c->qwp != 0.0 && c->blk_last[c->blk] < bnd) {
+                            bnd = c->blk_last[c->blk];
                         }
                     }
                     else if (c->cur < upto) {
                         upto = c->cur;
                     }
                 }
-                for (int i = 0; i < ne; i++) {
-                    Cursor *c = &cs[ord[i]];
-                    if (c->blk < c->nblk && c->blk_last[c->blk] < bnd) {
-                        bnd = c->blk_last[c->blk];
-                    }
-                }
                 int32_t target = bnd < upto ? bnd + 1 : upto;
+                if (target <= cur) {
+                    target = cur + 1;
+                }
                 for (int i = ne; i < n; i++) {
                     Cursor *c = &cs[ord[i]];
                     if (c->cur == cur) {
@@ -788,8 +827,8 @@ run(Query *q, const int *ord, int n, const double *prefix, double *vals, int *pr
             Cursor *c = &cs[ord[i]];
             if (c->cur == cur) {
                 double v = contrib(c, dlidx);
-                vals[c->qi] = v;
-                present[m++] = c->qi;
+                record(q, c, v);
+                q->present[m++] = c->qi;
                 sum += v;
                 advance(c);
             }
@@ -798,22 +837,29 @@ run(Query *q, const int *ord, int n, const double *prefix, double *vals, int *pr
             }
         }
         if (full) {
-            /* the non-essential lists' block bounds were computed by the pre-check */
-            double bound = sum;
-            for (int i = ne - 1; i >= 0; i--) {
-                bound += cs[ord[i]].bb;
-            }
+            double bound = sum + noness;
             if (bound + slack <= theta) {
                 goto skip;
             }
             if (ne > 0) {
+                /* Replace the non-essential lists' bounds by their block maxima... */
+                for (int i = ne - 1; i >= 0; i--) {
+                    Cursor *c = &cs[ord[i]];
+                    double bb = block_bound(c, cur);
+                    c->bb = bb;
+                    bound -= c->ub - bb;
+                    if (bound + slack <= theta) {
+                        goto skip;
+                    }
+                }
+                /* ...then by their actual contributions, largest bound first. */
                 for (int i = ne - 1; i >= 0; i--) {
                     Cursor *c = &cs[ord[i]];
                     next_geq(c, cur);
                     if (c->cur == cur) {
                         double v = contrib(c, dlidx);
-                        vals[c->qi] = v;
-                        present[m++] = c->qi;
+                        record(q, c, v);
+                        q->present[m++] = c->qi;
                         bound += v - c->bb;
                     }
                     else {
@@ -825,27 +871,17 @@ run(Query *q, const int *ord, int n, const double *prefix, double *vals, int *pr
                 }
             }
         }
-        else {
-            /* Heap not full: nothing is non-essential (ne == 0). */
-        }
         if (q->excl) {
             next_geq(q->excl, cur);
             if (q->excl->cur == cur) {
                 goto skip; /* scored (or pruned) by the seeding pass */
             }
         }
-        /* Exact score: sum in query order, starting from 0.0 like numpy's `scores[d] += c`. */
-        {
-            double s = exact_sum(present, m, vals);
-            q->n_scored++;
-            if (heap_push(h, s, q->base + cur)) {
-                if (h->size >= h->cap) {
-                    full = 1;
-                    theta = h->s[0];
-                    while (ne < n && prefix[ne] + slack <= theta) {
-                        ne++;
-                    }
-                }
+        if (finish(q, m, q->base + cur) && h->size >= h->cap) {
+            full = 1;
+            theta = h->s[0];
+            while (ne < n && prefix[ne] + slack <= theta) {
+                ne++;
             }
         }
     skip:
@@ -854,7 +890,7 @@ run(Query *q, const int *ord, int n, const double *prefix, double *vals, int *pr
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* search(terms, dl_index, allow, deny, k, base, prev_docs, prev_scores, slack_terms)           */
+/* search()                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -862,28 +898,10 @@ typedef struct {
     int haveT, haveU, haveO;
 } TermViews;
 
-static void
-release_views(TermViews *tv, int n)
-{
-    if (!tv) {
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        if (tv[i].haveT) {
-            PyBuffer_Release(&tv[i].T);
-        }
-        if (tv[i].haveU) {
-            PyBuffer_Release(&tv[i].U);
-        }
-        if (tv[i].haveO) {
-            PyBuffer_Release(&tv[i].ov);
-        }
-    }
-}
-
 typedef struct {
     double s;
     int64_t d;
+    Py_ssize_t slot;
 } Entry;
 
 static int
@@ -899,19 +917,20 @@ cmp_entry(const void *a, const void *b)
     return (x->d > y->d) - (x->d < y->d);
 }
 
+
 static PyObject *
 topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"terms",       "dl_index", "k",    "allow",      "deny", "base",
-                             "prev_docs",   "prev_scores", "stats", "seed", NULL};
-    PyObject *terms, *dli_obj, *allow_obj = Py_None, *deny_obj = Py_None;
-    PyObject *pd_obj = Py_None, *ps_obj = Py_None;
+    static char *kwlist[] = {"terms", "dl_index", "k",     "ncols", "allow", "deny",
+                             "base",  "prev",     "stats", "seed",  NULL};
+    PyObject *terms, *dli_obj, *allow_obj = Py_None, *deny_obj = Py_None, *prev_obj = Py_None;
     Py_ssize_t k;
+    int ncols;
     long long base = 0;
     int want_stats = 0;
-    double seed_ratio = 2.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOn|OOLOOpd", kwlist, &terms, &dli_obj, &k,
-                                     &allow_obj, &deny_obj, &base, &pd_obj, &ps_obj,
+    double seed_ratio = 4.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOni|OOLOpd", kwlist, &terms, &dli_obj, &k,
+                                     &ncols, &allow_obj, &deny_obj, &base, &prev_obj,
                                      &want_stats, &seed_ratio)) {
         return NULL;
     }
@@ -919,33 +938,45 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "k must be at least 1");
         return NULL;
     }
-    int seed_mode = seed_ratio > 0.0;
+    if (ncols < 0 || ncols > 1000000) {
+        PyErr_SetString(PyExc_ValueError, "ncols is out of range");
+        return NULL;
+    }
     PyObject *seq = PySequence_Fast(terms, "terms must be a sequence");
     if (!seq) {
         return NULL;
     }
     Py_ssize_t nt = PySequence_Fast_GET_SIZE(seq);
-    if (nt > 1000000) {
+    if (nt > ncols) {
         Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "too many terms");
+        PyErr_SetString(PyExc_ValueError, "more terms than columns");
         return NULL;
     }
     int n = (int)nt;
+    int n1 = n ? n : 1, c1 = ncols ? ncols : 1;
     PyObject *result = NULL;
-    Py_buffer dli, allow, deny, pdv, psv;
-    int have_dli = 0, have_allow = 0, have_deny = 0, have_pd = 0, have_ps = 0;
-    TermViews *tv = calloc(n ? n : 1, sizeof(TermViews));
-    Cursor *cs = calloc(n ? n : 1, sizeof(Cursor));
-    int *ord = malloc(sizeof(int) * (n ? n : 1));
-    int *present = malloc(sizeof(int) * (n ? n : 1));
-    double *prefix = malloc(sizeof(double) * (n ? n : 1));
-    double *vals = malloc(sizeof(double) * (n ? n : 1));
-    Cursor *seedcs = malloc(sizeof(Cursor) * (n ? n : 1));
+    Py_buffer dli, allow, deny, pv[4];
+    int have_dli = 0, have_allow = 0, have_deny = 0, have_pv[4] = {0, 0, 0, 0};
+    TermViews *tv = calloc(n1, sizeof(TermViews));
+    Cursor *cs = calloc(n1, sizeof(Cursor));
+    Cursor *seedcs = calloc(n1, sizeof(Cursor));
+    int *ord = malloc(sizeof(int) * n1);
+    int *cols = malloc(sizeof(int) * n1);
+    int *present = malloc(sizeof(int) * n1);
+    double *prefix = malloc(sizeof(double) * n1);
+    double *vals = malloc(sizeof(double) * n1);
+    double *tpv = malloc(sizeof(double) * n1);
+    int32_t *tfv = malloc(sizeof(int32_t) * n1);
+    char *seen_col = calloc(c1, 1);
     double *bub = NULL;
-    Heap h = {NULL, NULL, 0, 0};
+    Heap h = {NULL, NULL, NULL, 0, 0};
+    int32_t *rows_tf = NULL;
+    double *rows_tp = NULL;
+    Entry *es = NULL;
     Query q;
     memset(&q, 0, sizeof(q));
-    if (!tv || !cs || !ord || !present || !prefix || !vals || !seedcs) {
+    if (!tv || !cs || !seedcs || !ord || !cols || !present || !prefix || !vals || !tpv || !tfv ||
+        !seen_col) {
         PyErr_NoMemory();
         goto done;
     }
@@ -974,18 +1005,20 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             goto done;
         }
     }
-    /* Cursors. Each term: (PostingList, qw, T, U, overflow values or None). */
+    /* Cursors. Each term: (PostingList, qw, T, U, overflow values or None, column). */
     Py_ssize_t total_blocks = 0, total_postings = 0;
     double total_abs = 0.0;
     for (int i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
         PyObject *plo, *Tobj, *Uobj, *oobj;
         double qw;
-        if (!PyTuple_Check(item) ||
-            !PyArg_ParseTuple(item, "O!dOOO", &PostingListType, &plo, &qw, &Tobj, &Uobj, &oobj)) {
-            if (!PyErr_Occurred()) {
-                PyErr_SetString(PyExc_TypeError,
-                                "each term is (PostingList, qw, table, bound table, overflow)");
+        int col;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!dOOOi", &PostingListType, &plo,
+                                                      &qw, &Tobj, &Uobj, &oobj, &col)) {
+            if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_TypeError, "each term is (PostingList, qw, table, "
+                                                 "bound table, overflow values, column)");
             }
             goto done;
         }
@@ -994,6 +1027,12 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             PyErr_SetString(PyExc_ValueError, "term weight is not finite");
             goto done;
         }
+        if (col < 0 || col >= ncols || seen_col[col] || (i > 0 && col <= cols[i - 1])) {
+            PyErr_SetString(PyExc_ValueError, "columns must be distinct, ascending, < ncols");
+            goto done;
+        }
+        seen_col[col] = 1;
+        cols[i] = col;
         if (pl->n_docs != ndocs) {
             PyErr_SetString(PyExc_ValueError, "PostingList was built for another dl_index");
             goto done;
@@ -1050,7 +1089,7 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         c->qwp = qw > 0.0 ? qw : 0.0;
         c->qi = i;
         cur_set(c, 0);
-        /* Term maximum of U (and of the exact overflow values). */
+        /* The term's maximum of U (its profile's frontier) and of its exact overflow values. */
         double mx = 0.0;
         for (int e = 0; e < pl->n_tprof; e++) {
             double t = c->U[(Py_ssize_t)pl->tprof_j[e] * stride + pl->tprof_tf[e]];
@@ -1072,7 +1111,7 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         total_blocks += pl->nblk;
         total_postings += pl->n;
     }
-    /* Block maxima scratch (NaN = not computed yet); only for terms that can add to a score. */
+    /* Block maxima scratch (NaN = not computed yet), with the overflow values folded in. */
     bub = malloc(sizeof(double) * (total_blocks ? total_blocks : 1));
     if (!bub) {
         PyErr_NoMemory();
@@ -1087,7 +1126,6 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
                 c->bub[b] = NAN;
             }
             off += c->nblk;
-            /* Overflow postings: fold their exact values into their blocks' maxima. */
             for (Py_ssize_t e = 0; e < c->novf; e++) {
                 Py_ssize_t b = c->ovf_pos[e] >> c->shift;
                 double m = blk_max(c, b);
@@ -1097,44 +1135,63 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             }
         }
     }
-    /* Heap: previous segments' entries first (all with lower docnos). */
-    Py_ssize_t hcap = k;
+    /* The previous segments' top k: (docnos, scores, tfs, tf parts), rows of ncols. */
     Py_ssize_t np_prev = 0;
-    if (pd_obj != Py_None) {
-        if (get_buffer(pd_obj, &pdv, 'q', "prev_docs") < 0) {
+    if (prev_obj != Py_None) {
+        static const char kinds[4] = {'q', 'd', 'i', 'd'};
+        static const char *names[4] = {"prev docnos", "prev scores", "prev tfs", "prev parts"};
+        if (!PyTuple_Check(prev_obj) || PyTuple_GET_SIZE(prev_obj) != 4) {
+            PyErr_SetString(PyExc_TypeError, "prev must be (docnos, scores, tfs, parts)");
             goto done;
         }
-        have_pd = 1;
-        if (ps_obj == Py_None || get_buffer(ps_obj, &psv, 'd', "prev_scores") < 0) {
-            if (!PyErr_Occurred()) {
-                PyErr_SetString(PyExc_TypeError, "prev_scores is missing");
+        /* typed arrays, or the bytes this function returned */
+        for (int i = 0; i < 4; i++) {
+            PyObject *o = PyTuple_GET_ITEM(prev_obj, i);
+            if (PyBytes_Check(o)) {
+                if (PyObject_GetBuffer(o, &pv[i], PyBUF_SIMPLE) < 0) {
+                    goto done;
+                }
+                pv[i].itemsize = kinds[i] == 'i' ? 4 : 8;
             }
-            goto done;
+            else if (get_buffer(o, &pv[i], kinds[i], names[i]) < 0) {
+                goto done;
+            }
+            have_pv[i] = 1;
         }
-        have_ps = 1;
-        np_prev = buf_len(&pdv);
-        if (buf_len(&psv) != np_prev) {
-            PyErr_SetString(PyExc_ValueError, "prev_docs and prev_scores differ in length");
+        np_prev = buf_len(&pv[0]);
+        if (pv[0].len % 8 || pv[1].len % 8 || pv[2].len % 4 || pv[3].len % 8 ||
+            buf_len(&pv[1]) != np_prev || buf_len(&pv[2]) != np_prev * ncols ||
+            buf_len(&pv[3]) != np_prev * ncols) {
+            PyErr_SetString(PyExc_ValueError, "prev arrays do not agree in size");
             goto done;
         }
     }
+    Py_ssize_t hcap = k;
     if (hcap > total_postings + np_prev) {
         hcap = total_postings + np_prev;
     }
+    Py_ssize_t h1 = hcap ? hcap : 1;
     h.cap = hcap;
-    h.s = malloc(sizeof(double) * (hcap ? hcap : 1));
-    h.d = malloc(sizeof(int64_t) * (hcap ? hcap : 1));
-    if (!h.s || !h.d) {
+    h.s = malloc(sizeof(double) * h1);
+    h.d = malloc(sizeof(int64_t) * h1);
+    h.slot = malloc(sizeof(Py_ssize_t) * h1);
+    rows_tf = calloc((size_t)h1 * c1, sizeof(int32_t));
+    rows_tp = calloc((size_t)h1 * c1, sizeof(double));
+    if (!h.s || !h.d || !h.slot || !rows_tf || !rows_tp) {
         PyErr_NoMemory();
         goto done;
     }
-    if (hcap == 0) {
-        h.cap = 0;
-    }
     for (Py_ssize_t i = 0; i < np_prev && h.cap > 0; i++) {
-        heap_push(&h, ((const double *)psv.buf)[i], ((const int64_t *)pdv.buf)[i]);
+        Py_ssize_t sl =
+            heap_push(&h, ((const double *)pv[1].buf)[i], ((const int64_t *)pv[0].buf)[i]);
+        if (sl >= 0) {
+            memcpy(rows_tf + sl * ncols, (const int32_t *)pv[2].buf + i * ncols,
+                   sizeof(int32_t) * ncols);
+            memcpy(rows_tp + sl * ncols, (const double *)pv[3].buf + i * ncols,
+                   sizeof(double) * ncols);
+        }
     }
-    /* Order cursors by upper bound (ascending); prefix sums of the bounds. */
+    /* Order the cursors by upper bound (ascending); running sums of the bounds. */
     for (int i = 0; i < n; i++) {
         ord[i] = i;
     }
@@ -1147,57 +1204,57 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         }
         ord[b2 + 1] = x;
     }
-    {
-        double acc = 0.0;
-        for (int i = 0; i < n; i++) {
-            acc += cs[ord[i]].ub;
-            prefix[i] = acc;
-        }
-    }
     q.cs = cs;
     q.n = n;
     q.dlidx = (const int32_t *)dli.buf;
     q.allow = have_allow ? (const uint8_t *)allow.buf : NULL;
     q.deny = have_deny ? (const uint8_t *)deny.buf : NULL;
-    /* Rounding slack: the score and every bound are sums of at most 2n + 2 terms whose
-     * magnitudes add up to at most 2 * total_abs; each float operation errs by at most half an
-     * ulp of its result. 16 (n + 2) eps * total_abs is several times that. */
+    /* Rounding slack. A score and every bound are sums of at most 2n + 2 terms whose magnitudes
+     * add up to at most 2 * total_abs, each operation erring by half an ulp of its result:
+     * 16 (n + 2) eps * total_abs is several times the worst case. */
     q.slack = 16.0 * (double)(n + 2) * DBL_EPSILON * total_abs + DBL_MIN;
     q.base = (int64_t)base;
     q.h = &h;
+    q.vals = vals;
+    q.tfv = tfv;
+    q.tpv = tpv;
+    q.present = present;
+    q.cols = cols;
+    q.ncols = ncols;
+    q.rows_tf = rows_tf;
+    q.rows_tp = rows_tp;
     if (h.cap > 0 && n > 0) {
         /* Seed with the list of the largest upper bound when it is short. */
         int sd = -1;
-        if (seed_mode && n >= 2) {
+        if (seed_ratio > 0.0 && n >= 2) {
             sd = ord[n - 1];
-            if (!(cs[sd].ub > 0.0) || (double)cs[sd].n * seed_ratio > (double)(total_postings - cs[sd].n)) {
+            if (!(cs[sd].ub > 0.0) ||
+                (double)cs[sd].n * seed_ratio > (double)(total_postings - cs[sd].n)) {
                 sd = -1;
             }
         }
         Py_BEGIN_ALLOW_THREADS
+        int na = n;
         if (sd >= 0) {
-            /* copies of the others, by descending upper bound */
             for (int i = 0; i < n - 1; i++) {
                 seedcs[i] = cs[ord[n - 2 - i]];
             }
-            seed(&q, &cs[sd], seedcs, n - 1, vals, present);
+            seed(&q, &cs[sd], seedcs, n - 1);
             q.excl = &cs[sd];
-            double acc = 0.0;
-            for (int i = 0; i < n - 1; i++) {
-                acc += cs[ord[i]].ub;
-                prefix[i] = acc;
-            }
-            run(&q, ord, n - 1, prefix, vals, present);
+            na = n - 1;
         }
-        else {
-            run(&q, ord, n, prefix, vals, present);
+        double acc = 0.0;
+        for (int i = 0; i < na; i++) {
+            acc += cs[ord[i]].ub;
+            prefix[i] = acc;
         }
+        run(&q, ord, na, prefix);
         Py_END_ALLOW_THREADS
     }
-    /* Sorted output: score descending, docno ascending. */
+    /* Sorted output: score descending, docno ascending; rows in the same order. */
     {
         Py_ssize_t m = h.size;
-        Entry *es = malloc(sizeof(Entry) * (m ? m : 1));
+        es = malloc(sizeof(Entry) * (m ? m : 1));
         if (!es) {
             PyErr_NoMemory();
             goto done;
@@ -1205,36 +1262,55 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         for (Py_ssize_t i = 0; i < m; i++) {
             es[i].s = h.s[i];
             es[i].d = h.d[i];
+            es[i].slot = h.slot[i];
         }
         qsort(es, (size_t)m, sizeof(Entry), cmp_entry);
         PyObject *bd = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(int64_t)));
         PyObject *bs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
-        if (!bd || !bs) {
+        PyObject *bt = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * ncols * sizeof(int32_t)));
+        PyObject *bp = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * ncols * sizeof(double)));
+        if (!bd || !bs || !bt || !bp) {
             Py_XDECREF(bd);
             Py_XDECREF(bs);
-            free(es);
+            Py_XDECREF(bt);
+            Py_XDECREF(bp);
             goto done;
         }
         int64_t *od = (int64_t *)PyBytes_AS_STRING(bd);
         double *os = (double *)PyBytes_AS_STRING(bs);
+        int32_t *ot = (int32_t *)PyBytes_AS_STRING(bt);
+        double *op = (double *)PyBytes_AS_STRING(bp);
         for (Py_ssize_t i = 0; i < m; i++) {
             od[i] = es[i].d;
             os[i] = es[i].s;
+            if (ncols) {
+                memcpy(ot + i * ncols, rows_tf + es[i].slot * ncols, sizeof(int32_t) * ncols);
+                memcpy(op + i * ncols, rows_tp + es[i].slot * ncols, sizeof(double) * ncols);
+            }
         }
-        free(es);
         if (want_stats) {
-            result = Py_BuildValue("(NN{s:L,s:L,s:L,s:L})", bd, bs, "candidates",
+            result = Py_BuildValue("(NNNN{s:L,s:L,s:L,s:L})", bd, bs, bt, bp, "candidates",
                                    (long long)q.n_cand, "scored", (long long)q.n_scored, "skips",
                                    (long long)q.n_skips, "seeded", (long long)q.n_seeded);
         }
         else {
-            result = PyTuple_Pack(2, bd, bs);
-            Py_DECREF(bd);
-            Py_DECREF(bs);
+            result = Py_BuildValue("(NNNN)", bd, bs, bt, bp);
         }
     }
 done:
-    release_views(tv, n);
+    if (tv) {
+        for (int i = 0; i < n; i++) {
+            if (tv[i].haveT) {
+                PyBuffer_Release(&tv[i].T);
+            }
+            if (tv[i].haveU) {
+                PyBuffer_Release(&tv[i].U);
+            }
+            if (tv[i].haveO) {
+                PyBuffer_Release(&tv[i].ov);
+            }
+        }
+    }
     if (have_dli) {
         PyBuffer_Release(&dli);
     }
@@ -1244,22 +1320,29 @@ done:
     if (have_deny) {
         PyBuffer_Release(&deny);
     }
-    if (have_pd) {
-        PyBuffer_Release(&pdv);
-    }
-    if (have_ps) {
-        PyBuffer_Release(&psv);
+    for (int i = 0; i < 4; i++) {
+        if (have_pv[i]) {
+            PyBuffer_Release(&pv[i]);
+        }
     }
     free(tv);
     free(cs);
+    free(seedcs);
     free(ord);
+    free(cols);
     free(present);
     free(prefix);
     free(vals);
-    free(seedcs);
+    free(tpv);
+    free(tfv);
+    free(seen_col);
     free(bub);
     free(h.s);
     free(h.d);
+    free(h.slot);
+    free(rows_tf);
+    free(rows_tp);
+    free(es);
     Py_DECREF(seq);
     return result;
 }
@@ -1286,6 +1369,7 @@ topk_count(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     Py_buffer allow, deny;
     int have_allow = 0, have_deny = 0;
     uint64_t *bits = NULL;
+    Cursor *cs = NULL;
     PyObject *result = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
@@ -1319,18 +1403,77 @@ topk_count(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         }
     }
     long long count = 0;
-    if (n == 1 && !have_allow && !have_deny) {
-        count = ((PostingList *)PySequence_Fast_GET_ITEM(seq, 0))->n;
+    const uint8_t *al = have_allow ? (const uint8_t *)allow.buf : NULL;
+    const uint8_t *de = have_deny ? (const uint8_t *)deny.buf : NULL;
+    Py_ssize_t total = 0, largest = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t m = ((PostingList *)PySequence_Fast_GET_ITEM(seq, i))->n;
+        total += m;
+        if (m > largest) {
+            largest = m;
+        }
     }
-    else if (n > 0) {
+    if (n == 0) {
+        count = 0;
+    }
+    else if ((total - largest) * 12 < total) {
+        /* One list dominates: count it, then the other lists' documents that no larger list
+         * holds (probing the larger lists with skips): far less work than touching them all. */
+        cs = malloc(sizeof(Cursor) * n);
+        if (!cs) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PostingList *pl = (PostingList *)PySequence_Fast_GET_ITEM(seq, i);
+            Cursor *c = &cs[i];
+            memset(c, 0, sizeof(Cursor));
+            c->docs = pl->docs;
+            c->n = pl->n;
+            c->blk_last = pl->blk_last;
+            c->nblk = pl->nblk;
+            c->shift = pl->shift;
+            cur_set(c, 0);
+        }
+        /* by descending length */
+        for (Py_ssize_t a = 1; a < n; a++) {
+            Cursor x = cs[a];
+            Py_ssize_t b2 = a - 1;
+            while (b2 >= 0 && cs[b2].n < x.n) {
+                cs[b2 + 1] = cs[b2];
+                b2--;
+            }
+            cs[b2 + 1] = x;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const int32_t *docs = cs[i].docs;
+            for (Py_ssize_t j = 0; j < i; j++) { /* probes of each pass ascend from the start */
+                cur_set(&cs[j], 0);
+                cs[j].blk = 0;
+            }
+            for (Py_ssize_t p = 0; p < cs[i].n; p++) {
+                int32_t d = docs[p];
+                if ((al && !al[d]) || (de && de[d])) {
+                    continue;
+                }
+                int seen = 0;
+                for (Py_ssize_t j = 0; j < i && !seen; j++) {
+                    next_geq(&cs[j], d);
+                    seen = cs[j].cur == d;
+                }
+                count += !seen;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    else {
         Py_ssize_t words = (ndocs + 63) / 64;
         bits = calloc(words ? words : 1, sizeof(uint64_t));
         if (!bits) {
             PyErr_NoMemory();
             goto done;
         }
-        const uint8_t *al = have_allow ? (const uint8_t *)allow.buf : NULL;
-        const uint8_t *de = have_deny ? (const uint8_t *)deny.buf : NULL;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < n; i++) {
             PostingList *pl = (PostingList *)PySequence_Fast_GET_ITEM(seq, i);
@@ -1358,6 +1501,7 @@ done:
         PyBuffer_Release(&deny);
     }
     free(bits);
+    free(cs);
     Py_DECREF(seq);
     return result;
 }
@@ -1366,9 +1510,11 @@ done:
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
-     "search(terms, dl_index, k, allow=None, deny=None, base=0, prev_docs=None, "
-     "prev_scores=None, stats=False) -> (docnos bytes int64, scores bytes float64[, stats])\n\n"
-     "terms: sequence, in query order, of (PostingList, qw, table, bound_table, overflow_values)."},
+     "search(terms, dl_index, k, ncols, allow=None, deny=None, base=0, prev=None, stats=False, "
+     "seed=4.0)\n-> (docnos, scores, tfs, parts[, stats]) as bytes (int64, float64, int32 and "
+     "float64 rows of ncols)\n\n"
+     "terms: sequence, in query order, of (PostingList, qw, table, bound table, overflow values "
+     "or None, column). prev: a previous segment's result (docnos, scores, tfs, parts)."},
     {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
      "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},
     {NULL, NULL, 0, NULL},
@@ -1397,7 +1543,7 @@ PyInit__topk(void)
         return NULL;
     }
     if (PyModule_AddIntConstant(m, "MAX_CAP", MAX_CAP) < 0 ||
-        PyModule_AddIntConstant(m, "ABI", 1) < 0) {
+        PyModule_AddIntConstant(m, "ABI", 2) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -40,7 +40,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -64,6 +64,20 @@ SHIFT = 7
 
 TermSpec = tuple[str, int, TermWeight]
 """One distinct query term in query order: (term, qtf, its weighting)."""
+
+
+class TopK(NamedTuple):
+    """A ranking: the top documents and, per query term, what each of them got from it.
+
+    ``tfs[i, t]`` and ``parts[i, t]`` are the tf and tf part of term ``t`` (the position in the
+    ``terms`` given to :func:`top_k`) in document ``docnos[i]`` (0 and 0.0 when absent), so
+    ``scores[i] == Σ_t (qtf_t · idf_t) · parts[i, t]`` summed in term order, bit for bit.
+    """
+
+    docnos: I64
+    scores: F64
+    tfs: I32
+    parts: F64
 
 _MAX_LIST_BYTES = 256 << 20  # block metadata kept per index (the postings stay memory-mapped)
 _MAX_TABLES = 256
@@ -263,8 +277,8 @@ def top_k(
     allowed: Any = None,
     *,
     kernel: bool | None = None,
-) -> tuple[I64, F64]:
-    """Return the top ``k`` matching documents as (docnos, scores).
+) -> TopK:
+    """Return the top ``k`` matching documents with their scores and per-term parts.
 
     ``terms`` are the distinct scored query terms in query order with their qtf and weighting
     (terms without a weighting are left out by the caller). ``allowed`` is an optional boolean
@@ -280,42 +294,58 @@ def top_k(
         got = _top_k_kernel(index, terms, k, allow)
         if got is not None:
             return got
-    return _top_k_dense(index, terms, k, allow)
+    docnos, scores = _top_k_dense(index, terms, k, allow)
+    parts = tf_parts(index, terms, docnos)
+    n = len(terms)
+    tfs = np.zeros((docnos.size, n), dtype=np.int32)
+    vals = np.zeros((docnos.size, n), dtype=np.float64)
+    for t, (tf, part) in enumerate(parts):
+        tfs[:, t] = tf
+        vals[:, t] = part
+    return TopK(docnos, scores, tfs, vals)
 
 
-def _top_k_kernel(
-    index: Index, terms: Sequence[TermSpec], k: int, allow: Any
-) -> tuple[I64, F64] | None:
+def _top_k_kernel(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -> TopK | None:
     st = _state(index)
     per_term = []
-    for term, qtf, w in terms:
+    for col, (term, qtf, w) in enumerate(terms):
         qw = qtf * w.idf
         if not np.isfinite(qw):
             return None
         table = st.table(w)
         if not table.ok:
             return None
-        per_term.append((term, qw, w, table, st.postings(term)))
+        per_term.append((col, term, qw, w, table, st.postings(term)))
+    ncols = len(terms)
     doclen = index.doclen
-    prev_d: Any = None
-    prev_s: Any = None
+    prev: Any = None
     search = _topk.search
     for s, (_seg, base, n, dli, deny) in enumerate(st.segments):
         args = []
-        for term, qw, w, table, lists in per_term:
+        for col, term, qw, w, table, lists in per_term:
             p = lists[s]
             if p is None:
                 continue
             ov = st.overflow_values(term, s, p, w, doclen) if p.pl.n_overflow else None
-            args.append((p.pl, qw, table.T, table.U, ov))
+            args.append((p.pl, qw, table.T, table.U, ov, col))
         if not args:
             continue
         seg_allow = None if allow is None else allow[base : base + n]
-        d, sc = search(args, dli, k, seg_allow, deny, base, prev_d, prev_s)
-        prev_d, prev_s = np.frombuffer(d, dtype=np.int64), np.frombuffer(sc, dtype=np.float64)
-    if prev_d is None:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    return prev_d, prev_s
+        prev = search(args, dli, k, ncols, seg_allow, deny, base, prev)
+    if prev is None:
+        return TopK(
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.float64),
+            np.zeros((0, ncols), dtype=np.int32),
+            np.zeros((0, ncols), dtype=np.float64),
+        )
+    d, sc, tf, part = prev
+    return TopK(
+        np.frombuffer(d, dtype=np.int64),
+        np.frombuffer(sc, dtype=np.float64),
+        np.frombuffer(tf, dtype=np.int32).reshape(-1, ncols),
+        np.frombuffer(part, dtype=np.float64).reshape(-1, ncols),
+    )
 
 
 def dense_scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:

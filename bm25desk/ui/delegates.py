@@ -1,13 +1,13 @@
-"""Painted cells: the stacked contribution bar and the snippet with highlighted terms."""
+"""Painted cells: contribution bar, snippet with highlighted terms, and the relevance mark."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPalette
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from bm25desk.ui.colors import TermColors, highlight_background
-from bm25desk.ui.results_model import PARTS_ROLE, SCALE_ROLE, SNIPPET_ROLE
+from bm25desk.ui.colors import TermColors, highlight_background, is_dark, mix, status_colors
+from bm25desk.ui.results_model import MARK_ROLE, PARTS_ROLE, SCALE_ROLE, SNIPPET_ROLE
 from bm25desk.ui.search_work import Snippet
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -70,6 +70,69 @@ class ContributionBarDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         """Return a comfortable bar size (QStyledItemDelegate.sizeHint)."""
         return QSize(170, max(22, option.fontMetrics.height() + 8))
+
+
+def star_color(palette: QPalette) -> QColor:
+    """Return the colour of a filled (marked) star, readable on light and dark themes."""
+    return QColor("#f0c05a") if is_dark(palette) else QColor("#d49a00")
+
+
+def judged_color(palette: QPalette) -> QColor:
+    """Return the muted colour of the "judged relevant" tick."""
+    return mix(status_colors(palette)["good"], palette.color(QPalette.ColorRole.Base), 0.35)
+
+
+class MarkDelegate(QStyledItemDelegate):
+    """Paints the relevance mark: the user's star and the judgements' muted tick.
+
+    A filled star when the user marked the document relevant, a faint outline one otherwise (so
+    there is something to click), and a tick in a muted green when it is judged relevant.
+    """
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        """Paint the star and tick (QStyledItemDelegate.paint)."""
+        opt = _paint_background(self, painter, option, index)
+        marked, judged = index.data(MARK_ROLE) or (False, False)
+        palette = opt.palette
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        painter.save()
+        font = QFont(opt.font)
+        font.setPointSizeF(font.pointSizeF() * 1.2)
+        painter.setFont(font)
+        rect = QRectF(opt.rect)
+        star_rect = rect.adjusted(0, 0, -rect.width() * 0.4, 0) if judged else rect
+        if marked:
+            painter.setPen(star_color(palette))
+            painter.drawText(star_rect, Qt.AlignmentFlag.AlignCenter, "★")
+        else:
+            if selected:
+                faint = mix(
+                    palette.color(QPalette.ColorRole.HighlightedText),
+                    palette.color(QPalette.ColorRole.Highlight),
+                    0.35,
+                )
+            else:
+                faint = mix(
+                    palette.color(QPalette.ColorRole.Text),
+                    palette.color(QPalette.ColorRole.Base),
+                    0.6,
+                )
+            painter.setPen(faint)
+            painter.drawText(star_rect, Qt.AlignmentFlag.AlignCenter, "☆")
+        if judged:
+            painter.setFont(opt.font)
+            tick = judged_color(palette)
+            if selected:
+                tick = palette.color(QPalette.ColorRole.HighlightedText)
+            painter.setPen(tick)
+            painter.drawText(
+                rect.adjusted(rect.width() * 0.55, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, "✓"
+            )
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        """Return room for a star and a tick (QStyledItemDelegate.sizeHint)."""
+        return QSize(option.fontMetrics.height() * 2 + 4, option.fontMetrics.height() + 8)
 
 
 class SnippetDelegate(QStyledItemDelegate):

@@ -97,6 +97,13 @@ class LedgerPanel(QWidget):
         layout.addWidget(self.check)
         layout.addWidget(self.formulas)
         self._colors = TermColors()
+        self._remark = ""
+
+    def set_remark(self, text: str) -> None:
+        """Show ``text`` under the heading of the next explanations (e.g. "relevance feedback")."""
+        self._remark = text
+        if self.model.explanation is not None:
+            self._show_heading(self.model.explanation)
 
     def set_explanation(self, explanation: Explanation | None, colors: TermColors) -> None:
         """Show ``explanation`` (None: the empty state)."""
@@ -109,14 +116,7 @@ class LedgerPanel(QWidget):
             self.formulas.setText("")
             return
         e = explanation
-        rank = f"#{e.rank} " if e.rank else ""
-        title = escape((e.title or e.docid)[:90])
-        not_match = "" if e.matches else f" — <i>not a match: {escape(e.reason)}</i>"
-        self.heading.setText(
-            f"<b>{rank}{title}</b> scored <b>{_g(round(e.score, 6))}</b> under "
-            f"<code>{escape(repr(e.variant))}</code>{not_match}<br>"
-            f"<small>L = {e.length} terms, Lavg = {e.avgdl:.2f}, N = {e.n_docs:,}</small>"
-        )
+        self._show_heading(e)
         ok, text = sum_check(e)
         color = status_colors(self.palette())["good" if ok else "bad"].name()
         self.check.setText(f"<span style='color:{color}'>{escape(text)}</span>")
@@ -133,6 +133,21 @@ class LedgerPanel(QWidget):
             header = self.view.horizontalHeader()
             for col in (Column.IDF_FORMULA, Column.TF_FORMULA):
                 header.resizeSection(col, 260)
+
+    def _show_heading(self, e: Explanation) -> None:
+        rank = f"#{e.rank} " if e.rank else ""
+        title = escape((e.title or e.docid)[:90])
+        not_match = "" if e.matches else f" — <i>not a match: {escape(e.reason)}</i>"
+        remark = ""
+        if self._remark:
+            color = status_colors(self.palette())["warn"].name()
+            remark = f"<br><small style='color:{color}'>{escape(self._remark)}</small>"
+        self.heading.setText(
+            f"<b>{rank}{title}</b> scored <b>{_g(round(e.score, 6))}</b> under "
+            f"<code>{escape(repr(e.variant))}</code>{not_match}<br>"
+            f"<small>L = {e.length} terms, Lavg = {e.avgdl:.2f}, N = {e.n_docs:,}</small>"
+            f"{remark}"
+        )
 
     def explanation(self) -> Explanation | None:
         """Return the explanation shown."""

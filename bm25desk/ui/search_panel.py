@@ -4,6 +4,10 @@ Typing is debounced (200 ms); variant and parameter changes re-rank at once. Sea
 explanations run in the background through :class:`LatestOnly`, so the window never waits and a
 stale ranking never replaces a fresh one. The selected document stays selected across re-rankings,
 so its ledger and plots follow the sliders.
+
+Relevance feedback: a star marks a result relevant (click it, press Space, or use the context
+menu); "Re-rank with feedback" ranks with the RSJ weight in place of the idf, and each row then
+shows its rank without feedback and how it moved (see :mod:`bm25desk.ui.feedback`).
 """
 
 from __future__ import annotations
@@ -14,20 +18,23 @@ import time
 from PySide6.QtCore import (
     QEvent,
     QItemSelection,
+    QModelIndex,
     QObject,
+    QPoint,
     QSortFilterProxyModel,
     Qt,
     QTimer,
     Signal,
     Slot,
 )
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -36,13 +43,21 @@ from PySide6.QtWidgets import (
 
 from bm25desk.engine import QueryError, Searcher, Variant
 from bm25desk.ui.colors import TermColors, muted_text
-from bm25desk.ui.delegates import ContributionBarDelegate, SnippetDelegate
+from bm25desk.ui.delegates import ContributionBarDelegate, MarkDelegate, SnippetDelegate
 from bm25desk.ui.detail_panel import DetailPanel
+from bm25desk.ui.feedback import FeedbackBar, Marks, MarksMemory
 from bm25desk.ui.jobs import JobRunner
 from bm25desk.ui.latest_only import LatestOnly
 from bm25desk.ui.messages import readable
 from bm25desk.ui.query_chips import QueryChips
-from bm25desk.ui.results_model import HIT_ROLE, SORT_ROLE, Column, ResultsModel
+from bm25desk.ui.results_model import (
+    FEEDBACK_COLUMNS,
+    HIT_ROLE,
+    SORT_ROLE,
+    VISUAL_ORDER,
+    Column,
+    ResultsModel,
+)
 from bm25desk.ui.search_work import DetailOutcome, SearchOutcome, run_detail, run_search
 from bm25desk.ui.variant_picker import VariantPicker, variant_summary
 
@@ -63,12 +78,16 @@ class SearchPanel(QWidget):
         The chosen :class:`Variant` (with parameters) changed.
     failed(object)
         An unexpected error in a background search (the window reports it).
+    marks_changed(object)
+        The user changed the current query's :class:`~bm25desk.ui.feedback.Marks` (marked or
+        unmarked documents, turned feedback on or off).
     """
 
     results_shown = Signal(object)
     query_cleared = Signal()
     variant_changed = Signal(object)
     failed = Signal(object)
+    marks_changed = Signal(object)
 
     def __init__(self, runner: JobRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,6 +105,7 @@ class SearchPanel(QWidget):
         self.details = LatestOnly(runner, "explain", self)
         self.details.succeeded.connect(self._on_details_succeeded)
         self.details.failed.connect(self._on_details_failed)
+        self.marks = MarksMemory()
 
         # -- query row ---------------------------------------------------------------------------
         self.query_edit = QLineEdit()
@@ -135,6 +155,7 @@ class SearchPanel(QWidget):
         self.view.setAlternatingRowColors(True)
         self.view.setItemDelegateForColumn(Column.PARTS, ContributionBarDelegate(self.view))
         self.view.setItemDelegateForColumn(Column.SNIPPET, SnippetDelegate(self.view))
+        self.view.setItemDelegateForColumn(Column.MARK, MarkDelegate(self.view))
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
@@ -144,10 +165,30 @@ class SearchPanel(QWidget):
         header.resizeSection(Column.TITLE, 300)
         header.setSectionResizeMode(Column.SNIPPET, QHeaderView.ResizeMode.Stretch)
         header.resizeSection(Column.SOURCE, 120)
+        header.resizeSection(Column.BEFORE, 56)
+        header.resizeSection(Column.MOVE, 56)
+        self._arrange_columns()
         self.view.verticalHeader().setDefaultSectionSize(
             max(24, self.view.fontMetrics().height() + 8)
         )
         self.view.selectionModel().selectionChanged.connect(self._on_view_selection_changed)
+        self.view.clicked.connect(self._on_view_clicked)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._on_view_custom_context_menu_requested)
+        self.mark_action = QAction("Mark as relevant", self.view)
+        self.mark_action.setShortcut(QKeySequence(Qt.Key.Key_Space))
+        self.mark_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.mark_action.triggered.connect(self.toggle_selected_mark)
+        self.view.addAction(self.mark_action)
+        self.feedback_action = QAction("Re-rank with feedback", self)
+        self.feedback_action.setCheckable(True)
+        self.feedback_action.triggered.connect(self.set_feedback)
+        self.clear_marks_action = QAction("Clear relevance marks", self)
+        self.clear_marks_action.triggered.connect(self.clear_marks)
+        self.feedback_bar = FeedbackBar()
+        self.feedback_bar.feedback_requested.connect(self.set_feedback)
+        self.feedback_bar.clear_requested.connect(self.clear_marks)
+        self.feedback_bar.judged_requested.connect(self.mark_judged)
         self.empty_label = QLabel()
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
@@ -169,6 +210,8 @@ class SearchPanel(QWidget):
         results_box = QWidget()
         results_layout = QVBoxLayout(results_box)
         results_layout.setContentsMargins(0, 0, 0, 0)
+        results_layout.setSpacing(2)
+        results_layout.addWidget(self.feedback_bar)
         results_layout.addWidget(self.view, 1)
         results_layout.addWidget(self.empty_label)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
@@ -191,6 +234,7 @@ class SearchPanel(QWidget):
     def set_searcher(self, searcher: Searcher | None) -> None:
         """Search ``searcher``'s index from now on (None: no index open)."""
         self.searcher = searcher
+        self.marks.set_index(searcher.index.name if searcher is not None else None)
         self.searches.invalidate()
         self.details.invalidate()
         self._outcome = None
@@ -216,11 +260,58 @@ class SearchPanel(QWidget):
         """Return the query text."""
         return self.query_edit.text()
 
-    def set_query(self, text: str, *, now: bool = True) -> None:
-        """Put ``text`` in the query box and search (at once, or after the debounce)."""
+    def set_query(
+        self, text: str, relevant_docids: frozenset[str] = frozenset(), *, now: bool = True
+    ) -> None:
+        """Put ``text`` in the query box and search (at once, or after the debounce).
+
+        ``relevant_docids`` are documents judged relevant for this query (the Evaluation view's
+        judgements): they show with a muted tick, apart from the user's own marks, and can be
+        marked relevant in one click. Without them, judgements given earlier for the same query
+        stay.
+        """
         self.query_edit.setText(text)
+        if relevant_docids:
+            self.marks.switch(text)
+            self._show_marks(self.marks.set_judged(frozenset(relevant_docids)))
         if now:
             self.search_now()
+
+    def current_marks(self) -> Marks:
+        """Return the relevance marks of the query on screen."""
+        return self.marks.current
+
+    def toggle_mark(self, docid: str) -> None:
+        """Mark document ``docid`` relevant for the current query, or unmark it."""
+        self._apply_marks(self.marks.toggle(docid))
+
+    @Slot()
+    def toggle_selected_mark(self) -> None:
+        """Mark the selected result relevant, or unmark it (Space)."""
+        rows = self.view.selectionModel().selectedRows()
+        hit = rows[0].data(HIT_ROLE) if rows else None
+        if hit is not None:
+            self.toggle_mark(hit.docid)
+
+    def mark(self, docids: frozenset[str]) -> None:
+        """Mark ``docids`` relevant for the current query."""
+        self._apply_marks(self.marks.mark(frozenset(docids)))
+
+    @Slot()
+    def mark_judged(self) -> None:
+        """Mark every document judged relevant for the current query (those in the index)."""
+        missing = self._outcome.missing if self._outcome is not None else frozenset()
+        self.mark(self.marks.current.judged - missing)
+
+    @Slot(bool)
+    def set_feedback(self, on: bool) -> None:
+        """Rank with relevance feedback from the marked documents, or without it."""
+        self._apply_marks(self.marks.set_enabled(on))
+
+    @Slot()
+    def clear_marks(self) -> None:
+        """Remove the user's relevance marks of the current query (plain ranking)."""
+        self._apply_marks(self.marks.clear())
 
     def outcome(self) -> SearchOutcome | None:
         """Return the results on screen."""
@@ -264,8 +355,15 @@ class SearchPanel(QWidget):
             self.query_cleared.emit()
             return
         variant = self.picker.variant()
+        marks = self.marks.peek(query)
+        relevant = marks.marked if marks.active else frozenset()
+        judged = marks.judged
         self._requested_at = time.perf_counter()
-        self.searches.request(lambda: run_search(searcher, query, variant, RESULTS_K))
+        self.searches.request(
+            lambda: run_search(
+                searcher, query, variant, RESULTS_K, relevant=relevant, judged=judged
+            )
+        )
 
     # -- slots -------------------------------------------------------------------------------
 
@@ -292,7 +390,12 @@ class SearchPanel(QWidget):
         self._outcome = outcome
         self._colors = TermColors(result.analysis.terms)
         keep = self._selected_docno
+        marks = self.marks.switch(result.query)
         self.model.set_rows(outcome.rows, self._colors)
+        self.model.set_marks(marks.marked, marks.judged)
+        self._arrange_columns()
+        self._show_marks(marks)
+        self._show_formula(result.variant)
         self.chips.show_analysis(result.analysis, self._colors, outcome.suggestions)
         self.last_latency = time.perf_counter() - self._requested_at
         shown = len(outcome.rows)
@@ -309,6 +412,7 @@ class SearchPanel(QWidget):
         else:
             self.empty_label.hide()
             self.view.show()
+            self.feedback_bar.show()
             row = self.model.row_of_docno(keep) if keep is not None else -1
             proxy_row = self.proxy.mapFromSource(self.model.index(max(row, 0), 0)).row()
             self.view.selectRow(proxy_row)
@@ -325,6 +429,7 @@ class SearchPanel(QWidget):
         if isinstance(exc, QueryError):
             self.chips.show_error(readable(exc))
             self._show_empty("")
+            self.feedback_bar.hide()
             self.status.setText("")
             self.query_cleared.emit()
             return
@@ -345,6 +450,28 @@ class SearchPanel(QWidget):
             self._selected_docno = hit.docno
             self.request_detail()
 
+    @Slot(QModelIndex)
+    def _on_view_clicked(self, index: QModelIndex) -> None:
+        if index.column() == Column.MARK:
+            hit = index.data(HIT_ROLE)
+            if hit is not None:
+                self.toggle_mark(hit.docid)
+
+    @Slot(QPoint)
+    def _on_view_custom_context_menu_requested(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        menu = QMenu(self)
+        hit = index.data(HIT_ROLE) if index.isValid() else None
+        if hit is not None:
+            self.view.selectRow(index.row())
+            marked = hit.docid in self.marks.current.marked
+            self.mark_action.setText("Unmark as relevant" if marked else "Mark as relevant")
+            menu.addAction(self.mark_action)
+            menu.addSeparator()
+        menu.addAction(self.feedback_action)
+        menu.addAction(self.clear_marks_action)
+        menu.popup(self.view.viewport().mapToGlobal(pos))
+
     def request_detail(self) -> None:
         """Explain the selected document under the current variant (in the background)."""
         searcher, outcome, docno = self.searcher, self._outcome, self._selected_docno
@@ -352,12 +479,20 @@ class SearchPanel(QWidget):
             return
         parsed = outcome.result.analysis.parsed
         variant = outcome.result.variant
-        self.details.request(lambda: run_detail(searcher, parsed, docno, variant))
+        feedback = outcome.feedback
+        self.details.request(lambda: run_detail(searcher, parsed, docno, variant, feedback))
 
     @Slot(object)
     def _on_details_succeeded(self, outcome: DetailOutcome) -> None:
         if outcome.explanation.docno != self._selected_docno:
             return
+        fb = outcome.feedback
+        self.detail.ledger.set_remark(
+            ""
+            if fb is None
+            else "Relevance feedback: idf = Robertson/Sparck Jones weight from the "
+            f"R = {len(fb.relevant)} documents marked relevant"
+        )
         self.detail.show_outcome(outcome, self._colors)
 
     @Slot(object)
@@ -370,14 +505,61 @@ class SearchPanel(QWidget):
         self.empty_label.setText(text)
         self.empty_label.setVisible(bool(text))
         self.view.setVisible(not text)
+        self.feedback_bar.setVisible(not text)
 
     def _show_formula(self, variant: Variant) -> None:
         cls = type(variant)
         muted = muted_text(self.palette()).name()
+        idf = f"idf = {cls.idf_formula}"
+        tip = ""
+        outcome = self._outcome
+        if outcome is not None and outcome.feedback is not None:
+            idf = f"idf → RSJ weight, R = {len(outcome.feedback.relevant)} marked relevant"
+            tip = (
+                "Relevance feedback: each term's idf is replaced by the Robertson/Sparck Jones "
+                "weight ln[(r + 0.5)(N − R − df + r + 0.5) / ((df − r + 0.5)(R − r + 0.5))], "
+                "R documents marked relevant, r of them containing the term"
+            )
+        self.formula.setToolTip(tip)
         self.formula.setText(
             f"<span style='color:{muted}'><small>{variant_summary(variant)}: "
-            f"idf = {cls.idf_formula} · tf part = {cls.tf_formula}</small></span>"
+            f"{idf} · tf part = {cls.tf_formula}</small></span>"
         )
+
+    def _arrange_columns(self) -> None:
+        """Put the columns in their visual order and show "before" only with feedback.
+
+        Also after a header layout saved by an earlier version (fewer columns) was restored.
+        """
+        header = self.view.horizontalHeader()
+        for visual, col in enumerate(VISUAL_ORDER):
+            if header.visualIndex(col) != visual:
+                header.moveSection(header.visualIndex(col), visual)
+        width = self.view.fontMetrics().height() * 2 + 8
+        if header.sectionResizeMode(Column.MARK) != QHeaderView.ResizeMode.Fixed:
+            header.setSectionResizeMode(Column.MARK, QHeaderView.ResizeMode.Fixed)
+        if header.sectionSize(Column.MARK) != width:
+            header.resizeSection(Column.MARK, width)
+        on = self.model.has_feedback
+        for col in FEEDBACK_COLUMNS:
+            if self.view.isColumnHidden(col) == on:
+                self.view.setColumnHidden(col, not on)
+
+    def _apply_marks(self, marks: Marks) -> None:
+        """Show changed marks; re-rank when the ranking depends on them."""
+        outcome = self._outcome
+        used = outcome.feedback if outcome is not None else None
+        self._show_marks(marks)
+        self.marks_changed.emit(marks)
+        if marks.active or used is not None:  # feedback turned on, off, or its set changed
+            self.search_now()
+
+    def _show_marks(self, marks: Marks) -> None:
+        self.model.set_marks(marks.marked, marks.judged)
+        self.feedback_bar.show_marks(marks, self._outcome)
+        self.feedback_action.setChecked(marks.active)
+        self.feedback_action.setEnabled(bool(marks.marked))
+        self.clear_marks_action.setEnabled(bool(marks.marked))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Down moves from the query box to the results; Esc clears it (QObject.eventFilter)."""

@@ -1,21 +1,30 @@
 """What the search jobs compute on pool threads (Qt-free): ranked rows with snippets, suggestions,
 and the details of one document (explanation, highlighted text, plot data).
 
+With relevance feedback (documents marked relevant, by id), a search ranks twice: with the
+Robertson/Sparck Jones weight in place of the idf, and without it, so every row can say where it
+ranked before.
+
 Everything returned is immutable, so it can cross to the GUI thread by signal as it is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 from bm25desk.engine import Explanation, Hit, Index, Searcher, SearchResult, Variant
 from bm25desk.engine.analysis import Analyzer
 from bm25desk.engine.query import ParsedQuery
-from bm25desk.ui.plot_data import PlotData, plot_data
+from bm25desk.engine.search import Feedback
+from bm25desk.ui.plot_data import PlotData, Point, plot_data
 
 PREVIEW_CHARS = 200_000
 """Longer documents are previewed up to this many characters (the rest is elided, and said so)."""
@@ -33,19 +42,39 @@ class Snippet:
 
 @dataclass(frozen=True, slots=True)
 class ResultRow:
-    """One result row: the engine's hit and its snippet."""
+    """One result row: the engine's hit, its snippet and, with feedback, its rank without it."""
 
     hit: Hit
     snippet: Snippet
+    before: int | None = None  # rank without feedback (None: the ranking has no feedback)
 
 
 @dataclass(frozen=True, slots=True)
 class SearchOutcome:
-    """A finished search: the ranking, its rows and "did you mean" suggestions per unknown term."""
+    """A finished search: the ranking, its rows and "did you mean" suggestions per unknown term.
+
+    With feedback, ``result.feedback`` holds the docnos used and ``plain`` the same query ranked
+    without feedback (the "before"); ``missing`` lists marked or judged ids not in the index.
+    """
 
     result: SearchResult
     rows: tuple[ResultRow, ...]
     suggestions: tuple[tuple[str, tuple[str, ...]], ...]  # (unknown term, suggestions)
+    plain: SearchResult | None = None
+    missing: frozenset[str] = frozenset()
+
+    @property
+    def feedback(self) -> Feedback | None:
+        """Return the relevance feedback this ranking used (None: plain ranking)."""
+        return self.result.feedback
+
+    @property
+    def dropped(self) -> tuple[Hit, ...]:
+        """Return the plain ranking's hits that feedback pushed out of the list."""
+        if self.plain is None:
+            return ()
+        shown = {r.hit.docno for r in self.rows}
+        return tuple(h for h in self.plain.hits if h.docno not in shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +97,7 @@ class DetailOutcome:
     explanation: Explanation
     document: DocumentView
     plots: PlotData
+    feedback: Feedback | None = None  # the relevance feedback the explanation used
 
 
 def make_snippet(analyzer: Analyzer, text: str, terms: frozenset[str], width: int = 220) -> Snippet:
@@ -129,16 +159,86 @@ def cached_snippet(index: Index, docno: int, terms: frozenset[str]) -> Snippet:
     return snippet
 
 
-def run_search(searcher: Searcher, query: str, variant: Variant, k: int) -> SearchOutcome:
-    """Rank, cut snippets for the hits and suggest spellings for unknown terms."""
-    result = searcher.search(query, variant, k)
+def docnos_of(index: Index, docids: Iterable[str]) -> tuple[frozenset[int], frozenset[str]]:
+    """Return the live docnos of ``docids`` and the ids that name no live document."""
+    found: set[int] = set()
+    missing: set[str] = set()
+    for docid in docids:
+        docno = index.docno(docid)
+        if docno is None:
+            missing.add(docid)
+        else:
+            found.add(docno)
+    return frozenset(found), frozenset(missing)
+
+
+def plain_ranks(
+    searcher: Searcher, parsed: ParsedQuery, variant: Variant, docnos: Iterable[int]
+) -> dict[int, int]:
+    """Return the rank of each of ``docnos`` in the full ranking without feedback.
+
+    Same order as :meth:`Searcher.search`: score descending, ties by docno. A document that does
+    not match gets no rank.
+    """
+    scores, ok = searcher.scores(parsed, variant)
+    cand = np.flatnonzero(ok)
+    neg = np.sort(-scores[cand])  # ascending, so "higher score" is "smaller negated score"
+    ranks: dict[int, int] = {}
+    for d in docnos:
+        if not ok[d]:
+            continue
+        s = scores[d]
+        better = int(np.searchsorted(neg, -s, side="left"))
+        equal = int(np.searchsorted(neg, -s, side="right")) - better
+        if equal > 1:  # ties are broken by internal document order
+            better += int(np.count_nonzero((scores[cand] == s) & (cand < d)))
+        ranks[d] = better + 1
+    return ranks
+
+
+def run_search(
+    searcher: Searcher,
+    query: str,
+    variant: Variant,
+    k: int,
+    *,
+    relevant: frozenset[str] = frozenset(),
+    judged: frozenset[str] = frozenset(),
+) -> SearchOutcome:
+    """Rank, cut snippets for the hits and suggest spellings for unknown terms.
+
+    ``relevant`` (document ids) turns relevance feedback on: the ranking uses the RSJ weight with
+    those documents as the relevant set, and each row also carries its rank without feedback.
+    ``judged`` ids are only checked against the index (missing ones are reported).
+    """
     index = searcher.index
+    marked, missing = docnos_of(index, relevant)
+    missing |= docnos_of(index, judged - relevant)[1]
+    parsed = searcher.parse(query)
+    plain: SearchResult | None = None
+    if marked:
+        result = searcher.search_parsed(parsed, variant, k, feedback=Feedback(marked))
+        plain = searcher.search_parsed(parsed, variant, k)
+        before = {h.docno: h.rank for h in plain.hits}
+        unranked = [h.docno for h in result.hits if h.docno not in before]
+        if unranked:
+            before.update(plain_ranks(searcher, parsed, variant, unranked))
+    else:
+        result = searcher.search_parsed(parsed, variant, k)
+        before = None
     terms = frozenset(result.analysis.terms)
-    rows = tuple(ResultRow(hit, cached_snippet(index, hit.docno, terms)) for hit in result.hits)
+    rows = tuple(
+        ResultRow(
+            hit,
+            cached_snippet(index, hit.docno, terms),
+            None if before is None else before.get(hit.docno),
+        )
+        for hit in result.hits
+    )
     suggestions = tuple(
         (term, tuple(searcher.suggest(term, 3))) for term in result.analysis.unknown[:5]
     )
-    return SearchOutcome(result, rows, suggestions)
+    return SearchOutcome(result, rows, suggestions, plain, missing)
 
 
 def document_view(searcher: Searcher, docno: int, terms: frozenset[str]) -> DocumentView:
@@ -171,10 +271,35 @@ def _utf16(text: str, offset: int) -> int:
 
 
 def run_detail(
-    searcher: Searcher, parsed: ParsedQuery, docno: int, variant: Variant
+    searcher: Searcher,
+    parsed: ParsedQuery,
+    docno: int,
+    variant: Variant,
+    feedback: Feedback | None = None,
 ) -> DetailOutcome:
-    """Explain one document and prepare its preview and plots."""
-    explanation = searcher.explain_docno(parsed, docno, variant, with_rank=True)
+    """Explain one document and prepare its preview and plots (with feedback: RSJ idf)."""
+    explanation = searcher.explain_docno(parsed, docno, variant, feedback=feedback, with_rank=True)
     document = document_view(searcher, docno, frozenset(parsed.terms))
     plots = plot_data(searcher, variant, parsed.terms, explanation)
-    return DetailOutcome(explanation, document, plots)
+    if feedback is not None:
+        plots = _with_rsj_points(searcher, variant, parsed, feedback, plots)
+    return DetailOutcome(explanation, document, plots, feedback)
+
+
+def _with_rsj_points(
+    searcher: Searcher,
+    variant: Variant,
+    parsed: ParsedQuery,
+    feedback: Feedback,
+    plots: PlotData,
+) -> PlotData:
+    """Put the query terms at their RSJ weights on the idf plot (the curve stays the variant's)."""
+    points = []
+    for p in plots.idf_points:
+        w = searcher.weight(p.term, variant, feedback)
+        points.append(Point(p.term, p.x, w.idf) if w is not None else p)
+    note = (
+        "idf points: RSJ weights from the documents marked relevant; "
+        "the curve is the idf without relevance information."
+    )
+    return dataclasses.replace(plots, idf_points=tuple(points), notes=(*plots.notes, note))

@@ -44,8 +44,9 @@ def peak_mb() -> float:
 
 
 class TreeMemory:
-    """Samples the summed RSS of this process and all its descendants (a parallel build's workers
-    are separate processes, which neither ``VmHWM`` nor ``ru_maxrss`` add up)."""
+    """Samples the memory of this process and all its descendants (a parallel build's workers
+    are separate processes, which neither ``VmHWM`` nor ``ru_maxrss`` add up): the summed PSS
+    when there are several processes, so pages they share are counted once."""
 
     def __init__(self, interval: float = 0.05) -> None:
         self.peak_mb = 0.0
@@ -82,15 +83,27 @@ class TreeMemory:
                 tree.append(pid)
                 todo.extend(children.get(pid, ()))
             total = 0
-            for pid in tree:
-                try:
-                    with open(f"/proc/{pid}/statm") as fh:
-                        total += int(fh.read().split()[1]) * page
-                except OSError:
-                    pass
+            for pid in tree if len(tree) > 1 else ():
+                total += _pss(pid, page)
+            if len(tree) == 1:  # one process: plain RSS (cheaper); several: PSS, no double count
+                with open(f"/proc/{me}/statm") as fh:
+                    total = int(fh.read().split()[1]) * page
             self.peak_mb = max(self.peak_mb, total / 1e6)
             self.max_procs = max(self.max_procs, len(tree))
             self._stop.wait(interval)
+
+
+def _pss(pid: int, page: int) -> int:
+    """Proportional set size of ``pid`` in bytes (shared pages split between their users)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * page
+    except OSError:
+        return 0
 
 
 def read_queries(path: Path) -> list[str]:

@@ -141,16 +141,21 @@ def check(
     searcher = searcher or Searcher(index)
     ref_d, ref_s, n_ref = reference(searcher, query, variant, k, allowed)
     terms = terms_of(searcher, query, variant)
+    parts = topk.tf_parts(index, terms, ref_d)
     for kernel in (True, False):
-        d, s = topk.top_k(index, terms, k, allowed, kernel=kernel)
+        got = topk.top_k(index, terms, k, allowed, kernel=kernel)
+        d, s = got.docnos, got.scores
         assert d.dtype == np.int64
         assert s.dtype == np.float64
         where = f"{variant!r} {list(query)} k={k} kernel={kernel}"
         assert d.tolist() == ref_d.tolist(), where
         assert s.view(np.int64).tolist() == ref_s.view(np.int64).tolist(), where
+        # Per-term tf and tf part of each hit: the same as tf_parts, and they add up bit for bit.
+        assert got.tfs.shape == got.parts.shape == (d.size, len(terms))
+        for t, (tf, part) in enumerate(parts):
+            assert got.tfs[:, t].tolist() == tf.tolist(), where
+            assert got.parts[:, t].view(np.int64).tolist() == part.view(np.int64).tolist(), where
     assert topk.count_matches(index, terms, allowed) == n_ref
-    # The ledger of each hit adds up to its score bit for bit.
-    parts = topk.tf_parts(index, terms, ref_d)
     for i, score in enumerate(ref_s.tolist()):
         total = 0.0
         for (_term, qtf, w), (tf, part) in zip(terms, parts, strict=True):
@@ -359,7 +364,7 @@ def test_relevance_feedback_weights(zipf_index: Index) -> None:
             w = searcher.weight(t, variant, fb)
             assert w is not None
             terms.append((t, qtf, w))
-        d, s = topk.top_k(zipf_index, terms, 10)
+        d, s, _, _ = topk.top_k(zipf_index, terms, 10)
         assert d.tolist() == cand[order].tolist()
         assert s.tolist() == ref_scores[cand][order].tolist()
 
@@ -391,7 +396,8 @@ def test_cisi_every_variant(
 
 def test_empty_and_bad_arguments(make_index: object) -> None:
     index = make_index(["a b", "b c"])  # type: ignore[operator]
-    d, s = topk.top_k(index, [], 10)
+    d, s, tfs, parts = topk.top_k(index, [], 10)
+    assert tfs.shape == parts.shape == (0, 0)
     assert d.size == 0
     assert s.size == 0
     with pytest.raises(ValueError, match="k must be"):
@@ -415,14 +421,20 @@ def test_kernel_rejects_inconsistent_input() -> None:
     pl = _topk.PostingList(np.array([1, 2], np.int32), np.array([1, 40], np.int32), dli, 32, 7)
     table = np.ones((1, 33))
     with pytest.raises(ValueError, match="overflow"):
-        _topk.search([(pl, 1.0, table, table, None)], dli, 5)
+        _topk.search([(pl, 1.0, table, table, None, 0)], dli, 5, 1)
     with pytest.raises(ValueError, match="not finite"):
-        _topk.search([(pl, float("nan"), table, table, np.ones(1))], dli, 5)
+        _topk.search([(pl, float("nan"), table, table, np.ones(1), 0)], dli, 5, 1)
     with pytest.raises(ValueError, match="does not fit"):
-        _topk.search([(pl, 1.0, np.ones(10), np.ones(10), np.ones(1))], dli, 5)
-    d, s = _topk.search([(pl, 2.0, table, table, np.array([3.0]))], dli, 5)
+        _topk.search([(pl, 1.0, np.ones(10), np.ones(10), np.ones(1), 0)], dli, 5, 1)
+    with pytest.raises(ValueError, match="columns"):
+        _topk.search([(pl, 1.0, table, table, np.ones(1), 1)], dli, 5, 1)
+    with pytest.raises(TypeError, match="PostingList"):
+        _topk.search([(pl, 1.0, table, table)], dli, 5, 1)
+    d, s, tf, part = _topk.search([(pl, 2.0, table, table, np.array([3.0]), 0)], dli, 5, 1)
     assert np.frombuffer(d, np.int64).tolist() == [2, 1]
     assert np.frombuffer(s, np.float64).tolist() == [6.0, 2.0]
+    assert np.frombuffer(tf, np.int32).tolist() == [40, 1]
+    assert np.frombuffer(part, np.float64).tolist() == [3.0, 1.0]
 
 
 @needs_kernel
@@ -435,7 +447,7 @@ def test_non_finite_weights_fall_back_to_numpy(make_index: object) -> None:
     w = searcher.weight("a", get_variant("lucene"))
     assert w is not None
     bad = dataclasses.replace(w, idf=float("inf"))
-    d, s = topk.top_k(index, [("a", 1, bad)], 5)
-    d2, s2 = topk.top_k(index, [("a", 1, bad)], 5, kernel=False)
+    d, s, _, _ = topk.top_k(index, [("a", 1, bad)], 5)
+    d2, s2, _, _ = topk.top_k(index, [("a", 1, bad)], 5, kernel=False)
     assert d.tolist() == d2.tolist()
     assert s.tolist() == s2.tolist()
