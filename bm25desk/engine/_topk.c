@@ -612,6 +612,10 @@ typedef struct {
     int32_t *tfv;
     double *tpv;
     int *present;
+    /* per term, the bound behind the current pruning decision (NaN: known absent); summed in
+     * query order it bounds the score exactly (see prune) */
+    double *qb;
+    double *tb;
     /* rows: per heap slot, per column (query term), tf and tf part */
     const int *cols;
     int ncols;
@@ -625,6 +629,79 @@ static inline int
 excluded(const Query *q, int32_t d)
 {
     return (q->allow && !q->allow[d]) || (q->deny && q->deny[d]);
+}
+
+/* Exact bound: the per-term bounds q->qb summed in query order from 0.0, like the score. Float
+ * addition is monotone in both operands, so a document whose contributions are each at most its
+ * term's bound (absent terms: 0.0 at most) scores at most this, bit for bit. */
+static inline double
+exact_bound(const Query *q, const double *b)
+{
+    double eb = 0.0;
+    for (int i = 0; i < q->n; i++) {
+        if (b[i] == b[i]) {
+            eb += b[i];
+        }
+    }
+    return eb;
+}
+
+/* Whether document `doc`, bounded by `bound` (the same bounds as q->qb, summed in another order),
+ * cannot enter the top k. Clear cases use the rounding slack; a bound within the slack of the
+ * threshold is settled exactly, ties included: at an equal score the lower docno stays. */
+static inline int
+prune(const Query *q, double bound, int32_t doc)
+{
+    const Heap *h = q->h;
+    if (h->size < h->cap) {
+        return 0;
+    }
+    double theta = h->s[0];
+    if (bound + q->slack <= theta) {
+        return 1;
+    }
+    if (bound - q->slack > theta) {
+        return 0;
+    }
+    double eb = exact_bound(q, q->qb);
+    return eb < theta || (eb == theta && q->base + doc > h->d[0]);
+}
+
+/* Extend the non-essential prefix ord[0..ne): lists that together cannot lift any later
+ * document (docno > cur) into the top k. */
+static int
+extend_ne(Query *q, const int *ord, int n, const double *prefix, int ne, int32_t cur)
+{
+    const Heap *h = q->h;
+    if (h->size < h->cap) {
+        return ne;
+    }
+    double theta = h->s[0];
+    while (ne < n) {
+        if (prefix[ne] + q->slack <= theta) {
+            ne++;
+            continue;
+        }
+        if (prefix[ne] - q->slack > theta) {
+            break;
+        }
+        for (int i = 0; i < q->n; i++) {
+            q->tb[i] = NAN;
+        }
+        for (int i = 0; i <= ne; i++) {
+            q->tb[ord[i]] = q->cs[ord[i]].ub;
+        }
+        double eb = exact_bound(q, q->tb);
+        /* At an equal score a later document loses to the root, and while theta stays the same
+         * the root's docno can only decrease. */
+        if (eb < theta || (eb == theta && h->d[0] <= q->base + cur)) {
+            ne++;
+        }
+        else {
+            break;
+        }
+    }
+    return ne;
 }
 
 static inline void
@@ -676,9 +753,8 @@ finish(Query *q, int m, int64_t docno)
 static void
 seed(Query *q, Cursor *S, Cursor *others, int m)
 {
-    Heap *h = q->h;
-    double slack = q->slack;
     const int32_t *dlidx = q->dlidx;
+    double *qb = q->qb;
     double rest = 0.0;
     for (int i = m - 1; i >= 0; i--) {
         rest += others[i].ub;
@@ -691,19 +767,23 @@ seed(Query *q, Cursor *S, Cursor *others, int m)
         }
         q->n_seeded++;
         double vs = contrib(S, dlidx);
-        int full = h->size >= h->cap;
-        double theta = full ? h->s[0] : -INFINITY;
         double bound = vs + rest;
+        qb[S->qi] = vs;
+        for (int i = 0; i < m; i++) {
+            qb[others[i].qi] = others[i].ub;
+        }
+        if (prune(q, bound, d)) {
+            continue;
+        }
+        int full = q->h->size >= q->h->cap;
         if (full) {
-            if (bound + slack <= theta) {
-                continue;
-            }
             for (int i = 0; i < m; i++) {
                 Cursor *o = &others[i];
                 double bb = block_bound(o, d);
                 o->bb = bb;
+                qb[o->qi] = bb;
                 bound -= o->ub - bb;
-                if (bound + slack <= theta) {
+                if (prune(q, bound, d)) {
                     goto next;
                 }
             }
@@ -720,12 +800,14 @@ seed(Query *q, Cursor *S, Cursor *others, int m)
                 q->present[mm++] = o->qi;
                 if (full) {
                     bound += v - o->bb;
+                    qb[o->qi] = v;
                 }
             }
             else if (full) {
                 bound -= o->bb;
+                qb[o->qi] = NAN;
             }
-            if (full && bound + slack <= theta) {
+            if (full && prune(q, bound, d)) {
                 goto next;
             }
         }
@@ -744,16 +826,9 @@ run(Query *q, const int *ord, int n, const double *prefix)
 {
     Cursor *cs = q->cs;
     Heap *h = q->h;
-    double slack = q->slack;
     const int32_t *dlidx = q->dlidx;
-    int full = h->size >= h->cap;
-    double theta = full ? h->s[0] : -INFINITY;
-    int ne = 0; /* lists ord[0..ne) are non-essential: together they cannot reach theta */
-    if (full) {
-        while (ne < n && prefix[ne] + slack <= theta) {
-            ne++;
-        }
-    }
+    double *qb = q->qb;
+    int ne = extend_ne(q, ord, n, prefix, 0, -1); /* ord[0..ne): the non-essential lists */
     int32_t cur = END_DOC;
     for (int i = ne; i < n; i++) {
         if (cs[ord[i]].cur < cur) {
@@ -762,6 +837,7 @@ run(Query *q, const int *ord, int n, const double *prefix)
     }
     while (ne < n && cur != END_DOC) {
         int32_t next = END_DOC;
+        int full = h->size >= h->cap;
         q->n_cand++;
         if (UNLIKELY(excluded(q, cur))) {
             for (int i = ne; i < n; i++) {
@@ -777,19 +853,28 @@ run(Query *q, const int *ord, int n, const double *prefix)
             continue;
         }
         double noness = ne ? prefix[ne - 1] : 0.0;
+        for (int i = 0; i < ne; i++) {
+            qb[ord[i]] = cs[ord[i]].ub;
+        }
         if (full) {
             /* Block-max pre-check of the essential lists, before touching lengths or tfs. */
             double bound = noness;
             for (int i = ne; i < n; i++) {
                 Cursor *c = &cs[ord[i]];
                 if (c->cur == cur) {
-                    bound += block_bound(c, cur);
+                    double bb = block_bound(c, cur);
+                    qb[ord[i]] = bb;
+                    bound += bb;
+                }
+                else {
+                    qb[ord[i]] = NAN;
                 }
             }
-            if (bound + slack <= theta) {
-                /* No document before `target` can enter: one that is in an essential list is in
-                 * a list now at cur (the others are at `upto` or later) and inside that list's
-                 * current block (d <= bnd), so the same block maxima bound it. */
+            if (prune(q, bound, cur)) {
+                /* No document before `target` can enter either: one that is in an essential
+                 * list is in a list now at cur (the others are at `upto` or later) and inside
+                 * that list's current block (d <= bnd), so the same bounds hold, and it comes
+                 * after cur (ties lose the same way). */
                 int32_t upto = END_DOC, bnd = END_DOC;
                 for (int i = ne; i < n; i++) {
                     Cursor *c = &cs[ord[i]];
@@ -828,9 +913,13 @@ run(Query *q, const int *ord, int n, const double *prefix)
             if (c->cur == cur) {
                 double v = contrib(c, dlidx);
                 record(q, c, v);
+                qb[ord[i]] = v;
                 q->present[m++] = c->qi;
                 sum += v;
                 advance(c);
+            }
+            else {
+                qb[ord[i]] = NAN;
             }
             if (c->cur < next) {
                 next = c->cur;
@@ -838,7 +927,7 @@ run(Query *q, const int *ord, int n, const double *prefix)
         }
         if (full) {
             double bound = sum + noness;
-            if (bound + slack <= theta) {
+            if (prune(q, bound, cur)) {
                 goto skip;
             }
             if (ne > 0) {
@@ -847,8 +936,9 @@ run(Query *q, const int *ord, int n, const double *prefix)
                     Cursor *c = &cs[ord[i]];
                     double bb = block_bound(c, cur);
                     c->bb = bb;
+                    qb[ord[i]] = bb;
                     bound -= c->ub - bb;
-                    if (bound + slack <= theta) {
+                    if (prune(q, bound, cur)) {
                         goto skip;
                     }
                 }
@@ -859,13 +949,15 @@ run(Query *q, const int *ord, int n, const double *prefix)
                     if (c->cur == cur) {
                         double v = contrib(c, dlidx);
                         record(q, c, v);
+                        qb[ord[i]] = v;
                         q->present[m++] = c->qi;
                         bound += v - c->bb;
                     }
                     else {
+                        qb[ord[i]] = NAN;
                         bound -= c->bb;
                     }
-                    if (bound + slack <= theta) {
+                    if (prune(q, bound, cur)) {
                         goto skip;
                     }
                 }
@@ -877,12 +969,8 @@ run(Query *q, const int *ord, int n, const double *prefix)
                 goto skip; /* scored (or pruned) by the seeding pass */
             }
         }
-        if (finish(q, m, q->base + cur) && h->size >= h->cap) {
-            full = 1;
-            theta = h->s[0];
-            while (ne < n && prefix[ne] + slack <= theta) {
-                ne++;
-            }
+        if (finish(q, m, q->base + cur)) {
+            ne = extend_ne(q, ord, n, prefix, ne, cur);
         }
     skip:
         cur = next;
@@ -916,7 +1004,6 @@ cmp_entry(const void *a, const void *b)
     }
     return (x->d > y->d) - (x->d < y->d);
 }
-
 
 static PyObject *
 topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
@@ -967,6 +1054,8 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     double *vals = malloc(sizeof(double) * n1);
     double *tpv = malloc(sizeof(double) * n1);
     int32_t *tfv = malloc(sizeof(int32_t) * n1);
+    double *qb = malloc(sizeof(double) * n1);
+    double *tb = malloc(sizeof(double) * n1);
     char *seen_col = calloc(c1, 1);
     double *bub = NULL;
     Heap h = {NULL, NULL, NULL, 0, 0};
@@ -976,7 +1065,7 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     Query q;
     memset(&q, 0, sizeof(q));
     if (!tv || !cs || !seedcs || !ord || !cols || !present || !prefix || !vals || !tpv || !tfv ||
-        !seen_col) {
+        !seen_col || !qb || !tb) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1219,6 +1308,11 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     q.tfv = tfv;
     q.tpv = tpv;
     q.present = present;
+    q.qb = qb;
+    q.tb = tb;
+    for (int i = 0; i < n; i++) {
+        qb[i] = NAN;
+    }
     q.cols = cols;
     q.ncols = ncols;
     q.rows_tf = rows_tf;
@@ -1241,6 +1335,7 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             }
             seed(&q, &cs[sd], seedcs, n - 1);
             q.excl = &cs[sd];
+            qb[sd] = NAN; /* the main pass never sees its documents */
             na = n - 1;
         }
         double acc = 0.0;
@@ -1335,6 +1430,8 @@ done:
     free(vals);
     free(tpv);
     free(tfv);
+    free(qb);
+    free(tb);
     free(seen_col);
     free(bub);
     free(h.s);

@@ -79,6 +79,7 @@ class TopK(NamedTuple):
     tfs: I32
     parts: F64
 
+
 _MAX_LIST_BYTES = 256 << 20  # block metadata kept per index (the postings stay memory-mapped)
 _MAX_TABLES = 256
 _MAX_OVERFLOW = 4096
@@ -111,9 +112,7 @@ class _State:
         for seg, base, dele in zip(index.segments, index.bases, index.deleted, strict=False):
             b = int(base)
             deny = None if dele is None else np.ascontiguousarray(dele, dtype=np.bool_)
-            self.segments.append(
-                (seg, b, seg.n_docs, self.dl_index[b : b + seg.n_docs], deny)
-            )
+            self.segments.append((seg, b, seg.n_docs, self.dl_index[b : b + seg.n_docs], deny))
         self.lock = threading.Lock()
         self.lists: OrderedDict[str, tuple[_Postings | None, ...]] = OrderedDict()
         self.list_bytes = 0
@@ -267,7 +266,7 @@ def _as_mask(allowed: Any, n: int) -> Any:
     return mask
 
 
-# -- top k -----------------------------------------------------------------------------------------
+# -- top k ----------------------------------------------------------------------------------------
 
 
 def top_k(
@@ -378,7 +377,7 @@ def _top_k_dense(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) ->
     return np.asarray(cand[order], dtype=np.int64), np.asarray(sc[order], dtype=np.float64)
 
 
-# -- matches and explanations -----------------------------------------------------------------------
+# -- matches and explanations ---------------------------------------------------------------
 
 
 def count_matches(index: Index, terms: Sequence[TermSpec | str], allowed: Any = None) -> int:

@@ -178,9 +178,9 @@ def test_tf_part_is_monotone_and_non_negative(key: str, data: st.DataObject) -> 
     k1 = data.draw(st.none() | st.floats(0.001, 2.5)) if key == "bm25adpt" else None
     tf = np.arange(1, 300, dtype=np.float64)
     dl = np.unique(np.r_[np.arange(1, 400), np.geomspace(1, 1e6, 300).round()]).astype(np.float64)
-    grid = variant.tf_part(
-        np.repeat(tf, dl.size), np.tile(dl, tf.size), stats, k1
-    ).reshape(tf.size, dl.size)
+    grid = variant.tf_part(np.repeat(tf, dl.size), np.tile(dl, tf.size), stats, k1).reshape(
+        tf.size, dl.size
+    )
     assert np.isfinite(grid).all()
     assert (grid >= 0).all()
     # Monotone up to rounding (e.g. k1 = 2e-16 makes tf·(k1+1) round up or not): the kernel's
@@ -286,8 +286,9 @@ def test_segments_deletions_and_constraints(
             allowed = None
             if data.draw(st.booleans()):
                 allowed = np.array(
-                    data.draw(st.lists(st.booleans(), min_size=index.n_slots,
-                                       max_size=index.n_slots)),
+                    data.draw(
+                        st.lists(st.booleans(), min_size=index.n_slots, max_size=index.n_slots)
+                    ),
                     dtype=bool,
                 )
             check(index, query, variant, k, allowed, searcher)
@@ -306,6 +307,33 @@ def test_ties_keep_the_lower_docnos(key: str, make_index: object) -> None:
         for query in (["a"], ["a", "b"], ["d", "c"], ["a", "b", "c", "d"], ["b", "b", "a"]):
             for k in (1, 3, 10, 200, 5000):
                 check(index, query, get_variant(key), k, searcher=searcher)
+
+
+@needs_kernel
+@pytest.mark.parametrize(
+    "variant",
+    [get_variant("lucene", k1=0.0), get_variant("bim"), get_variant("okapi", k1=0.0, epsilon=0.0)],
+    ids=repr,
+)
+def test_massive_ties_are_pruned_exactly(variant: Variant, make_index: object) -> None:
+    """With k1 = 0 (or BIM) every document with the same terms has the same score: the kernel
+    must still return the lowest docnos, and should not score every tied document."""
+    texts = ["a x"] * 3000 + ["a b"] * 5 + ["a"] * 3000 + ["b c"] * 3
+    index = make_index(texts)  # type: ignore[operator]
+    searcher = Searcher(index)
+    for query in (["b", "a"], ["a", "b", "c"], ["x", "a"], ["a"]):
+        for k in (1, 10, 100):
+            check(index, query, variant, k, searcher=searcher)
+    from bm25desk.engine import _topk
+
+    st = topk._state(index)
+    terms = terms_of(searcher, ["b", "a"], variant)
+    args = [
+        (st.postings(t)[0].pl, qtf * w.idf, st.table(w).T, st.table(w).U, None, i)  # type: ignore[union-attr]
+        for i, (t, qtf, w) in enumerate(terms)
+    ]
+    *_, stats = _topk.search(args, st.segments[0][3], 10, len(args), stats=True)
+    assert stats["scored"] < 200, stats
 
 
 # -- a larger corpus: many blocks, real skipping -------------------------------------------------
