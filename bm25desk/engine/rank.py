@@ -6,9 +6,10 @@
 (2,)
 
 Token lists are used exactly as given (even empty strings, as ``str.split(" ")`` produces);
-texts are analysed with an :class:`~bm25desk.engine.analysis.Analyzer`. Queries follow the corpus: a list of
-tokens is used as is, a string is analysed. The index lives in a private temporary directory for
-the object's lifetime; every variant and parameter applies without rebuilding.
+texts are analysed with an :class:`~bm25desk.engine.analysis.Analyzer`. Queries follow the
+corpus: a list of tokens is used as is, a string is analysed. The index lives in a private
+temporary directory for the object's lifetime; every variant and parameter applies without
+rebuilding.
 """
 
 from __future__ import annotations

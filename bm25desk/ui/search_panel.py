@@ -461,6 +461,7 @@ class SearchPanel(QWidget):
     def _on_view_custom_context_menu_requested(self, pos: QPoint) -> None:
         index = self.view.indexAt(pos)
         menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         hit = index.data(HIT_ROLE) if index.isValid() else None
         if hit is not None:
             self.view.selectRow(index.row())
