@@ -11,13 +11,25 @@
  * where T was computed by the variant's own numpy tf_part, and postings with tf > cap take their
  * tf part from a per-term "overflow" array (also computed by numpy).
  *
- * Pruning (MaxScore with per-block maxima) only ever skips a document whose score provably cannot
- * enter the top k: bounds come from a table U >= T that is non-decreasing in tf and non-increasing
- * in the length index, so the per-block "profile" (for each tf in the block, the smallest length
- * index with that tf, reduced to its Pareto frontier) gives the block's maximum exactly; every
- * comparison against the threshold carries a slack that covers float rounding of the bounds and
- * of the score. Ties: documents are visited in increasing docno, so a document enters a full heap
- * only with a score strictly greater than the heap's minimum (ties keep the lower docno).
+ * Pruning only ever skips a document whose score provably cannot enter the top k:
+ *
+ * - Bounds come from a table U >= T that is non-decreasing in tf and non-increasing in the length
+ *   index, so a block's "profile" (for each tf in the block, the smallest length index with that
+ *   tf, reduced to its Pareto frontier) gives the block's maximum exactly. A negative weight
+ *   (bim*, BM25Adpt, relevance feedback) is bounded by 0.
+ * - Traversal: if the list with the largest bound is short, its documents are scored first
+ *   (term-at-a-time "seeding", probing the other lists) to raise the threshold early; then
+ *   document-at-a-time MaxScore over the other lists (those that together cannot reach the
+ *   threshold are only probed), with a block-max pre-check that skips whole blocks.
+ * - Rounding: bounds are summed in bound order, the score in query order. A comparison clearly
+ *   away from the threshold uses a slack that covers float rounding; one within the slack is
+ *   settled exactly by summing the same per-term bounds in query order (float addition is
+ *   monotone, so that sum bounds the float score bit for bit).
+ * - Ties: the heap orders by (score desc, docno asc); a document at the threshold's score enters
+ *   only with a lower docno than the heap's worst, so ties keep the lower docnos.
+ *
+ * For each document in the top k, the per-term tf and tf part it was scored with are returned
+ * too (the explanation of a hit without looking anything up again).
  *
  * Compile without floating-point contraction (-ffp-contract=off): an FMA would change the
  * rounding of `acc + qw * t` and break bit-identity with numpy.

@@ -46,6 +46,7 @@ SIZES: dict[str, tuple[str, int, int, tuple[str, ...]]] = {
     "docs100k": ("documents", 100_000, 1_000, ("whoosh",)),
     "scifact": ("beir", 0, 300, ()),
 }
+REUSE = False  # --reuse: take measurements already in the work directory
 ORDER = ["bm25desk", "tantivy", "bm25s-numba", "bm25s-numpy", "whoosh", "rank_bm25"]
 
 
@@ -124,6 +125,11 @@ def run_worker(
 ) -> dict[str, Any]:
     """Run a worker; return its JSON plus wall time, exit status and rusage (peak RSS, CPU)."""
     out_path = log_path.with_suffix(".json")
+    ru_path = log_path.with_suffix(".rusage.json")
+    if REUSE and out_path.exists():
+        res = json.loads(ru_path.read_text("utf-8")) if ru_path.exists() else {}
+        res.update(json.loads(out_path.read_text("utf-8")))
+        return res
     out_path.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "tests.benchmarks.worker", *argv, "--out", str(out_path)]
     started = time.perf_counter()
@@ -148,6 +154,7 @@ def run_worker(
         "maxrss_mb": ru.ru_maxrss / 1e3,
         "cpu_s": ru.ru_utime + ru.ru_stime,
     }
+    ru_path.write_text(json.dumps(res), encoding="utf-8")
     if proc.returncode != 0 or not out_path.exists():
         tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
         res["error"] = f"exit {proc.returncode}: " + " | ".join(tail)
@@ -177,7 +184,8 @@ def bench_engine(
     idx = work / f"idx-{name}"
     n_rerank = min(args.rerank, args.queries)
     common = ["--corpus", str(corpus_json), "-k", "10"]
-    engines.clean(idx)
+    if not REUSE:
+        engines.clean(idx)
     log(f"{name}: build from raw text")
     extra = (
         ["--rerank-queries", str(qfile), "--rerank", str(n_rerank), "--budget", str(args.budget)]
@@ -190,8 +198,12 @@ def bench_engine(
         args.timeout,
         env,
     )
+    size_path = work / f"{name}-index-bytes.json"
     if "error" not in r["build_raw"]:
-        r["index_bytes"] = dir_size(idx)
+        if idx.exists():
+            size_path.write_text(json.dumps(dir_size(idx)), encoding="utf-8")
+        if size_path.exists():
+            r["index_bytes"] = json.loads(size_path.read_text("utf-8"))
     if not args.no_pretok:
         pidx = work / f"idx-{name}-pretok"
         engines.clean(pidx)
@@ -245,21 +257,13 @@ def bench_engine(
 def verify(results: dict[str, Any], oracle: Oracle, queries: list[str]) -> None:
     """Check every engine's top-10s against its own formula; record agreement with bm25desk."""
     base = results.get("bm25desk", {}).get("query", {}).get("main", {}).get("results")
-    cache: dict[tuple[str, float, float, int], tuple[Any, Any]] = {}
-
-    def oracle_scores(formula: str, k1: float, b: float, qi: int) -> tuple[Any, Any]:
-        key = (formula, k1, b, qi)
-        if key not in cache:
-            if len(cache) > 4096:
-                cache.clear()
-            w = oracle.weight_fn(formula, k1, b)
-            cache[key] = oracle.scores(engines.ref_tokens(queries[qi]), w)
-        return cache[key]
 
     def run_checks(formula: str, k1: float, b: float, res: list[Any]) -> dict[str, Any]:
         fails = []
+        w = oracle.weight_fn(formula, k1, b)
         for qi, hits in enumerate(res):
-            scores, match = oracle_scores(formula, k1, b, qi)
+            # dense scores are N floats: computed per check, never kept (1 M docs × 1,000 queries)
+            scores, match = oracle.scores(engines.ref_tokens(queries[qi]), w)
             why = check(scores, match, [(int(d), float(s)) for d, s in hits], 10, TOL[formula])
             if why:
                 fails.append(f"q{qi} {queries[qi]!r}: {why}")
@@ -509,6 +513,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-pretok", action="store_true", help="skip the pre-tokenised builds")
     ap.add_argument("--keep-indexes", action="store_true")
     ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="reuse measurements already in --out/work (resume a run, or redo its report)",
+    )
+    ap.add_argument(
         "--strict", action="store_true", help="exit 1 when any engine fails, not just bm25desk"
     )
     ap.add_argument(
@@ -517,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
         help="unset OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE in the workers",
     )
     args = ap.parse_args(argv)
+    global REUSE
+    REUSE = args.reuse
     _, _, default_q, skip = SIZES[args.size]
     args.queries = args.queries or default_q
     names = [e.strip() for e in args.engines.split(",") if e.strip()] or [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -109,6 +111,17 @@ CISI_LIKE: tuple[tuple[str, str, str], ...] = (
     ),
 )
 QUERY = "subject indexing retrieval library catalogues citation"
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_in_the_gui_thread() -> Iterator[None]:
+    """Collect the Qt objects the plots leave in reference cycles here, on the GUI thread.
+
+    Left alone, a later allocation on a pool thread (a search job) can trigger the collection
+    there, and destroying Qt objects off the GUI thread may crash the process.
+    """
+    yield
+    gc.collect()
 
 
 @pytest.fixture(scope="module")
