@@ -49,7 +49,7 @@ def main(args: list[str] | None = None) -> int:
             from bm25desk.selftest import run_self_test
         except ImportError:
             print("bm25desk --self-test is not available in this build.")  # noqa: T201
-            return 0
+            return 1
         return run_self_test()
     handlers = _setup_logging()
 
@@ -63,6 +63,11 @@ def main(args: list[str] | None = None) -> int:
     QCoreApplication.setApplicationVersion(bm25desk.__version__)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setDesktopFileName("bm25desk")
+    # Collect reference cycles only on the GUI thread (on a timer): a collection triggered on a
+    # worker thread could destroy Qt objects (plot items) there and crash the process.
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    gc_on_gui_thread = GarbageCollector(interval=1.0)
     window = MainWindow()
 
     def excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
@@ -76,6 +81,7 @@ def main(args: list[str] | None = None) -> int:
     try:
         return int(app.exec())
     finally:
+        gc_on_gui_thread.timer.stop()
         sys.excepthook = sys.__excepthook__
         for handler in handlers:
             log.removeHandler(handler)

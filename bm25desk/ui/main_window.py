@@ -42,6 +42,8 @@ from bm25desk.ui.build_request import (
     sample_request,
 )
 from bm25desk.ui.compare_panel import ComparePanel
+from bm25desk.ui.eval_panel import EvalPanel
+from bm25desk.ui.folder_watcher import FolderWatcher  # folder watcher
 from bm25desk.ui.icons import app_icon
 from bm25desk.ui.index_panel import IndexPanel
 from bm25desk.ui.jobs import Job, JobRunner
@@ -133,6 +135,11 @@ class MainWindow(QMainWindow):
         self.search_panel = SearchPanel(self.runner)
         self.compare_panel = ComparePanel(self.runner)
         self.stats_panel = StatsPanel(self.runner)
+        self.eval_panel = EvalPanel(self.runner)
+        self.eval_panel.apply_parameters_requested.connect(
+            self._on_eval_panel_apply_parameters_requested
+        )
+        self.eval_panel.open_query_requested.connect(self._on_eval_panel_open_query_requested)
         self.search_panel.results_shown.connect(self._on_search_panel_results_shown)
         self.search_panel.query_cleared.connect(self._on_search_panel_query_cleared)
         self.search_panel.variant_changed.connect(self._on_search_panel_variant_changed)
@@ -147,6 +154,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.search_panel, "Search")
         self.tabs.addTab(self.compare_panel, "Compare")
         self.tabs.addTab(self.stats_panel, "Statistics")
+        self.tabs.addTab(self.eval_panel, "Evaluation")
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.welcome)
@@ -177,6 +185,14 @@ class MainWindow(QMainWindow):
 
         self.index_label = QLabel()
         self.variant_label = QLabel()
+        # folder watcher: "N files changed · Update" in the status bar (hidden when none)
+        self.folder_watcher: FolderWatcher | None = None
+        self._auto_updated_for: object = None
+        self.changes_label = QLabel()
+        self.changes_label.setObjectName("folder_changes")
+        self.changes_label.linkActivated.connect(self._on_changes_label_link_activated)
+        self.changes_label.hide()
+        self.statusBar().addPermanentWidget(self.changes_label)
         self.statusBar().addPermanentWidget(self.variant_label)
         self.statusBar().addPermanentWidget(self.index_label)
         self._make_menus()
@@ -215,6 +231,13 @@ class MainWindow(QMainWindow):
         )
         self._action(index_menu, "&Delete…", lambda: self._for_selected(self.delete_index))
         self._action(index_menu, "Show in &folder", self.index_panel.show_in_folder)
+        index_menu.addSeparator()
+        # folder watcher: the auto-update setting
+        self.auto_update_action = self._action(
+            index_menu, "Update folder indexes &automatically", self._on_auto_update_toggled
+        )
+        self.auto_update_action.setCheckable(True)
+        self.auto_update_action.setChecked(self.settings.auto_update_folders)
         index_menu.addSeparator()
         self.cancel_action = self._action(index_menu, "&Cancel the build", self.cancel_build)
         self.cancel_action.setEnabled(False)
@@ -305,6 +328,7 @@ class MainWindow(QMainWindow):
         self.search_panel.set_searcher(searcher)
         self.compare_panel.set_searcher(searcher)
         self.stats_panel.set_searcher(searcher)
+        self.eval_panel.set_index(index, searcher)
         self.index_panel.set_open_index(name)
         self.stack.setCurrentWidget(self.tabs)
         self.settings.last_index = name
@@ -312,6 +336,7 @@ class MainWindow(QMainWindow):
         self.index_label.setText(f"{name} · {index.n_docs:,} documents")
         for warning in index.warnings:
             self.message_bar.show_message(warning[:1].upper() + warning[1:], "warning")
+        self._watch_folder(index)  # folder watcher
         tab, self._pending_tab = self._pending_tab, None
         if tab is not None:
             self.show_tab(tab)
@@ -332,11 +357,23 @@ class MainWindow(QMainWindow):
         if self.searcher is None and not self.index_panel.names():
             self.stack.setCurrentWidget(self.welcome)
 
+    @Slot(object)
+    def _on_eval_panel_apply_parameters_requested(self, variant: Variant) -> None:
+        self.search_panel.set_variant(variant)
+        self.show_tab(self.tabs.indexOf(self.search_panel))
+
+    @Slot(str, object)
+    def _on_eval_panel_open_query_requested(self, text: str, relevant: frozenset[str]) -> None:
+        self.search_panel.set_query(text, relevant)
+        self.show_tab(self.tabs.indexOf(self.search_panel))
+
     def close_index(self) -> None:
         """Stop searching the open index."""
         self.searcher = None
+        self._watch_folder(None)  # folder watcher
         for panel in (self.search_panel, self.compare_panel, self.stats_panel):
             panel.set_searcher(None)
+        self.eval_panel.set_index(None, None)
         self.index_label.setText("")
         self.setWindowTitle("bm25desk")
 
@@ -542,6 +579,74 @@ class MainWindow(QMainWindow):
         if name:
             fn(name)
 
+    # -- staying current: the folder watcher (issue 6) -------------------------------------------
+
+    def _watch_folder(self, index) -> None:
+        """Watch the folder of ``index`` if it is a folder index; stop watching any other."""
+        source = index.source if index is not None else {}
+        watcher = self.folder_watcher
+        if (
+            watcher is not None
+            and index is not None
+            and watcher.name == index.name
+            and str(watcher.folder) == str(source.get("path", ""))
+        ):
+            watcher.rescan(report=True)  # reopened (after an update): refresh the notice
+            return
+        if watcher is not None:
+            watcher.stop()
+            watcher.changes_found.disconnect(self._on_folder_changes_found)
+            watcher.deleteLater()
+            self.folder_watcher = None
+        self.changes_label.hide()
+        self._auto_updated_for = None
+        if index is None or source.get("kind") != "folder" or not source.get("path"):
+            return
+        watcher = FolderWatcher(self.runner, self.store, index.name, source["path"], self)
+        watcher.changes_found.connect(self._on_folder_changes_found)
+        self.folder_watcher = watcher
+        watcher.start()
+
+    @Slot(object)
+    def _on_folder_changes_found(self, changes) -> None:
+        watcher = self.folder_watcher
+        if watcher is None:
+            return
+        name = watcher.name
+        if not changes.count:
+            self.changes_label.hide()
+            self._auto_updated_for = None
+            return
+        n = changes.count
+        self.changes_label.setText(
+            f'{n:,} file{"s" if n != 1 else ""} changed · <a href="update:{name}">Update</a>'
+        )
+        self.changes_label.setToolTip(
+            f"In the folder of “{name}”: {len(changes.added):,} new, "
+            f"{len(changes.changed):,} changed, {len(changes.removed):,} deleted"
+        )
+        self.changes_label.show()
+        if (
+            self.settings.auto_update_folders
+            and self.build_job is None
+            and changes != self._auto_updated_for  # never loop on files an update cannot index
+        ):
+            self._auto_updated_for = changes
+            self.update_index(name)
+
+    @Slot(str)
+    def _on_changes_label_link_activated(self, link: str) -> None:
+        kind, _, name = link.partition(":")
+        if kind == "update" and name:
+            self.update_index(name)
+
+    @Slot(bool)
+    def _on_auto_update_toggled(self, checked: bool) -> None:
+        self.settings.auto_update_folders = checked
+        watcher = self.folder_watcher
+        if checked and watcher is not None and watcher.last.count:
+            self._on_folder_changes_found(watcher.last)
+
     # -- messages --------------------------------------------------------------------------------
 
     @Slot(object)
@@ -554,6 +659,9 @@ class MainWindow(QMainWindow):
         kind, _, arg = action.partition(":")
         if kind == "skipped" and self.last_report is not None:
             SkipReportDialog(self.last_report, self).exec()
+        elif kind == "update" and arg:  # folder watcher
+            self.message_bar.hide()
+            self.update_index(arg)
         elif kind == "rebuild" and arg:
             self.message_bar.hide()
             try:
@@ -703,6 +811,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Save settings, cancel running work and wait for it (QWidget.closeEvent)."""
         self.save_settings()
+        self._watch_folder(None)  # folder watcher
         if self.runner.jobs:
             self.build_progress.cancelling()
             self.statusBar().showMessage("Stopping background work…")

@@ -100,6 +100,9 @@ class PreviewPanel(QWidget):
             f"<b>{escape(doc.title or doc.docid)}</b><br>"
             f"<small style='color:{muted}'>{escape(where)}</small>"
         )
+        # Reset the cursor's format first: after "next match" it holds a highlight colour that
+        # setPlainText would otherwise apply to the whole new document.
+        self.text.setCurrentCharFormat(QTextCharFormat())
         self.text.setPlainText(
             doc.text
             + (

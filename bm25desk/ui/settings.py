@@ -94,6 +94,15 @@ class Settings:
     def sample_offered(self, value: bool) -> None:
         self.q.setValue("session/sample_offered", "true" if value else "false")
 
+    @property
+    def auto_update_folders(self) -> bool:
+        """Return whether folder indexes are updated as soon as their folder changes."""
+        return self.q.value("index/auto_update_folders", "false") in (True, "true")
+
+    @auto_update_folders.setter
+    def auto_update_folders(self, value: bool) -> None:
+        self.q.setValue("index/auto_update_folders", "true" if value else "false")
+
     def layout(self, key: str) -> QByteArray | None:
         """Return a saved geometry or state (window, splitters, header) by name."""
         return self._bytes(f"layout/{key}")

@@ -240,6 +240,7 @@ corpora = st.lists(
 queries = st.lists(st.sampled_from([*WORDS, "zz"]), min_size=1, max_size=6)
 
 
+@pytest.mark.slow
 @needs_kernel
 @pytest.mark.parametrize("key", KEYS)
 @given(texts=corpora, data=st.data())
@@ -259,6 +260,7 @@ def test_random_corpora_every_variant(
             check(index, query, variant, k, searcher=searcher)
 
 
+@pytest.mark.slow
 @needs_kernel
 @given(
     groups=st.lists(corpora, min_size=1, max_size=3),
@@ -327,11 +329,12 @@ def test_massive_ties_are_pruned_exactly(variant: Variant, make_index: object) -
     from bm25desk.engine import _topk
 
     st = topk._state(index)
-    terms = terms_of(searcher, ["b", "a"], variant)
-    args = [
-        (st.postings(t)[0].pl, qtf * w.idf, st.table(w).T, st.table(w).U, None, i)  # type: ignore[union-attr]
-        for i, (t, qtf, w) in enumerate(terms)
-    ]
+    args = []
+    for i, (t, qtf, w) in enumerate(terms_of(searcher, ["b", "a"], variant)):
+        postings = st.postings(t)[0]
+        assert postings is not None
+        table = st.table(w)
+        args.append((postings.pl, qtf * w.idf, table.T, table.U, None, i))
     *_, stats = _topk.search(args, st.segments[0][3], 10, len(args), stats=True)
     assert stats["scored"] < 200, stats
 
@@ -356,6 +359,7 @@ def zipf_index(make_index: object) -> Index:
     return make_index(texts)  # type: ignore[operator, no-any-return]
 
 
+@pytest.mark.slow
 @needs_kernel
 @pytest.mark.parametrize("key", KEYS)
 def test_zipf_corpus(key: str, zipf_index: Index) -> None:
@@ -400,6 +404,7 @@ def test_relevance_feedback_weights(zipf_index: Index) -> None:
 # -- CISI ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_kernel
 @pytest.mark.parametrize("key", KEYS)
 def test_cisi_every_variant(
@@ -413,7 +418,7 @@ def test_cisi_every_variant(
         for _ in range(2)
     ]
     for variant in variants_:
-        for _qid, text in cisi_queries[:40]:
+        for _qid, text in cisi_queries[:25]:
             query = [t for t, _ in searcher.parse(text, syntax=False).scored]
             for k in (1, 10, 1000):
                 check(cisi_index, query, variant, k, searcher=searcher)

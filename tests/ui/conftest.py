@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _garbage_collected_on_the_gui_thread() -> Iterator[None]:
+    """Disable automatic collection during a UI test and collect afterwards, on this thread.
+
+    As in the app (pyqtgraph's GarbageCollector): a collection started on a worker thread could
+    destroy Qt objects there and crash the process.
+    """
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.enable()
 
 
 @pytest.fixture(autouse=True)
