@@ -864,9 +864,22 @@ run(Query *q, const int *ord, int n, const double *prefix)
             cur = next;
             continue;
         }
-        double noness = ne ? prefix[ne - 1] : 0.0;
+        /* Non-essential lists: bounded by their upper bounds, except those whose cursor is
+         * already past cur (left there by an earlier probe): they do not hold cur. */
+        double noness = 0.0;
+        int32_t ne_upto = END_DOC;
         for (int i = 0; i < ne; i++) {
-            qb[ord[i]] = cs[ord[i]].ub;
+            Cursor *c = &cs[ord[i]];
+            if (c->cur > cur) {
+                qb[ord[i]] = NAN;
+                if (c->cur < ne_upto) {
+                    ne_upto = c->cur;
+                }
+            }
+            else {
+                qb[ord[i]] = c->ub;
+                noness += c->ub;
+            }
         }
         if (full) {
             /* Block-max pre-check of the essential lists, before touching lengths or tfs. */
@@ -885,9 +898,10 @@ run(Query *q, const int *ord, int n, const double *prefix)
             if (prune(q, bound, cur)) {
                 /* No document before `target` can enter either: one that is in an essential
                  * list is in a list now at cur (the others are at `upto` or later) and inside
-                 * that list's current block (d <= bnd), so the same bounds hold, and it comes
+                 * that list's current block (d <= bnd), it is not in the non-essential lists
+                 * known to be past cur (before ne_upto), so the same bounds hold, and it comes
                  * after cur (ties lose the same way). */
-                int32_t upto = END_DOC, bnd = END_DOC;
+                int32_t upto = ne_upto, bnd = END_DOC;
                 for (int i = ne; i < n; i++) {
                     Cursor *c = &cs[ord[i]];
                     if (c->cur == cur) {
@@ -946,6 +960,9 @@ run(Query *q, const int *ord, int n, const double *prefix)
                 /* Replace the non-essential lists' bounds by their block maxima... */
                 for (int i = ne - 1; i >= 0; i--) {
                     Cursor *c = &cs[ord[i]];
+                    if (c->cur > cur) {
+                        continue; /* known absent: not in the bound */
+                    }
                     double bb = block_bound(c, cur);
                     c->bb = bb;
                     qb[ord[i]] = bb;
@@ -957,6 +974,9 @@ run(Query *q, const int *ord, int n, const double *prefix)
                 /* ...then by their actual contributions, largest bound first. */
                 for (int i = ne - 1; i >= 0; i--) {
                     Cursor *c = &cs[ord[i]];
+                    if (c->cur > cur) {
+                        continue;
+                    }
                     next_geq(c, cur);
                     if (c->cur == cur) {
                         double v = contrib(c, dlidx);

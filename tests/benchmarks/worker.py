@@ -48,7 +48,7 @@ class TreeMemory:
     are separate processes, which neither ``VmHWM`` nor ``ru_maxrss`` add up): the summed PSS
     when there are several processes, so pages they share are counted once."""
 
-    def __init__(self, interval: float = 0.05) -> None:
+    def __init__(self, interval: float = 0.25) -> None:
         self.peak_mb = 0.0
         self.max_procs = 1
         self._stop = threading.Event()
