@@ -281,6 +281,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             exclude=args.exclude,
             store=_store(),
             progress=bar,
+            workers=None,  # every core for a large MS MARCO/BEIR file
         )
     finally:
         bar.close()

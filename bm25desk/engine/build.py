@@ -289,7 +289,7 @@ def build_index(
     store: IndexStore | None = None,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
-    workers: int | None = None,
+    workers: int | None = 1,
     documents: Callable[[int], None] | None = None,
 ) -> BuildReport:
     """Build (or rebuild) an index from a folder or corpus file.
@@ -299,7 +299,10 @@ def build_index(
 
     ``workers`` > 1 builds a large line-based corpus file (MS MARCO TSVs, BEIR jsonl) in that many
     processes, one segment per byte range; None chooses (every core for files over
-    :data:`PARALLEL_MIN_BYTES`). The result scores exactly like a single-process build.
+    :data:`PARALLEL_MIN_BYTES`). The result scores exactly like a single-process build. The
+    default is 1: worker processes are started with "spawn", which re-imports the caller's main
+    module, so a script must guard its entry point with ``if __name__ == "__main__":`` before
+    asking for workers (the CLI asks for None).
     ``documents(count)`` is told how many documents were analysed so far (every 256; one-process
     builds only), for a documents/s figure beside the byte progress.
     """
