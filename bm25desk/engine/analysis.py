@@ -16,7 +16,7 @@ import importlib
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -246,6 +246,14 @@ class Analyzer:
             ]
         return list(filter(None, mapped))
 
+    def raw_tokens(self, text: str) -> list[str]:
+        """Return the tokens of ``text`` before any other step (see :class:`TokenIds`)."""
+        return self._raw_tokens(text)
+
+    def token_ids(self, vocabulary: MutableMapping[str, int]) -> TokenIds:
+        """Return a raw token → term id table over ``vocabulary`` (the bulk-indexing path)."""
+        return TokenIds(self, vocabulary)
+
     def analyze(self, text: str) -> list[Token]:
         """Return every token of ``text`` with offsets, its term, and why it was dropped."""
         tokens = []
@@ -386,3 +394,30 @@ def _nltk(module: str) -> Any:
         finally:
             if sys.modules.get("scipy", 0) is None:
                 del sys.modules["scipy"]
+
+
+class TokenIds(dict[str, int]):
+    """Raw token → id of its term in a vocabulary, or -1 when the analyser drops the token.
+
+    Indexing looks every token up once here (``map(table.__getitem__, tokens)`` runs at C speed)
+    instead of mapping token → term and then term → id: two dictionary look-ups per token were
+    more than half of the build time. A new token goes through the analyser's own steps
+    (:meth:`Analyzer._fate`), so a document's ids are exactly the ids of
+    :meth:`Analyzer.terms`; ``vocabulary[term]`` must assign an id to a new term (a dict with
+    ``__missing__``). The table stops memoising beyond :data:`LIMIT` tokens (bounded memory on
+    pathological inputs; later new tokens are analysed each time).
+    """
+
+    LIMIT = 4_000_000
+
+    def __init__(self, analyzer: Analyzer, vocabulary: MutableMapping[str, int]) -> None:
+        super().__init__()
+        self._fate = analyzer._fate
+        self._vocabulary = vocabulary
+
+    def __missing__(self, token: str) -> int:
+        term = self._fate(token)[0]
+        value = -1 if term is None else self._vocabulary[term]
+        if len(self) < self.LIMIT:
+            self[token] = value
+        return value

@@ -16,6 +16,7 @@ import os
 import shutil
 import time
 import uuid
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,8 @@ from bm25desk.engine.segment import (
     I64,
     Segment,
     SegmentWriter,
+    TermIds,
+    read_json,
     save_array,
     sort_terms,
     write_json,
@@ -40,8 +43,16 @@ from bm25desk.engine.segment import (
 )
 from bm25desk.engine.store import IndexStore, StoreError, default_name
 
-SEGMENT_POSTINGS = 80_000_000
-"""Start a new segment after this many postings (~1 GB of build memory), bounding peak memory."""
+SEGMENT_POSTINGS = 5_000_000
+"""Start a new segment after this many postings: bounds a build's memory (~150 MB a process)."""
+
+MERGE_POSTINGS = 250_000_000
+"""Merge consecutive small segments into one of up to about this many postings (~2 GB on disk).
+
+Queries visit every segment, so a build ends with as few as this allows: a 1 M-passage
+collection becomes one segment, an MS MARCO-sized one about ten. Larger merged segments would
+need that much more free disk space while they are written.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,23 +113,28 @@ def write_segments(
 ) -> tuple[list[str], int]:
     """Analyse ``docs`` into one or more new segments under ``directory``.
 
-    Returns the segment directory names and the number of documents written.
+    Segments are written every :data:`SEGMENT_POSTINGS` postings (bounded memory) and merged
+    into segments of up to :data:`MERGE_POSTINGS` (see :func:`merge_runs`). Returns the segment
+    directory names in document order and the number of documents written.
     """
-    names: list[str] = []
+    names: list[str] = []  # finished, in document order
+    small: list[str] = []  # finished since the last merge
+    small_postings = 0
     writer: SegmentWriter | None = None
     count = 0
-    terms_of = analyzer.terms
+    vocabulary = TermIds()  # shared by the segments: the token table stays valid across them
+    token_id = analyzer.token_ids(vocabulary).__getitem__
+    tokens = analyzer.raw_tokens
     try:
         for doc in docs:
             if writer is None:
-                name = f"seg-{uuid.uuid4().hex[:12]}"
-                writer = SegmentWriter(directory / name)
-                names.append(name)
-            writer.add(
-                terms_of(doc.text),
-                terms_of(doc.title) if doc.title else [],
+                writer = SegmentWriter(directory / _segment_name(), vocabulary)
+            title = doc.title
+            writer.add_ids(
+                array("i", map(token_id, tokens(doc.text))),
+                set(map(token_id, tokens(title))) if title else (),
                 docid=doc.docid,
-                title=doc.title,
+                title=title,
                 location=doc.location,
                 text=doc.text,
                 mtime=doc.mtime,
@@ -131,10 +147,17 @@ def write_segments(
                 if on_doc is not None:
                     on_doc(count, 0)
             if writer.n_postings >= SEGMENT_POSTINGS:
-                writer.finish()
+                small_postings += writer.finish()["nnz"]
+                small.append(writer.path.name)
                 writer = None
+                if small_postings >= MERGE_POSTINGS:
+                    names += merge_runs(directory, small, cancel)
+                    small, small_postings = [], 0
         if writer is not None:
             writer.finish()
+            small.append(writer.path.name)
+            writer = None
+        names += small
     except BaseException:
         if writer is not None:
             writer.abort()  # close its files: the caller removes the directory
@@ -142,6 +165,40 @@ def write_segments(
     if cancel is not None:
         cancel.check()
     return names, count
+
+
+def _segment_name() -> str:
+    return f"seg-{uuid.uuid4().hex[:12]}"
+
+
+def merge_runs(directory: Path, names: list[str], cancel: CancelToken | None) -> list[str]:
+    """Merge runs of consecutive segments (fresh, nothing deleted) of up to MERGE_POSTINGS.
+
+    A segment already that large stays as it is. Returns the new list of names; merged inputs
+    are removed.
+    """
+    from bm25desk.engine.merge import merge_segments
+
+    runs: list[list[str]] = []
+    total = MERGE_POSTINGS  # forces a new run at the start
+    for name in names:
+        nnz = int(read_json(directory / name / "meta.json")["nnz"])
+        if total + nnz > MERGE_POSTINGS and total > 0:
+            runs.append([])
+            total = 0
+        runs[-1].append(name)
+        total += nnz
+    out: list[str] = []
+    for run in runs:
+        if len(run) == 1:
+            out.append(run[0])
+            continue
+        merged = _segment_name()
+        merge_segments([directory / n for n in run], directory / merged, cancel=cancel)
+        for n in run:
+            shutil.rmtree(directory / n)
+        out.append(merged)
+    return out
 
 
 def commit(
@@ -347,7 +404,7 @@ def build_index(
                 )
             on_doc = (lambda done, _total: documents(done)) if documents is not None else None
             seg_names, count = write_segments(tmp, docs, analyzer, cancel, on_doc)
-            entries = [(s, None) for s in seg_names]
+            entries = [(s, None) for s in merge_runs(tmp, seg_names, cancel)]
         info = _source_info(path, fmt, columns, include, exclude)
         skipped = tuple(report.skipped)
         rep = {"read": report.read, "indexed": count, "skipped": len(skipped)}
@@ -513,6 +570,7 @@ def _build_parallel(
             offset = _lines_before(path, ranges[slot][0])
             for where, reason in skips:
                 report.skip(_shift_line(where, offset), reason)
+    seg_names = merge_runs(tmp, seg_names, cancel)
     return _drop_cross_range_duplicates(tmp, seg_names, path, report), count - _n_dups(report)
 
 

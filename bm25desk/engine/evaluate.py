@@ -198,13 +198,25 @@ class SearcherLike(Protocol):
         ...
 
     def search(
-        self, query: str, variant: Variant, k: int = ..., *, contributions: bool = ...
+        self,
+        query: str,
+        variant: Variant,
+        k: int = ...,
+        *,
+        contributions: bool = ...,
+        count: bool = ...,
     ) -> SearchResultLike:
         """Analyse ``query`` with the index's analyser and return the top ``k``."""
         ...
 
     def search_terms(
-        self, terms: list[str], variant: Variant, k: int = ..., *, contributions: bool = ...
+        self,
+        terms: list[str],
+        variant: Variant,
+        k: int = ...,
+        *,
+        contributions: bool = ...,
+        count: bool = ...,
     ) -> SearchResultLike:
         """Score an already analysed bag of terms and return the top ``k``."""
         ...
@@ -897,12 +909,14 @@ def run_experiment(
             try:
                 if query_syntax:
                     # Per-term breakdowns are for display; a run needs ids and scores only.
-                    hits = searcher.search(query.text, variant, k=depth, contributions=False).hits
+                    hits = searcher.search(
+                        query.text, variant, k=depth, contributions=False, count=False
+                    ).hits
                 else:
                     terms = terms_of(query.text)
                     if terms:
                         hits = searcher.search_terms(
-                            terms, variant, k=depth, contributions=False
+                            terms, variant, k=depth, contributions=False, count=False
                         ).hits
                     else:
                         unsearchable[query.qid] = "no terms left after analysis"

@@ -10,6 +10,7 @@ fresh build of the same documents would.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -101,6 +102,9 @@ class Index:
         sizes = [s.n_docs for s in self.segments]
         self.bases: I64 = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.bases[1:])
+        # The same bases as Python ints: per-document lookups bisect this list (a numpy call on a
+        # scalar costs microseconds).
+        self._base_list: list[int] = self.bases.tolist()
         lex = manifest.get("lexicon")
         if lex:
             self._lexicon = Lexicon(path / lex)
@@ -170,7 +174,7 @@ class Index:
     @property
     def n_slots(self) -> int:
         """Return the size of the docno space (live and deleted documents)."""
-        return int(self.bases[-1])
+        return self._base_list[-1]
 
     def live_lengths(self) -> I32:
         """Return the lengths of live documents (for histograms)."""
@@ -261,10 +265,12 @@ class Index:
     # -- documents -------------------------------------------------------------------------------
 
     def _locate(self, docno: int) -> tuple[Segment, int]:
-        if not 0 <= docno < self.n_slots:
+        """Return the segment holding ``docno`` and its local number there."""
+        bases = self._base_list
+        if not 0 <= docno < bases[-1]:
             raise IndexError(f"document number {docno} out of range")
-        s = int(np.searchsorted(self.bases, docno, side="right")) - 1
-        return self.segments[s], docno - int(self.bases[s])
+        s = bisect_right(bases, docno) - 1  # the last segment starting at or before docno
+        return self.segments[s], docno - bases[s]
 
     def is_live(self, docno: int) -> bool:
         """Return whether ``docno`` is a live document."""
@@ -303,7 +309,7 @@ class Index:
             if local >= 0:
                 dele = self.deleted[s]
                 if dele is None or not dele[local]:
-                    return int(self.bases[s]) + local
+                    return self._base_list[s] + local
         return None
 
     def iter_live(self) -> Any:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from bm25desk.engine import topk
 from bm25desk.engine.index import Index
 from bm25desk.engine.query import (
     ParsedQuery,
@@ -348,11 +349,14 @@ class Searcher:
         feedback: Feedback | None = None,
         syntax: bool = True,
         contributions: bool = True,
+        count: bool = True,
     ) -> SearchResult:
         """Rank the index for ``query`` and return the top ``k`` hits with contributions.
 
         ``contributions=False`` returns ids, scores and lengths only — no per-term breakdown,
-        title or location (evaluation runs at k = 1000 need nothing more).
+        title or location (evaluation runs at k = 1000 need nothing more). ``count=False``
+        leaves the matching documents uncounted (``n_matches`` is -1): the ranking never visits
+        most of them, and counting them costs a pass over every query term's postings.
 
         Raises
         ------
@@ -365,6 +369,7 @@ class Searcher:
             k,
             feedback=feedback,
             contributions=contributions,
+            count=count,
         )
 
     def search_terms(
@@ -375,10 +380,16 @@ class Searcher:
         *,
         feedback: Feedback | None = None,
         contributions: bool = True,
+        count: bool = True,
     ) -> SearchResult:
         """Rank for already-analysed terms (used as they are: no analyser, no syntax)."""
         return self.search_parsed(
-            parse_terms(list(terms)), variant, k, feedback=feedback, contributions=contributions
+            parse_terms(list(terms)),
+            variant,
+            k,
+            feedback=feedback,
+            contributions=contributions,
+            count=count,
         )
 
     def search_parsed(
@@ -389,8 +400,14 @@ class Searcher:
         *,
         feedback: Feedback | None = None,
         contributions: bool = True,
+        count: bool = True,
     ) -> SearchResult:
-        """Rank for a :class:`ParsedQuery` (see :meth:`search`)."""
+        """Rank for a :class:`ParsedQuery` (see :meth:`search`).
+
+        The top k come from :func:`bm25desk.engine.topk.top_k` (a compiled kernel with dynamic
+        pruning, or the dense numpy path without it): the same documents, with bit-identical
+        scores, as :meth:`scores` ranked by score descending, docno ascending.
+        """
         started = time.perf_counter()
         variant = variant or Lucene()
         if k < 1:
@@ -398,19 +415,19 @@ class Searcher:
         analysis = self.analyze(parsed)
         if not parsed.scored:
             raise QueryError(_empty_reason(parsed))
-        scores, ok, parts = self._score(parsed, variant, feedback)
-        cand = np.flatnonzero(ok)
-        n_matches = int(cand.size)
-        top = _top_k(scores, cand, k)
+        terms = self._weighted(parsed, variant, feedback)
+        n = self.index.n_slots
+        allowed = self._constraints(parsed, n) if parsed.has_constraints else None
+        top = topk.top_k(self.index, terms, k, allowed)
+        n_matches = topk.count_matches(self.index, terms, allowed) if count else -1
+        docnos, scores = top.docnos.tolist(), top.scores.tolist()
         if contributions:
-            hits = tuple(
-                self._hit(i + 1, int(d), float(scores[d]), parts) for i, d in enumerate(top)
-            )
+            hits = self._hits(terms, docnos, scores, top.tfs.tolist(), top.parts.tolist())
         else:  # ids and scores only: what a run file needs, ~10× cheaper at k = 1000
             docid, doclen = self.index.docid, self.index.doclen
             hits = tuple(
-                Hit(i + 1, int(d), docid(int(d)), float(scores[d]), "", "", int(doclen[d]), ())
-                for i, d in enumerate(top)
+                Hit(i + 1, d, docid(d), s, "", "", int(doclen[d]), ())
+                for i, (d, s) in enumerate(zip(docnos, scores, strict=True))
             )
         return SearchResult(
             parsed.text,
@@ -423,6 +440,46 @@ class Searcher:
             time.perf_counter() - started,
             feedback,
         )
+
+    def _weighted(
+        self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
+    ) -> list[tuple[str, int, TermWeight]]:
+        """Return (term, qtf, weighting) of the scored terms in query order, unknown ones out."""
+        out = []
+        for term, qtf in parsed.scored:
+            w = self.weight(term, variant, feedback)
+            if w is not None:
+                out.append((term, qtf, w))
+        return out
+
+    def _hits(
+        self,
+        terms: list[tuple[str, int, TermWeight]],
+        docnos: list[int],
+        scores: list[float],
+        tfs: list[list[int]],
+        parts: list[list[float]],
+    ) -> tuple[Hit, ...]:
+        """Return hits with contributions from the ranking's own per-term tf parts."""
+        dfs = []
+        for term, _, _ in terms:
+            stats = self.index.term_stats(term)
+            dfs.append(stats.df if stats is not None else 0)
+        hits = []
+        for i, (docno, score) in enumerate(zip(docnos, scores, strict=True)):
+            row_tf, row_part = tfs[i], parts[i]
+            contribs = tuple(
+                Contribution(
+                    term, qtf, row_tf[t], dfs[t], w.idf, row_part[t], (qtf * w.idf) * row_part[t]
+                )
+                for t, (term, qtf, w) in enumerate(terms)
+                if row_tf[t] > 0
+            )
+            rec = self.index.doc(docno)
+            hits.append(
+                Hit(i + 1, docno, rec.docid, score, rec.title, rec.location, rec.length, contribs)
+            )
+        return tuple(hits)
 
     def scores(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None = None

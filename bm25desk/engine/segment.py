@@ -162,10 +162,12 @@ class Lexicon:
 
 def write_lexicon(directory: Path, terms: Iterable[str], name: str = "terms") -> None:
     """Write terms (already sorted by UTF-8 bytes) as a :class:`Lexicon`."""
-    writer = BlobWriter(directory, name)
-    for term in terms:
-        writer.add(term.encode("utf-8", "replace"))
-    writer.close()
+    encoded = [t.encode("utf-8", "replace") for t in terms]
+    with open(directory / f"{name}.bin", "wb") as fh:
+        fh.write(b"".join(encoded))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    save_array(directory / f"{name}.off.npy", offsets)
 
 
 def sort_terms(terms: Sequence[str]) -> I64:
@@ -261,8 +263,12 @@ class Segment:
         return -1
 
 
-class _Ids(dict[str, int]):
-    """term → id, assigning the next id to a new term (lets ``map`` run at C speed)."""
+class TermIds(dict[str, int]):
+    """term → provisional id, assigning the next id to a new term (lets ``map`` run at C speed).
+
+    One instance may serve several consecutive :class:`SegmentWriter` s of a build (the
+    token → id table built on it stays valid); each segment keeps only the terms it contains.
+    """
 
     def __missing__(self, term: str) -> int:
         value = self[term] = len(self)
@@ -273,19 +279,19 @@ class SegmentWriter:
     """Accumulate analysed documents and write them as one segment.
 
     Postings are gathered as flat term-id buffers and turned into sorted (term, doc, tf) triples
-    every ~4 M tokens, so memory is ~12 bytes per posting plus the current buffer. Stored fields
-    stream to disk as they arrive. Call :meth:`finish` once; :attr:`n_postings` lets the caller
-    start a new segment when a memory budget is reached.
+    every :data:`FLUSH_TOKENS` tokens, so memory is ~12 bytes per posting plus the current buffer.
+    Stored fields stream to disk as they arrive. Call :meth:`finish` once; :attr:`n_postings`
+    lets the caller start a new segment when a memory budget is reached.
     """
 
-    FLUSH_TOKENS = 4_000_000
+    FLUSH_TOKENS = 2_000_000
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, vocabulary: TermIds | None = None) -> None:
         directory.mkdir(parents=True)
         self.path = directory
-        self._ids = _Ids()
-        self._buf = array("i")
-        self._lens = array("i")  # tokens per document in the current buffer
+        self._ids = vocabulary if vocabulary is not None else TermIds()
+        self._buf = array("i")  # provisional term ids, -1 for dropped tokens
+        self._lens = array("i")  # entries of _buf per document in the current buffer
         self._chunks: list[tuple[I64, I32]] = []  # (key = tid << 32 | doc, tf)
         self._title_pairs = array("q")  # tid << 32 | doc
         self._doclen = array("i")
@@ -313,13 +319,39 @@ class SegmentWriter:
         size: int = 0,
     ) -> None:
         """Add one analysed document (its terms, its title's terms and its stored fields)."""
-        doc = len(self._doclen)
         ids = self._ids
-        self._buf.extend(map(ids.__getitem__, terms))
-        self._lens.append(len(terms))
-        self._doclen.append(len(terms))
-        if title_terms:
-            self._title_pairs.extend((ids[t] << 32) | doc for t in set(title_terms))
+        self.add_ids(
+            array("i", map(ids.__getitem__, terms)),
+            {ids[t] for t in title_terms},
+            docid=docid,
+            title=title,
+            location=location,
+            text=text,
+            mtime=mtime,
+            size=size,
+        )
+
+    def add_ids(
+        self,
+        term_ids: array[int],
+        title_ids: Iterable[int],
+        *,
+        docid: str,
+        title: str,
+        location: str,
+        text: str,
+        mtime: float = 0.0,
+        size: int = 0,
+    ) -> None:
+        """Add one document as ids of this writer's vocabulary (-1 = a dropped token, skipped)."""
+        doc = len(self._doclen)
+        self._buf.extend(term_ids)
+        self._lens.append(len(term_ids))
+        self._doclen.append(len(term_ids) - term_ids.count(-1))
+        pairs = self._title_pairs
+        for t in title_ids:
+            if t >= 0:
+                pairs.append((t << 32) | doc)
         self._mtime.append(mtime)
         self._size.append(size)
         self._docids.append(docid)
@@ -334,11 +366,16 @@ class SegmentWriter:
     def _flush(self) -> None:
         if not self._lens:
             return
-        tids = np.frombuffer(self._buf, dtype=np.int32).astype(np.int64)
+        tids = np.frombuffer(self._buf, dtype=np.int32)
         first = len(self._doclen) - len(self._lens)
         lens = np.frombuffer(self._lens, dtype=np.int32)
         docs = np.repeat(np.arange(first, first + len(lens), dtype=np.int64), lens)
-        keys = np.sort((tids << 32) | docs)
+        keep = tids >= 0
+        if not keep.all():
+            tids, docs = tids[keep], docs[keep]
+        keys = (tids.astype(np.int64) << 32) | docs
+        del tids, docs, keep
+        keys.sort()
         if keys.size:
             starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
             counts = np.diff(np.r_[starts, keys.size]).astype(np.int32)
@@ -358,13 +395,6 @@ class SegmentWriter:
         for blob in self._blobs.values():
             blob.close()
         d = self.path
-        terms = list(self._ids)  # insertion order == provisional id
-        perm = sort_terms(terms)
-        new_id = np.empty(len(terms), dtype=np.int64)
-        new_id[perm] = np.arange(len(terms), dtype=np.int64)
-        write_lexicon(d, (terms[i] for i in perm.tolist()))
-        n_terms = len(terms)
-
         if self._chunks:
             keys = np.concatenate([k for k, _ in self._chunks])
             tfs = np.concatenate([t for _, t in self._chunks])
@@ -372,10 +402,28 @@ class SegmentWriter:
             keys = np.zeros(0, dtype=np.int64)
             tfs = np.zeros(0, dtype=np.int32)
         self._chunks = []
+        pairs = np.unique(np.frombuffer(self._title_pairs, dtype=np.int64))
+        # The lexicon: the terms this segment contains (the vocabulary may be shared), sorted.
+        vocab = list(self._ids)  # insertion order == provisional id
+        used = np.zeros(len(vocab), dtype=bool)
+        used[keys >> 32] = True
+        used[pairs >> 32] = True
+        used_ids = np.flatnonzero(used)
+        terms = [vocab[i] for i in used_ids.tolist()]
+        del vocab, used
+        perm = sort_terms(terms)
+        new_id = np.full(len(self._ids), -1, dtype=np.int32)
+        new_id[used_ids[perm]] = np.arange(len(terms), dtype=np.int32)
+        write_lexicon(d, (terms[i] for i in perm.tolist()))
+        n_terms = len(terms)
+        del terms, perm, used_ids
+
+        # Each chunk is sorted by (provisional id, doc) and chunks follow each other in doc
+        # order, so a stable sort by the final term id alone leaves docs ascending per term.
         tid = new_id[keys >> 32]
         doc = (keys & 0xFFFFFFFF).astype(np.int32)
         del keys
-        order = np.argsort((tid << 32) | doc, kind="stable")
+        order = np.argsort(tid, kind="stable")
         tid, doc, tfs = tid[order], doc[order], tfs[order]
         del order
         counts = np.bincount(tid, minlength=n_terms)
@@ -388,8 +436,7 @@ class SegmentWriter:
         save_array(d / "cf.npy", cf)
         del tid, doc, tfs
 
-        pairs = np.unique(np.frombuffer(self._title_pairs, dtype=np.int64))
-        ttid = new_id[pairs >> 32]
+        ttid = new_id[pairs >> 32].astype(np.int64)
         tdoc = (pairs & 0xFFFFFFFF).astype(np.int32)
         torder = np.argsort((ttid << 32) | tdoc, kind="stable")
         tcounts = np.bincount(ttid[torder], minlength=n_terms)

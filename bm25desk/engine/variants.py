@@ -575,6 +575,60 @@ class BM25Plus(Variant):
         return f"{_saturation_text(tf, dl, self.k1, self.b, stats)} + {_g(self.delta)}"
 
 
+_ADPT_DIRECT = 8
+"""How many df_r BM25Adpt counts by one comparison pass each before it builds a histogram."""
+
+_ADPT_BINS = 1 << 16
+"""The histogram's size cap: counts for r beyond it come from a sorted copy of those postings."""
+
+
+class _CountAtLeast:
+    """``r ↦ df_r = |{c ≥ r − 0.5}|`` for r ≥ 2, exactly, without sorting ``c``.
+
+    The gain curve usually stops after a few r, so the first :data:`_ADPT_DIRECT` counts are one
+    comparison pass each; a curve that goes on switches to one histogram of the keys
+    ``⌊c + 0.5⌋`` (clipped to its size), whose suffix sums are the counts. The keys count exactly:
+    for a double c and an integer 2 ≤ r < 2⁵², fl(c + 0.5) ≥ r ⟺ c ≥ r − 0.5, because r − 0.5 is
+    a double and the largest double below it, plus 0.5, is exactly the double r − ulp (so no c
+    below the threshold rounds up to r). Every count is cached: the fit asks for some twice.
+    """
+
+    __slots__ = ("_big", "_c", "_hist", "_known", "_limit")
+
+    def __init__(self, c: FloatArray, limit: int) -> None:
+        self._c = c
+        self._limit = limit  # the fit asks for no r beyond limit + 1
+        self._known: dict[int, int] = {}
+        self._hist: list[int] | None = None
+        self._big: FloatArray | None = None
+
+    def __call__(self, r: int) -> int:
+        value = self._known.get(r)
+        if value is None:
+            value = self._known[r] = self._count(r)
+        return value
+
+    def _count(self, r: int) -> int:
+        if self._hist is None:
+            if len(self._known) < _ADPT_DIRECT:
+                return int(np.count_nonzero(self._c >= r - 0.5))
+            self._hist = self._histogram()
+        if r < len(self._hist):
+            return self._hist[r]
+        if self._big is None:  # c ≥ _ADPT_BINS − 0.5: a few postings at most
+            self._big = np.sort(self._c[self._c >= _ADPT_BINS - 0.5])
+        return int(self._big.size - np.searchsorted(self._big, r - 0.5, side="left"))
+
+    def _histogram(self) -> list[int]:
+        """Return ``h`` with ``h[r] = |{c ≥ r − 0.5}|`` for 2 ≤ r < len(h)."""
+        # min(x, top) ≥ r ⟺ x ≥ r for every r ≤ top; the fit asks for r = 2 whatever the limit.
+        top = max(min(self._limit + 1, _ADPT_BINS - 1), 2)
+        keys = np.add(self._c, 0.5, dtype=np.float64)
+        np.clip(keys, 0.0, top, out=keys)  # c < −0.5 counts for no r ≥ 2: any key below 2 will do
+        counts = np.bincount(keys.astype(np.intp), minlength=top + 1)
+        return [int(n) for n in np.cumsum(counts[::-1])[::-1]]
+
+
 @dataclass(frozen=True, slots=True)
 class AdptFit:
     """BM25Adpt's fit for one term: the information gains G⁰..G^T, G¹ and the fitted k1*."""
@@ -595,15 +649,23 @@ def adpt_fit(c: FloatArray, df: int, n_docs: int) -> AdptFit:
     after which G carries no information). k1* minimises
     Σ_{r=0..T} (G^r/G¹ − (k1+1)·r/(k1+r))² over [0.001, 2.5]; with no unique optimum (T < 2, or
     G¹ = 0, or a flat objective) k1* = 0.001.
+
+    df_r is counted without sorting ``c`` (see :class:`_CountAtLeast`): a fit is a few passes over
+    the postings.
     """
-    c_sorted = np.sort(c)
+    return _adpt_fit(c, df, n_docs)[0]
+
+
+def _adpt_fit(c: FloatArray, df: int, n_docs: int) -> tuple[AdptFit, int]:
+    """Return :func:`adpt_fit`'s fit and df₂ (which the fit always counts, for G¹)."""
+    c = np.asarray(c)
 
     def df_r(r: int) -> int:
         if r == 0:
             return n_docs
         if r == 1:
             return df
-        return int(c_sorted.size - np.searchsorted(c_sorted, r - 0.5, side="left"))
+        return count(r)  # set below, before any r ≥ 2 is asked for
 
     base = math.log2((df + 0.5) / (n_docs + 1.0))
 
@@ -613,7 +675,8 @@ def adpt_fit(c: FloatArray, df: int, n_docs: int) -> AdptFit:
     gains = [gain(0)]
     dfs = [df_r(0)]
     r = 0
-    limit = int(c_sorted[-1]) + 2 if c_sorted.size else 1
+    limit = int(c.max()) + 2 if c.size else 1
+    count = _CountAtLeast(c, limit)
     while r < limit:
         nxt = gain(r + 1)
         if gains[r] > nxt or df_r(r + 1) == 0:
@@ -646,7 +709,7 @@ def adpt_fit(c: FloatArray, df: int, n_docs: int) -> AdptFit:
                 else:
                     lo = a
             k1, unique = float((lo + hi) / 2.0), True
-    return AdptFit(tuple(gains), tuple(dfs), g1, k1, unique)
+    return AdptFit(tuple(gains), tuple(dfs), g1, k1, unique), df_r(2)
 
 
 @register
@@ -675,7 +738,9 @@ class BM25Adpt(Variant):
 
         def compute() -> AdptFit:
             tf, dl = term.postings()
-            return adpt_fit(_c(tf, dl, self.b, stats), term.df, stats.n_docs)
+            fit, df2 = _adpt_fit(_c(tf, dl, self.b, stats), term.df, stats.n_docs)
+            stats.cached(("adpt-df2", term.term, self.b), lambda: df2)  # for weigh's text
+            return fit
 
         return stats.cached(("adpt", term.term, self.b), compute)  # type: ignore[no-any-return]
 
@@ -695,8 +760,13 @@ class BM25Adpt(Variant):
         return TermWeight(self, stats, fit.g1, text, fit.k1, notes)
 
     def _df2(self, term: TermStats, stats: CollectionStats) -> int:
-        tf, dl = term.postings()
-        return int((_c(tf, dl, self.b, stats) >= 1.5).sum())
+        """Return df₂ = |{c ≥ 1.5}| (counted by the fit: no second pass over the postings)."""
+
+        def compute() -> int:
+            tf, dl = term.postings()
+            return int((_c(tf, dl, self.b, stats) >= 1.5).sum())
+
+        return int(stats.cached(("adpt-df2", term.term, self.b), compute))
 
     def idf(self, df: FloatArray, stats: CollectionStats) -> FloatArray:
         """Not a function of df alone (G¹ needs the postings): NaN, so plots can skip it."""

@@ -212,8 +212,8 @@ class Bm25desk(Engine):
         else:
             analyzer = Analyzer(tokenizer="word", lowercase=True)
             src, fmt = corpus.raw, corpus.bm25desk_format
-        report = build_index(
-            src, name="bench", fmt=fmt, analyzer=analyzer, store=IndexStore(index_dir)
+        report = build_index(  # workers=None: one process per core, as the CLI and the app do
+            src, name="bench", fmt=fmt, analyzer=analyzer, store=IndexStore(index_dir), workers=None
         )
         return {"n_docs": report.n_docs, "n_terms": report.n_terms, "skipped": len(report.skipped)}
 
@@ -223,8 +223,18 @@ class Bm25desk(Engine):
         self.searcher = Searcher(IndexStore(index_dir).open("bench"))
         self.variant = self._variant()
 
+    explain = False
+    """Also build per-term explanations and count the matches (what the app shows)."""
+
     def search(self, query: str, k: int = 10) -> list[tuple[int, float]]:
-        res = self.searcher.search(query, self.variant, k=k, syntax=False)
+        res = self.searcher.search(
+            query,
+            self.variant,
+            k=k,
+            syntax=False,
+            contributions=self.explain,
+            count=self.explain,
+        )
         return [(h.docno, h.score) for h in res.hits]
 
     def set_params(self, k1: float, b: float) -> None:

@@ -472,6 +472,14 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
             )
         if q.get("rss_after_mb"):
             notes.append(f"RSS while searching {q['rss_after_mb']:,.0f} MB")
+        if q.get("explained"):
+            lat = q["explained"]["latency"]
+            notes.append(
+                "the table's queries return ids and scores like the other engines; with "
+                "per-term explanations and the match count (what the app shows): "
+                f"p50 {pct(lat, 50) * 1e3:.2f} ms, p95 {pct(lat, 95) * 1e3:.2f} ms, "
+                f"{len(lat) / sum(lat):,.0f} q/s"
+            )
         lines.append(f"- {name}: " + "; ".join(notes))
     return "\n".join(lines) + "\n"
 

@@ -162,6 +162,10 @@ def do_query(args: argparse.Namespace, engine: engines.Engine, corpus: Corpus) -
         engine.search(q, args.k)
     out["main"] = timed(engine, queries, args.budget, args.k)
     out["rss_after_mb"] = rss_mb()
+    if isinstance(engine, engines.Bm25desk):  # the same queries as the app runs them
+        engine.explain = True
+        out["explained"] = timed(engine, queries, args.budget / 2, args.k)
+        engine.explain = False
     if engine.reparam == "query" and args.rerank:
         engine.set_params(RERANK_K1, RERANK_B)
         out["rerank"] = timed(engine, queries[: args.rerank], args.budget, args.k)

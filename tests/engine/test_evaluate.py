@@ -526,14 +526,14 @@ class FakeSearcher:
         self.index = FakeIndex(docs)
         self.calls: list[tuple[str, object]] = []
 
-    def search(self, query, variant, k=10, *, contributions=True):
+    def search(self, query, variant, k=10, *, contributions=True, count=True):
         self.calls.append(("search", query))
         terms = self.index.analyzer.terms(query)
         if not terms:
             raise QueryError("nothing to search for")
         return self._rank(terms, variant, k)
 
-    def search_terms(self, terms, variant, k=10, feedback=None, *, contributions=True):
+    def search_terms(self, terms, variant, k=10, feedback=None, *, contributions=True, count=True):
         self.calls.append(("terms", tuple(terms)))
         return self._rank(list(terms), variant, k)
 

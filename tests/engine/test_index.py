@@ -232,20 +232,29 @@ def test_folder_index_keeps_paths_titles_and_mtimes(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("merged", ["in runs", "into one"])
 def test_several_segments_score_like_one(
-    monkeypatch, store: IndexStore, synth_index: Index
+    monkeypatch, store: IndexStore, synth_index: Index, merged: str
 ) -> None:
     """A build split into several segments (memory budget) has a merged lexicon and the same
-    scores; so does one whose postings were flushed in many chunks."""
+    scores; so does one whose postings were flushed in many chunks. Small segments are merged
+    up to MERGE_POSTINGS: by default into one."""
     from bm25desk.engine import segment as segment_mod
 
     source = Path(synth_index.source["path"])
-    monkeypatch.setattr(build_mod, "SEGMENT_POSTINGS", 20_000)
+    total = sum(int(s.ptr[-1]) for s in synth_index.segments)
+    monkeypatch.setattr(build_mod, "SEGMENT_POSTINGS", total // 12)
+    if merged == "in runs":
+        monkeypatch.setattr(build_mod, "MERGE_POSTINGS", total // 4)
     monkeypatch.setattr(segment_mod.SegmentWriter, "FLUSH_TOKENS", 3_000)
     build_index(source, name="split", store=store)
     split = store.open("split")
-    assert len(split.segments) >= 3
-    assert split.manifest["lexicon"]
+    if merged == "in runs":
+        assert len(split.segments) >= 3
+        assert split.manifest["lexicon"]
+    else:
+        assert len(split.segments) == 1
+        assert int(split.segments[0].ptr[-1]) == total
     assert [split.docid(d) for d in range(split.n_docs)] == [
         synth_index.docid(d) for d in range(synth_index.n_docs)
     ]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bm25desk.engine import IndexStore, Searcher, all_variants, build_index
+from bm25desk.engine import build as build_mod
 from bm25desk.engine.analysis import Analyzer
 from bm25desk.engine.corpus import read_corpus, split_ranges
 
@@ -56,7 +57,12 @@ def test_split_ranges_cover_the_file_at_line_starts(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_parallel_build_equals_serial_build(tmp_path: Path) -> None:
+@pytest.mark.parametrize("merge", [True, False])
+def test_parallel_build_equals_serial_build(tmp_path: Path, monkeypatch, merge: bool) -> None:
+    """The workers' segments are merged into one (or, below MERGE_POSTINGS, kept apart): either
+    way the index scores exactly like a one-process build."""
+    if not merge:
+        monkeypatch.setattr(build_mod, "MERGE_POSTINGS", 1)
     path = tmp_path / "corpus.jsonl"
     _corpus(path)
     store = IndexStore(tmp_path / "indexes")
@@ -66,7 +72,7 @@ def test_parallel_build_equals_serial_build(tmp_path: Path) -> None:
     assert (one.read, one.indexed, len(one.skipped)) == (two.read, two.indexed, len(two.skipped))
     assert next(s.where for s in one.skipped) == next(s.where for s in two.skipped)  # line numbers
     s1, s2 = Searcher(store.open("one")), Searcher(store.open("two"))
-    assert len(s2.index.segments) == 3
+    assert len(s2.index.segments) == (1 if merge else 3)
     assert (s1.index.n_docs, s1.index.avgdl, s1.index.n_terms) == (
         s2.index.n_docs,
         s2.index.avgdl,
