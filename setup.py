@@ -1,4 +1,5 @@
-"""Build the optional C kernel ``bm25desk.engine._topk`` (everything else is in pyproject.toml).
+"""Build the optional C extensions (everything else is in pyproject.toml): the top-k kernel
+``bm25desk.engine._topk`` and the bulk tokenizer ``bm25desk.engine._tokens``.
 
 The kernel is optional: without a C compiler the build warns and goes on, and bm25desk uses its
 numpy path (``bm25desk.engine.topk.HAVE_KERNEL`` is False). ``BM25DESK_NO_EXTENSION=1`` skips
@@ -27,8 +28,9 @@ class BuildExt(build_ext):
 
 extensions = []
 if os.environ.get("BM25DESK_NO_EXTENSION", "") in ("", "0"):
-    extensions.append(
-        Extension("bm25desk.engine._topk", ["bm25desk/engine/_topk.c"], optional=True)
-    )
+    extensions += [
+        Extension("bm25desk.engine._topk", ["bm25desk/engine/_topk.c"], optional=True),
+        Extension("bm25desk.engine._tokens", ["bm25desk/engine/_tokens.c"], optional=True),
+    ]
 
 setup(ext_modules=extensions, cmdclass={"build_ext": BuildExt})

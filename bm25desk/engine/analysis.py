@@ -16,10 +16,16 @@ import importlib
 import re
 import sys
 import threading
+from array import array
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+try:
+    from bm25desk.engine import _tokens  # type: ignore[attr-defined]
+except ImportError:  # no compiler when the package was installed: the Python path
+    _tokens = None
 
 TOKENIZERS: dict[str, str] = {
     "word": "Runs of word characters (letters, digits, underscore); punctuation separates words",
@@ -254,6 +260,28 @@ class Analyzer:
         """Return a raw token → term id table over ``vocabulary`` (the bulk-indexing path)."""
         return TokenIds(self, vocabulary)
 
+    def id_tokenizer(self, vocabulary: MutableMapping[str, int]) -> Callable[[str], array[int]]:
+        """Return text → ids of its tokens' terms in ``vocabulary`` (-1: dropped), in order.
+
+        The bulk-indexing path: ``len(ids) - ids.count(-1) == len(self.terms(text))`` and the
+        kept ids are those terms'. The word and whitespace tokenizers run in the compiled
+        ``_tokens`` module when it is there (one pass over the text, no str per known token:
+        ~3× faster than ``re.findall`` + a dict); otherwise, and for treebank, in Python.
+        """
+        table = TokenIds(self, vocabulary)
+        if _tokens is not None and self.tokenizer in ("word", "whitespace"):
+            mode = 0 if self.tokenizer == "word" else 1
+            ids = _tokens.TokenTable(table.lookup, mode, TokenIds.LIMIT).ids
+
+            def compiled(text: str) -> array[int]:
+                out = array("i")
+                out.frombytes(ids(text))
+                return out
+
+            return compiled
+        get, raw = table.__getitem__, self._raw_tokens
+        return lambda text: array("i", map(get, raw(text)))
+
     def analyze(self, text: str) -> list[Token]:
         """Return every token of ``text`` with offsets, its term, and why it was dropped."""
         tokens = []
@@ -415,9 +443,13 @@ class TokenIds(dict[str, int]):
         self._fate = analyzer._fate
         self._vocabulary = vocabulary
 
-    def __missing__(self, token: str) -> int:
+    def lookup(self, token: str) -> int:
+        """Return the id of ``token`` without remembering it (the compiled table's fallback)."""
         term = self._fate(token)[0]
-        value = -1 if term is None else self._vocabulary[term]
+        return -1 if term is None else self._vocabulary[term]
+
+    def __missing__(self, token: str) -> int:
+        value = self.lookup(token)
         if len(self) < self.LIMIT:
             self[token] = value
         return value

@@ -16,7 +16,6 @@ import os
 import shutil
 import time
 import uuid
-from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,6 +44,26 @@ from bm25desk.engine.store import IndexStore, StoreError, default_name
 
 SEGMENT_POSTINGS = 5_000_000
 """Start a new segment after this many postings: bounds a build's memory (~150 MB a process)."""
+
+LARGE_SEGMENT_POSTINGS = 40_000_000
+"""The segment size for sources of :data:`LARGE_SOURCE_BYTES` or more (~1.5 GB a process).
+
+Each segment costs a sort of its vocabulary and a pass over it when merged, which for long
+documents (hundreds of distinct terms each) adds up: an MS MARCO-sized build with 5 M-posting
+segments would write ~400 of them. A user indexing tens of gigabytes can spare the memory.
+"""
+
+LARGE_SOURCE_BYTES = 2 << 30
+
+
+def segment_postings(source: Path) -> int:
+    """Return the segment size (in postings) for building ``source``."""
+    try:
+        large = source.is_file() and source.stat().st_size >= LARGE_SOURCE_BYTES
+    except OSError:
+        large = False
+    return LARGE_SEGMENT_POSTINGS if large else SEGMENT_POSTINGS
+
 
 MERGE_POSTINGS = 250_000_000
 """Merge consecutive small segments into one of up to about this many postings (~2 GB on disk).
@@ -110,29 +129,31 @@ def write_segments(
     analyzer: Analyzer,
     cancel: CancelToken | None,
     on_doc: ProgressFn | None = None,
+    max_postings: int | None = None,
 ) -> tuple[list[str], int]:
     """Analyse ``docs`` into one or more new segments under ``directory``.
 
-    Segments are written every :data:`SEGMENT_POSTINGS` postings (bounded memory) and merged
+    Segments are written every ``max_postings`` postings (default :data:`SEGMENT_POSTINGS`:
+    bounded memory) and merged
     into segments of up to :data:`MERGE_POSTINGS` (see :func:`merge_runs`). Returns the segment
     directory names in document order and the number of documents written.
     """
+    limit = max_postings or SEGMENT_POSTINGS
     names: list[str] = []  # finished, in document order
     small: list[str] = []  # finished since the last merge
     small_postings = 0
     writer: SegmentWriter | None = None
     count = 0
     vocabulary = TermIds()  # shared by the segments: the token table stays valid across them
-    token_id = analyzer.token_ids(vocabulary).__getitem__
-    tokens = analyzer.raw_tokens
+    ids_of = analyzer.id_tokenizer(vocabulary)
     try:
         for doc in docs:
             if writer is None:
                 writer = SegmentWriter(directory / _segment_name(), vocabulary)
             title = doc.title
             writer.add_ids(
-                array("i", map(token_id, tokens(doc.text))),
-                set(map(token_id, tokens(title))) if title else (),
+                ids_of(doc.text),
+                set(ids_of(title)) if title else (),
                 docid=doc.docid,
                 title=title,
                 location=doc.location,
@@ -146,7 +167,7 @@ def write_segments(
                     cancel.check()
                 if on_doc is not None:
                     on_doc(count, 0)
-            if writer.n_postings >= SEGMENT_POSTINGS:
+            if writer.n_postings >= limit:
                 small_postings += writer.finish()["nnz"]
                 small.append(writer.path.name)
                 writer = None
@@ -403,7 +424,9 @@ def build_index(
                     cancel=cancel,
                 )
             on_doc = (lambda done, _total: documents(done)) if documents is not None else None
-            seg_names, count = write_segments(tmp, docs, analyzer, cancel, on_doc)
+            seg_names, count = write_segments(
+                tmp, docs, analyzer, cancel, on_doc, segment_postings(path)
+            )
             entries = [(s, None) for s in merge_runs(tmp, seg_names, cancel)]
         info = _source_info(path, fmt, columns, include, exclude)
         skipped = tuple(report.skipped)
@@ -463,6 +486,7 @@ def _range_worker(
     counters: Any,
     stop: Any,
     results: Any,
+    max_postings: int,
 ) -> None:
     """Build the segments of one byte range (runs in a worker process)."""
     from bm25desk.engine.corpus import read_corpus
@@ -478,7 +502,9 @@ def _range_worker(
         docs = read_corpus(
             path, fmt, report=report, progress=progress, cancel=cancel, byte_range=byte_range
         )
-        names, count = write_segments(Path(directory), docs, Analyzer.from_spec(spec), cancel)
+        names, count = write_segments(
+            Path(directory), docs, Analyzer.from_spec(spec), cancel, None, max_postings
+        )
         skips = [(s.where, s.reason) for s in report.skipped]
         results.put((slot, "ok", names, count, report.read, skips))
     except Cancelled:
@@ -517,7 +543,10 @@ def _build_parallel(
     procs = [
         ctx.Process(
             target=_range_worker,
-            args=(str(path), fmt, analyzer.spec(), str(tmp), r, i, counters, stop, results),
+            args=(
+                *(str(path), fmt, analyzer.spec(), str(tmp), r, i, counters, stop, results),
+                segment_postings(path),
+            ),
             daemon=True,
         )
         for i, r in enumerate(ranges)

@@ -294,7 +294,8 @@ class SegmentWriter:
         self._lens = array("i")  # entries of _buf per document in the current buffer
         self._chunks: list[tuple[I64, I32]] = []  # (key = tid << 32 | doc, tf)
         self._title_pairs = array("q")  # tid << 32 | doc
-        self._doclen = array("i")
+        self._doclen = array("i")  # documents before the current buffer
+        self._n_docs = 0
         self._mtime = array("d")
         self._size = array("q")
         self._docids: list[str] = []
@@ -304,7 +305,7 @@ class SegmentWriter:
     @property
     def n_docs(self) -> int:
         """Return the number of documents added."""
-        return len(self._doclen)
+        return self._n_docs
 
     def add(
         self,
@@ -344,10 +345,10 @@ class SegmentWriter:
         size: int = 0,
     ) -> None:
         """Add one document as ids of this writer's vocabulary (-1 = a dropped token, skipped)."""
-        doc = len(self._doclen)
+        doc = self._n_docs
+        self._n_docs += 1
         self._buf.extend(term_ids)
         self._lens.append(len(term_ids))
-        self._doclen.append(len(term_ids) - term_ids.count(-1))
         pairs = self._title_pairs
         for t in title_ids:
             if t >= 0:
@@ -367,11 +368,15 @@ class SegmentWriter:
         if not self._lens:
             return
         tids = np.frombuffer(self._buf, dtype=np.int32)
-        first = len(self._doclen) - len(self._lens)
+        first = len(self._doclen)
         lens = np.frombuffer(self._lens, dtype=np.int32)
         docs = np.repeat(np.arange(first, first + len(lens), dtype=np.int64), lens)
         keep = tids >= 0
-        if not keep.all():
+        if keep.all():
+            self._doclen.frombytes(lens.tobytes())
+        else:
+            dropped = np.bincount(docs[~keep] - first, minlength=len(lens))
+            self._doclen.frombytes((lens - dropped).astype(np.int32).tobytes())
             tids, docs = tids[keep], docs[keep]
         keys = (tids.astype(np.int64) << 32) | docs
         del tids, docs, keep

@@ -16,6 +16,7 @@ import tracemalloc
 from array import array
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -97,17 +98,26 @@ def assert_same_segment(a: Path, b: Path) -> None:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(corpus=corpora(), block=st.integers(min_value=1, max_value=7))
-def test_merge_equals_single_writer(corpus: tuple[list[Doc], list[int]], block: int) -> None:
+@given(
+    corpus=corpora(),
+    block=st.integers(min_value=1, max_value=7),
+    piece=st.integers(min_value=1, max_value=3),
+)
+def test_merge_equals_single_writer(
+    corpus: tuple[list[Doc], list[int]], block: int, piece: int
+) -> None:
+    """Tiny postings blocks, and tiny pieces in the vocabulary and docid k-way merges."""
     docs, cuts = corpus
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         single = write_segment(root / "single", docs)
         parts = write_parts(root, docs, cuts)
-        for name, block_postings in (("small", block), ("default", 8_000_000)):
-            meta = merge_segments(parts, root / name, block_postings=block_postings)
-            assert_same_segment(single, root / name)
-            assert meta == json.loads((single / "meta.json").read_text("utf-8"))
+        with mock.patch("bm25desk.engine.merge._piece_size", return_value=piece):
+            meta = merge_segments(parts, root / "small", block_postings=block)
+        assert_same_segment(single, root / "small")
+        assert meta == json.loads((single / "meta.json").read_text("utf-8"))
+        merge_segments(parts, root / "default")
+        assert_same_segment(single, root / "default")
 
 
 def test_unicode_terms_across_segments(tmp_path: Path) -> None:
@@ -254,7 +264,9 @@ def test_memory_is_bounded_by_the_block(tmp_path: Path) -> None:
         parts.append(tmp_path / f"p{p}")
     tracemalloc.start()
     try:
-        meta: dict[str, Any] = merge_segments(parts, tmp_path / "m", block_postings=100_000)
+        # Smaller pieces than the default ~256 k keys (a constant ~25 MB), for scale.
+        with mock.patch("bm25desk.engine.merge._piece_size", return_value=4096):
+            meta: dict[str, Any] = merge_segments(parts, tmp_path / "m", block_postings=100_000)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
