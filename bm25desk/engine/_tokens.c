@@ -16,11 +16,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#define INLINE 16
+
 typedef struct {
-    uint64_t hash; /* 0 = empty (hashes are forced non-zero) */
-    int64_t off;   /* key start in the arena */
-    int32_t len;   /* key length in code points */
+    uint64_t hash;             /* 0 = empty (hashes are forced non-zero) */
+    int64_t off;               /* key start in the arena, or -1: the key is in ``small`` */
+    int32_t len;               /* key length in code points */
     int32_t id;
+    uint8_t small[INLINE];     /* keys of up to INLINE code points below 256: no arena look-up */
 } Entry;
 
 typedef struct {
@@ -84,6 +87,24 @@ static int table_insert(TokenTable *t, uint64_t h, int kind, const void *data, P
                         Py_ssize_t n, int32_t value) {
     if ((t->n + 1) * 2 > t->cap && table_grow(t) < 0)
         return -1;
+    Py_ssize_t mask = t->cap - 1;
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)mask);
+    while (t->slot[j].hash)
+        j = (j + 1) & mask;
+    Entry *e = &t->slot[j];
+    int small = n <= INLINE;
+    for (Py_ssize_t k = 0; small && k < n; k++)
+        small = PyUnicode_READ(kind, data, start + k) < 256;
+    if (small) {
+        for (Py_ssize_t k = 0; k < n; k++)
+            e->small[k] = (uint8_t)PyUnicode_READ(kind, data, start + k);
+        e->off = -1;
+        e->hash = h;
+        e->id = value;
+        e->len = (int32_t)n;
+        t->n++;
+        return 0;
+    }
     if (t->arena_len + n > t->arena_cap) {
         int64_t cap = t->arena_cap ? t->arena_cap : 1 << 16;
         while (t->arena_len + n > cap)
@@ -98,14 +119,10 @@ static int table_insert(TokenTable *t, uint64_t h, int kind, const void *data, P
     }
     for (Py_ssize_t k = 0; k < n; k++)
         t->arena[t->arena_len + k] = PyUnicode_READ(kind, data, start + k);
-    Py_ssize_t mask = t->cap - 1;
-    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)mask);
-    while (t->slot[j].hash)
-        j = (j + 1) & mask;
-    t->slot[j].hash = h;
-    t->slot[j].id = value;
-    t->slot[j].off = t->arena_len;
-    t->slot[j].len = (int32_t)n;
+    e->hash = h;
+    e->id = value;
+    e->off = t->arena_len;
+    e->len = (int32_t)n;
     t->arena_len += n;
     t->n++;
     return 0;
@@ -153,10 +170,15 @@ static int token_id(TokenTable *t, PyObject *text, int kind, const void *data, P
     while (t->slot[j].hash) {
         const Entry *e = &t->slot[j];
         if (e->hash == h && e->len == n) {
-            const Py_UCS4 *key = t->arena + e->off;
             Py_ssize_t k = 0;
-            while (k < n && key[k] == PyUnicode_READ(kind, data, start + k))
-                k++;
+            if (e->off < 0) {
+                while (k < n && e->small[k] == PyUnicode_READ(kind, data, start + k))
+                    k++;
+            } else {
+                const Py_UCS4 *key = t->arena + e->off;
+                while (k < n && key[k] == PyUnicode_READ(kind, data, start + k))
+                    k++;
+            }
             if (k == n) {
                 *out = e->id;
                 return 0;
