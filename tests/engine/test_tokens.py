@@ -18,7 +18,7 @@ _tokens = pytest.importorskip("bm25desk.engine._tokens")
 # Characters around the edges of \w and of str.split(): letters of several scripts, digits of
 # other scripts, combining marks, underscore, punctuation, NUL, the ASCII separators that
 # str.split() treats as spaces (\x1c-\x1f), no-break and line separators, astral characters.
-ALPHABET = list("aZé_9-'.,  \t\n\x00\x1c\x1f\x85\xa0\u2028\u3000ßİıΣσς٣߀€中𝄞\u0301") + ["ǅ"]
+ALPHABET = [*"aZé_9-'.,  \t\n\x00\x1c\x1f\x85\xa0\u2028\u3000ßİıΣσς٣߀€中𝄞\u0301ǅ"]
 
 ANALYZERS = [
     Analyzer(),
@@ -91,7 +91,7 @@ def test_lookup_errors_propagate_and_bad_ids_are_refused() -> None:
         _tokens.TokenTable(lambda t: -2, 0).ids("x")
     with pytest.raises(TypeError):
         _tokens.TokenTable(lambda t: 0, 0).ids(b"bytes")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="mode"):
         _tokens.TokenTable(lambda t: 0, 2)
 
 
