@@ -129,6 +129,7 @@ def run_worker(
     if REUSE and out_path.exists():
         res = json.loads(ru_path.read_text("utf-8")) if ru_path.exists() else {}
         res.update(json.loads(out_path.read_text("utf-8")))
+        res["reused_from"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime(out_path.stat().st_mtime))
         return res
     out_path.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "tests.benchmarks.worker", *argv, "--out", str(out_path)]
@@ -472,6 +473,11 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
             )
         if q.get("rss_after_mb"):
             notes.append(f"RSS while searching {q['rss_after_mb']:,.0f} MB")
+        when = sorted(
+            {p["reused_from"] for p in r.values() if isinstance(p, dict) and "reused_from" in p}
+        )
+        if when:
+            notes.append(f"measured in an earlier run ({', '.join(when)} UTC), reused")
         if q.get("explained"):
             lat = q["explained"]["latency"]
             notes.append(
