@@ -163,6 +163,9 @@ class Analyzer:
     _cache: dict[str, str] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
+    _fates: dict[str, tuple[str | None, TokenStatus]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
     _stem: Callable[[str], str] | None = field(
         default=None, init=False, repr=False, compare=False, hash=False
     )
@@ -285,9 +288,14 @@ class Analyzer:
     def analyze(self, text: str) -> list[Token]:
         """Return every token of ``text`` with offsets, its term, and why it was dropped."""
         tokens = []
+        fates = self._fates  # memoised: a stemmer costs ~10 µs a word, queries repeat words
         for start, end, surface in self._raw_spans(text):
-            term, status = self._fate(surface)
-            tokens.append(Token(surface, start, end, term, status))
+            fate = fates.get(surface)
+            if fate is None:
+                fate = self._fate(surface)
+                if len(fates) < 200_000:
+                    fates[surface] = fate
+            tokens.append(Token(surface, start, end, fate[0], fate[1]))
         return tokens
 
     def spans(self, text: str, terms: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:

@@ -42,8 +42,8 @@ from bm25desk.engine.segment import (
 )
 from bm25desk.engine.store import IndexStore, StoreError, default_name
 
-SEGMENT_POSTINGS = 5_000_000
-"""Start a new segment after this many postings: bounds a build's memory (~150 MB a process)."""
+SEGMENT_POSTINGS = 2_000_000
+"""Start a new segment after this many postings: bounds a build's memory (~100 MB a process)."""
 
 LARGE_SEGMENT_POSTINGS = 40_000_000
 """The segment size for sources of :data:`LARGE_SOURCE_BYTES` or more (~1.5 GB a process).

@@ -284,7 +284,7 @@ class SegmentWriter:
     lets the caller start a new segment when a memory budget is reached.
     """
 
-    FLUSH_TOKENS = 2_000_000
+    FLUSH_TOKENS = 1_000_000
 
     def __init__(self, directory: Path, vocabulary: TermIds | None = None) -> None:
         directory.mkdir(parents=True)

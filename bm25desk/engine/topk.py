@@ -40,6 +40,7 @@ pass over the postings, or, when one term's list dominates, probes of it from th
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections import OrderedDict
@@ -314,7 +315,7 @@ def _top_k_kernel(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -
     per_term = []
     for col, (term, qtf, w) in enumerate(terms):
         qw = qtf * w.idf
-        if not np.isfinite(qw):
+        if not math.isfinite(qw):
             return None
         table = st.table(w)
         if not table.ok:
