@@ -248,6 +248,10 @@ PostingList_init(PostingList *self, PyObject *args, PyObject *kwds)
     for (int t = 0; t <= cap; t++) {
         tminj[t] = INT32_MAX;
     }
+    /* The scan reads the whole posting list, which at scale means page faults on a memory-mapped
+     * file: without the GIL, so the GUI thread and other searches go on meanwhile. */
+    int err = 0;
+    Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t b = 0; b < nblk; b++) {
         Py_ssize_t a = b * B, e = a + B < n ? a + B : n;
         for (int t = 0; t <= cap; t++) {
@@ -256,19 +260,18 @@ PostingList_init(PostingList *self, PyObject *args, PyObject *kwds)
         for (Py_ssize_t i = a; i < e; i++) {
             int32_t d = docs[i], tf = tfs[i];
             if (d <= prev || d >= ndocs) {
-                PyErr_Format(PyExc_ValueError,
-                             "postings must be strictly ascending docnos below %zd", ndocs);
-                goto done;
+                err = 1;
+                goto scanned;
             }
             prev = d;
             if (tf < 1) {
-                PyErr_SetString(PyExc_ValueError, "term frequencies must be positive");
-                goto done;
+                err = 2;
+                goto scanned;
             }
             int32_t j = dl[d];
             if (j < 0) {
-                PyErr_SetString(PyExc_ValueError, "negative length index");
-                goto done;
+                err = 3;
+                goto scanned;
             }
             if (j > max_j) {
                 max_j = j;
@@ -295,14 +298,32 @@ PostingList_init(PostingList *self, PyObject *args, PyObject *kwds)
     self->novf = novf;
     self->ovf_pos = malloc(sizeof(int32_t) * (novf ? novf : 1));
     if (!self->ovf_pos) {
-        PyErr_NoMemory();
-        goto done;
+        err = 4;
+        goto scanned;
     }
     Py_ssize_t o = 0;
     for (Py_ssize_t i = 0; i < n && o < novf; i++) {
         if (tfs[i] > cap) {
             self->ovf_pos[o++] = (int32_t)i;
         }
+    }
+scanned:;
+    Py_END_ALLOW_THREADS
+    if (err == 1) {
+        PyErr_Format(PyExc_ValueError, "postings must be strictly ascending docnos below %zd",
+                     ndocs);
+    }
+    else if (err == 2) {
+        PyErr_SetString(PyExc_ValueError, "term frequencies must be positive");
+    }
+    else if (err == 3) {
+        PyErr_SetString(PyExc_ValueError, "negative length index");
+    }
+    else if (err == 4) {
+        PyErr_NoMemory();
+    }
+    if (err) {
+        goto done;
     }
     ret = 0;
 done:

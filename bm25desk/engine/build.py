@@ -215,7 +215,12 @@ def merge_runs(directory: Path, names: list[str], cancel: CancelToken | None) ->
             out.append(run[0])
             continue
         merged = _segment_name()
-        merge_segments([directory / n for n in run], directory / merged, cancel=cancel)
+        merge_segments(
+            [directory / n for n in run],
+            directory / merged,
+            cancel=cancel,
+            block_postings=2_000_000,
+        )
         for n in run:
             shutil.rmtree(directory / n)
         out.append(merged)
