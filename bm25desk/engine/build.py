@@ -180,7 +180,7 @@ def write_segments(
             writer = None
         # Merged here, in the worker of a parallel build, rather than all at the end in one
         # process: the final merge then has a few large inputs (measured: 1 M passages build
-        # ~20% faster).
+        # 12% faster: 25.6 s instead of 28.9 s).
         names += merge_runs(directory, small, cancel)
     except BaseException:
         if writer is not None:
