@@ -28,6 +28,7 @@ import bm25desk
 from bm25desk.engine.analysis import Analyzer
 from bm25desk.engine.corpus import Document, ReadReport, Skip
 from bm25desk.engine.index import FORMAT, Index
+from bm25desk.engine.merge import merge_segments
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
 from bm25desk.engine.segment import (
     I64,
@@ -49,8 +50,9 @@ LARGE_SEGMENT_POSTINGS = 40_000_000
 """The segment size for sources of :data:`LARGE_SOURCE_BYTES` or more (~1.5 GB a process).
 
 Each segment costs a sort of its vocabulary and a pass over it when merged, which for long
-documents (hundreds of distinct terms each) adds up: an MS MARCO-sized build with 5 M-posting
-segments would write ~400 of them. A user indexing tens of gigabytes can spare the memory.
+documents (hundreds of distinct terms each) adds up: an MS MARCO-sized build (1.8 billion
+postings) with 2 M-posting segments would write ~900 of them. A user indexing tens of
+gigabytes can spare the memory.
 """
 
 LARGE_SOURCE_BYTES = 2 << 30
@@ -134,9 +136,9 @@ def write_segments(
     """Analyse ``docs`` into one or more new segments under ``directory``.
 
     Segments are written every ``max_postings`` postings (default :data:`SEGMENT_POSTINGS`:
-    bounded memory) and merged
-    into segments of up to :data:`MERGE_POSTINGS` (see :func:`merge_runs`). Returns the segment
-    directory names in document order and the number of documents written.
+    bounded memory) and merged into segments of up to :data:`MERGE_POSTINGS` (see
+    :func:`merge_runs`). Returns the segment directory names in document order and the number
+    of documents written.
     """
     limit = max_postings or SEGMENT_POSTINGS
     names: list[str] = []  # finished, in document order
@@ -202,8 +204,6 @@ def merge_runs(directory: Path, names: list[str], cancel: CancelToken | None) ->
     A segment already that large stays as it is. Returns the new list of names; merged inputs
     are removed.
     """
-    from bm25desk.engine.merge import merge_segments
-
     runs: list[list[str]] = []
     total = 0
     for name in names:
@@ -436,7 +436,7 @@ def build_index(
             seg_names, count = write_segments(
                 tmp, docs, analyzer, cancel, on_doc, segment_postings(path)
             )
-            entries = [(s, None) for s in merge_runs(tmp, seg_names, cancel)]
+            entries = [(s, None) for s in seg_names]  # merged by write_segments
         info = _source_info(path, fmt, columns, include, exclude)
         skipped = tuple(report.skipped)
         rep = {"read": report.read, "indexed": count, "skipped": len(skipped)}
