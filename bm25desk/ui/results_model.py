@@ -4,7 +4,8 @@ and source; with relevance feedback also each document's rank without it and how
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any, Literal
 
@@ -15,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from bm25desk.engine import Hit
 from bm25desk.engine.variants import _g
 from bm25desk.ui.colors import TermColors, status_colors
-from bm25desk.ui.search_work import ResultRow
+from bm25desk.ui.search_work import ResultRow, Snippet
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 HIT_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -159,6 +160,18 @@ class ResultsModel(QAbstractTableModel):
         totals = [sum(abs(c.weight) for c in r.hit.contributions) for r in self._rows]
         self._scale = max(totals, default=0.0) or 1.0
         self.endResetModel()
+
+    def set_snippets(self, snippets: Mapping[int, Snippet]) -> None:
+        """Fill in the snippets of rows shown blank (by docno), without resetting the view."""
+        rows = list(self._rows)
+        changed = [i for i, r in enumerate(rows) if r.hit.docno in snippets]
+        for i in changed:
+            rows[i] = replace(rows[i], snippet=snippets[rows[i].hit.docno])
+        self._rows = tuple(rows)
+        if changed:
+            self.dataChanged.emit(
+                self.index(min(changed), Column.SNIPPET), self.index(max(changed), Column.SNIPPET)
+            )
 
     def set_marks(self, marked: frozenset[str], judged: frozenset[str] = frozenset()) -> None:
         """Show which documents (by id) the user marked relevant and which are judged relevant."""

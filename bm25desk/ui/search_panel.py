@@ -58,7 +58,14 @@ from bm25desk.ui.results_model import (
     Column,
     ResultsModel,
 )
-from bm25desk.ui.search_work import DetailOutcome, SearchOutcome, run_detail, run_search
+from bm25desk.ui.search_work import (
+    DetailOutcome,
+    SearchOutcome,
+    Snippet,
+    cut_snippets,
+    run_detail,
+    run_search,
+)
 from bm25desk.ui.variant_picker import VariantPicker, variant_summary
 
 RESULTS_K = 100
@@ -105,6 +112,9 @@ class SearchPanel(QWidget):
         self.details = LatestOnly(runner, "explain", self)
         self.details.succeeded.connect(self._on_details_succeeded)
         self.details.failed.connect(self._on_details_failed)
+        self.snippets = LatestOnly(runner, "snippets", self)
+        self.snippets.succeeded.connect(self._on_snippets_succeeded)
+        self.snippets.failed.connect(self._on_details_failed)
         self.marks = MarksMemory()
 
         # -- query row ---------------------------------------------------------------------------
@@ -237,6 +247,7 @@ class SearchPanel(QWidget):
         self.marks.set_index(searcher.index.name if searcher is not None else None)
         self.searches.invalidate()
         self.details.invalidate()
+        self.snippets.invalidate()
         self._outcome = None
         self._selected_docno = None
         self.model.clear()
@@ -345,6 +356,7 @@ class SearchPanel(QWidget):
         query = self.query_edit.text()
         if not query.strip():
             self.searches.invalidate()
+            self.snippets.invalidate()
             self._outcome = None
             self.model.clear()
             self.detail.clear()
@@ -392,6 +404,7 @@ class SearchPanel(QWidget):
         keep = self._selected_docno
         marks = self.marks.switch(result.query)
         self.model.set_rows(outcome.rows, self._colors)
+        self._cut_snippets(outcome)
         self.model.set_marks(marks.marked, marks.judged)
         self._arrange_columns()
         self._show_marks(marks)
@@ -419,6 +432,22 @@ class SearchPanel(QWidget):
             if row >= 0:
                 self.request_detail()  # same document, new ranking: refresh its ledger
         self.results_shown.emit(outcome)
+
+    def _cut_snippets(self, outcome: SearchOutcome) -> None:
+        """Cut the snippets the ranking left blank, in the background (see SNIPPETS_FIRST)."""
+        searcher = self.searcher
+        if not outcome.pending or searcher is None:
+            self.snippets.invalidate()
+            return
+        index, pending = searcher.index, outcome.pending
+        terms = frozenset(outcome.result.analysis.terms)
+        self.snippets.request(lambda: (outcome, cut_snippets(index, pending, terms)))
+
+    @Slot(object)
+    def _on_snippets_succeeded(self, payload: tuple[SearchOutcome, dict[int, Snippet]]) -> None:
+        outcome, snippets = payload
+        if outcome is self._outcome:  # not a ranking replaced meanwhile
+            self.model.set_snippets(snippets)
 
     @Slot(object)
     def _on_searches_failed(self, exc: BaseException) -> None:

@@ -62,6 +62,7 @@ class SearchOutcome:
     suggestions: tuple[tuple[str, tuple[str, ...]], ...]  # (unknown term, suggestions)
     plain: SearchResult | None = None
     missing: frozenset[str] = frozenset()
+    pending: tuple[int, ...] = ()  # docnos whose snippets are still to be cut (blank meanwhile)
 
     @property
     def feedback(self) -> Feedback | None:
@@ -142,17 +143,34 @@ _SNIPPETS_LOCK = threading.Lock()
 _SNIPPETS_PER_INDEX = 2000
 
 
-def cached_snippet(index: Index, docno: int, terms: frozenset[str]) -> Snippet:
-    """Return the snippet of ``docno`` for ``terms`` (re-rankings reuse them: same words)."""
+SNIPPETS_FIRST = 20
+"""Snippets cut before a ranking is shown; the other rows get theirs from :func:`cut_snippets`
+right after. Cutting one analyses up to 20,000 characters of the document, and on a large
+index most documents are new to the analyser (a Porter stem costs ~20 µs a word): cutting all
+100 first made results on a 3.2 M-document index take ~300 ms instead of ~100 ms."""
+
+BLANK = Snippet("", ())
+
+
+def _cached(index: Index, docno: int, terms: frozenset[str]) -> Snippet | None:
     key = (docno, terms)
     with _SNIPPETS_LOCK:
         cache = _SNIPPETS.setdefault(index, OrderedDict())
         hit = cache.get(key)
         if hit is not None:
             cache.move_to_end(key)
-            return hit
+        return hit
+
+
+def cached_snippet(index: Index, docno: int, terms: frozenset[str]) -> Snippet:
+    """Return the snippet of ``docno`` for ``terms`` (re-rankings reuse them: same words)."""
+    key = (docno, terms)
+    hit = _cached(index, docno, terms)
+    if hit is not None:
+        return hit
     snippet = make_snippet(index.analyzer, index.text(docno), terms)
     with _SNIPPETS_LOCK:
+        cache = _SNIPPETS.setdefault(index, OrderedDict())
         cache[key] = snippet
         if len(cache) > _SNIPPETS_PER_INDEX:
             cache.popitem(last=False)
@@ -204,8 +222,13 @@ def run_search(
     *,
     relevant: frozenset[str] = frozenset(),
     judged: frozenset[str] = frozenset(),
+    snippets_first: int | None = None,
 ) -> SearchOutcome:
     """Rank, cut snippets for the hits and suggest spellings for unknown terms.
+
+    Only the first ``snippets_first`` (default :data:`SNIPPETS_FIRST`) rows' snippets are cut
+    here (and any cut before); the others are blank and listed in ``pending``, for
+    :func:`cut_snippets`.
 
     ``relevant`` (document ids) turns relevance feedback on: the ranking uses the RSJ weight with
     those documents as the relevant set, and each row also carries its rank without feedback.
@@ -227,18 +250,27 @@ def run_search(
         result = searcher.search_parsed(parsed, variant, k)
         before = None
     terms = frozenset(result.analysis.terms)
-    rows = tuple(
-        ResultRow(
-            hit,
-            cached_snippet(index, hit.docno, terms),
-            None if before is None else before.get(hit.docno),
-        )
-        for hit in result.hits
-    )
+    first = SNIPPETS_FIRST if snippets_first is None else snippets_first
+    rows: list[ResultRow] = []
+    pending: list[int] = []
+    for i, hit in enumerate(result.hits):
+        if i < first:
+            snippet: Snippet | None = cached_snippet(index, hit.docno, terms)
+        else:
+            snippet = _cached(index, hit.docno, terms)
+        if snippet is None:
+            snippet = BLANK
+            pending.append(hit.docno)
+        rows.append(ResultRow(hit, snippet, None if before is None else before.get(hit.docno)))
     suggestions = tuple(
         (term, tuple(searcher.suggest(term, 3))) for term in result.analysis.unknown[:5]
     )
-    return SearchOutcome(result, rows, suggestions, plain, missing)
+    return SearchOutcome(result, tuple(rows), suggestions, plain, missing, tuple(pending))
+
+
+def cut_snippets(index: Index, docnos: Iterable[int], terms: frozenset[str]) -> dict[int, Snippet]:
+    """Return the snippets of ``docnos`` for ``terms`` (the rows a ranking left blank)."""
+    return {d: cached_snippet(index, d, terms) for d in docnos}
 
 
 def document_view(searcher: Searcher, docno: int, terms: frozenset[str]) -> DocumentView:

@@ -152,3 +152,30 @@ def test_open_is_offered_for_files_and_urls(tmp_path) -> None:
     assert openable("https://example.org/doc") == "https://example.org/doc"
     assert openable("") == ""
     assert openable(str(tmp_path / "gone.txt")) == ""
+
+
+def test_snippets_past_the_first_rows_follow_the_results(qtbot, panel, monkeypatch) -> None:
+    """Rows past SNIPPETS_FIRST are shown blank at once and get their snippets right after."""
+    from bm25desk.ui import search_work
+
+    monkeypatch.setattr(search_work, "SNIPPETS_FIRST", 1)
+    with qtbot.waitSignal(panel.results_shown, timeout=5000) as blocker:
+        panel.set_query("apple fruit trees cider pear")
+    outcome = blocker.args[0]
+    rows = panel.model.rowCount()
+    assert rows > 2
+    assert outcome.pending == tuple(h.docno for h in outcome.result.hits[1:])
+    assert outcome.rows[0].snippet.text
+    assert not outcome.rows[1].snippet.text
+    column = Column.SNIPPET
+    qtbot.waitUntil(
+        lambda: all(panel.model.index(r, column).data() for r in range(rows)), timeout=5000
+    )
+    # The snippets cut afterwards are the ones a search now finds cut already: nothing pending.
+    again = search_work.run_search(
+        panel.searcher, "apple fruit trees cider pear", panel.variant(), 100
+    )
+    assert again.pending == ()
+    assert [r.snippet.text for r in again.rows] == [
+        panel.model.index(r, column).data() for r in range(rows)
+    ]
