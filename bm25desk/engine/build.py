@@ -35,7 +35,7 @@ from bm25desk.engine.segment import (
     Segment,
     SegmentWriter,
     TermIds,
-    read_json,
+    read_meta,
     save_array,
     sort_terms,
     write_json,
@@ -207,7 +207,7 @@ def merge_runs(directory: Path, names: list[str], cancel: CancelToken | None) ->
     runs: list[list[str]] = []
     total = 0
     for name in names:
-        nnz = int(read_json(directory / name / "meta.json")["nnz"])
+        nnz = read_meta(directory / name)["nnz"]
         if not runs or (total + nnz > MERGE_POSTINGS and total > 0):
             runs.append([])
             total = 0

@@ -49,7 +49,7 @@ from bm25desk.engine.progress import CancelToken
 from bm25desk.engine.segment import (
     IndexCorruptError,
     load_array,
-    read_json,
+    read_meta,
     save_array,
     write_json,
 )
@@ -155,12 +155,9 @@ class _Source:
 
     def __init__(self, directory: Path, doc_offset: int) -> None:
         self.path = directory
-        meta = read_json(directory / "meta.json")
-        try:
-            self.n_docs = int(meta["n_docs"])
-            self.total_len = int(meta["total_len"])
-        except (KeyError, ValueError, TypeError) as exc:
-            raise IndexCorruptError(f"segment {directory.name}: bad meta.json") from exc
+        meta = read_meta(directory)
+        self.n_docs = meta["n_docs"]
+        self.total_len = meta["total_len"]
         self.doc_offset = doc_offset
         self.map: I32 = np.zeros(0, dtype=np.int32)  # local term id → merged term id
         self._readers: list[_NpyReader] = []

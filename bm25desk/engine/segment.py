@@ -200,17 +200,23 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def read_meta(directory: Path) -> dict[str, int]:
+    """Read a segment's ``meta.json`` (n_docs, n_terms, nnz, total_len) as integers."""
+    meta = read_json(directory / "meta.json")
+    try:
+        return {k: int(meta[k]) for k in ("n_docs", "n_terms", "nnz", "total_len")}
+    except (KeyError, ValueError, TypeError) as exc:
+        raise IndexCorruptError(f"segment {directory.name}: bad meta.json") from exc
+
+
 class Segment:
     """An immutable segment opened memory-mapped (see the module docstring for the layout)."""
 
     def __init__(self, directory: Path) -> None:
         self.path = directory
-        meta = read_json(directory / "meta.json")
-        try:
-            self.n_docs = int(meta["n_docs"])
-            self.total_len = int(meta["total_len"])
-        except (KeyError, ValueError, TypeError) as exc:
-            raise IndexCorruptError(f"segment {directory.name}: bad meta.json") from exc
+        meta = read_meta(directory)
+        self.n_docs = meta["n_docs"]
+        self.total_len = meta["total_len"]
         self.lexicon = Lexicon(directory)
         self.ptr: I64 = load_array(directory / "ptr.npy")
         self.docs: I32 = load_array(directory / "docs.npy")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from unittest import mock
 
+import numpy as np
 import pytest
 
 from bm25desk import paths
@@ -153,6 +154,55 @@ def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
                 analyzer=analyzer,
                 source={"kind": "memory"},
                 segments=[(n, None) for n in names],
+            )
+        return Index(directory)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def make_segmented(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
+    """Return ``make(groups, deleted=(), titles=False) -> Index``: one segment per group of texts.
+
+    ``deleted[i]`` lists local docnos of group ``i`` to mark deleted; documents are ``d0``,
+    ``d1``... in order (titled ``title <n>`` with ``titles``). Analysed and committed as
+    ``build_index`` does.
+    """
+    base = tmp_path_factory.mktemp("segmented")
+    counter = itertools.count()
+
+    def make(
+        groups: Sequence[Sequence[str]],
+        deleted: Sequence[Sequence[int]] = (),
+        titles: bool = False,
+    ) -> Index:
+        directory = base / f"ix-{next(counter)}"
+        directory.mkdir()
+        analyzer = Analyzer()
+        segments: list[tuple[str, str | None]] = []
+        n = 0
+        with mock.patch("os.fsync"):
+            for g, texts in enumerate(groups):
+                docs = (
+                    Document(docid=f"d{n + i}", text=t, title=f"title {n + i}" if titles else "")
+                    for i, t in enumerate(texts)
+                )
+                names, _ = write_segments(directory, iter(docs), analyzer, None)
+                assert len(names) == 1
+                n += len(texts)
+                dele = None
+                if g < len(deleted) and len(deleted[g]):
+                    mask = np.zeros(len(texts), dtype=bool)
+                    mask[list(deleted[g])] = True
+                    dele = f"del-{g}.npy"
+                    np.save(directory / dele, mask, allow_pickle=False)
+                segments.append((names[0], dele))
+            commit(
+                directory,
+                name=directory.name,
+                analyzer=analyzer,
+                source={"kind": "memory"},
+                segments=segments,
             )
         return Index(directory)
 

@@ -4,56 +4,14 @@ any segment sizes, empty segments included."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bm25desk.engine.analysis import Analyzer
-from bm25desk.engine.build import commit, write_segments
-from bm25desk.engine.corpus import Document
 from bm25desk.engine.index import Index
-
-_counter = itertools.count()
-
-
-def build(root: Path, groups: Sequence[Sequence[str]], deleted: Sequence[Sequence[int]]) -> Index:
-    """Build an index with one segment per group of texts; ``deleted[i]`` = local docnos."""
-    directory = root / f"ix-{next(_counter)}"
-    directory.mkdir(parents=True)
-    analyzer = Analyzer()
-    segments: list[tuple[str, str | None]] = []
-    n = 0
-    with mock.patch("os.fsync"):
-        for g, texts in enumerate(groups):
-            docs = (
-                Document(docid=f"d{n + i}", text=t, title=f"title {n + i}")
-                for i, t in enumerate(texts)
-            )
-            names, _ = write_segments(directory, iter(docs), analyzer, None)
-            assert len(names) == 1
-            n += len(texts)
-            dele = None
-            if deleted[g]:
-                mask = np.zeros(len(texts), dtype=bool)
-                mask[list(deleted[g])] = True
-                dele = f"del-{g}.npy"
-                np.save(directory / dele, mask, allow_pickle=False)
-            segments.append((names[0], dele))
-        commit(
-            directory,
-            name=directory.name,
-            analyzer=analyzer,
-            source={"kind": "memory"},
-            segments=segments,
-        )
-    return Index(directory)
 
 
 def searchsorted_locate(index: Index, docno: Any) -> tuple[Any, Any]:
@@ -67,12 +25,12 @@ DELETED: tuple[tuple[int, ...], ...] = ((1,), (), (0, 4), (), (6,), (0,))
 
 
 @pytest.fixture(scope="module")
-def multi(tmp_path_factory: pytest.TempPathFactory) -> Index:
+def multi(make_segmented: object) -> Index:
     groups, n = [], 0
     for size in SIZES:
         groups.append([f"word w{(n + i) % 4} doc{n + i}" for i in range(size)])
         n += size
-    index = build(tmp_path_factory.mktemp("locate"), groups, DELETED)
+    index: Index = make_segmented(groups, DELETED, titles=True)  # type: ignore[operator]
     assert len(index.segments) == len(SIZES)
     return index
 

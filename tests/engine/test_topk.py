@@ -11,9 +11,7 @@ block skipping and the overflow path.
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -22,9 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bm25desk.engine import topk
-from bm25desk.engine.analysis import Analyzer
-from bm25desk.engine.build import commit, write_segments
-from bm25desk.engine.corpus import Document
 from bm25desk.engine.index import Index
 from bm25desk.engine.query import parse_terms
 from bm25desk.engine.search import Searcher
@@ -67,43 +62,6 @@ def variants(draw: st.DrawFn, key: str) -> Variant:
 
 
 # -- building indexes: several segments, deletions -------------------------------------------------
-
-
-_counter = itertools.count()
-
-
-def build(
-    root: Path,
-    groups: Sequence[Sequence[str]],
-    deleted: Sequence[Sequence[int]] = (),
-) -> Index:
-    """Build an index with one segment per group of texts; ``deleted[i]`` = local docnos."""
-    directory = root / f"ix-{next(_counter)}"
-    directory.mkdir(parents=True)
-    analyzer = Analyzer()
-    segments: list[tuple[str, str | None]] = []
-    n = 0
-    with mock.patch("os.fsync"):
-        for g, texts in enumerate(groups):
-            docs = (Document(docid=f"d{n + i}", text=t, title="") for i, t in enumerate(texts))
-            names, _ = write_segments(directory, iter(docs), analyzer, None)
-            assert len(names) == 1
-            n += len(texts)
-            dele = None
-            if g < len(deleted) and len(deleted[g]):
-                mask = np.zeros(len(texts), dtype=bool)
-                mask[list(deleted[g])] = True
-                dele = f"del-{g}.npy"
-                np.save(directory / dele, mask, allow_pickle=False)
-            segments.append((names[0], dele))
-        commit(
-            directory,
-            name=directory.name,
-            analyzer=analyzer,
-            source={"kind": "memory"},
-            segments=segments,
-        )
-    return Index(directory)
 
 
 # -- the reference: search.py's dense scores, ranked by (score desc, docno asc) ------------------
@@ -268,7 +226,7 @@ def test_random_corpora_every_variant(
 )
 @SWEEP
 def test_segments_deletions_and_constraints(
-    groups: list[list[str]], data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+    groups: list[list[str]], data: st.DataObject, make_segmented: object
 ) -> None:
     deleted = [
         data.draw(st.lists(st.integers(0, len(g) - 1), max_size=len(g), unique=True))
@@ -276,9 +234,8 @@ def test_segments_deletions_and_constraints(
     ]
     if sum(len(d) for d in deleted) == sum(len(g) for g in groups):
         deleted[0] = deleted[0][1:]  # keep one live document
-    root = tmp_path_factory.mktemp("seg")
     with layout(data.draw(st.sampled_from([2, 32])), data.draw(st.sampled_from([2, 7]))):
-        index = build(root, groups, deleted)
+        index = make_segmented(groups, deleted)  # type: ignore[operator]
         searcher = Searcher(index)
         for _ in range(3):
             key = data.draw(st.sampled_from(KEYS))
