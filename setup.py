@@ -1,10 +1,11 @@
 """Build the optional C extensions (everything else is in pyproject.toml): the top-k kernel
-``bm25desk.engine._topk`` and the bulk tokenizer ``bm25desk.engine._tokens``.
+``bm25desk.engine.scoring._topk`` and the bulk tokenizer ``bm25desk.engine.analysis._tokens``.
 
-The kernel is optional: without a C compiler the build warns and goes on, and bm25desk uses its
-numpy path (``bm25desk.engine.topk.HAVE_KERNEL`` is False). ``BM25DESK_NO_EXTENSION=1`` skips
-it on purpose. It needs only the Python headers (no numpy at build time), and is compiled
-without floating-point contraction so that its scores are bit-identical to numpy's.
+The kernel is optional: without a C compiler the build warns and goes on, and bm25desk uses
+its numpy path (``bm25desk.engine.scoring.topk.HAVE_KERNEL`` is False).
+``BM25DESK_NO_EXTENSION=1`` skips it on purpose. It needs only the Python headers (no numpy at
+build time), and is compiled without floating-point contraction so that its scores are
+bit-identical to numpy's.
 """
 
 import os
@@ -29,8 +30,14 @@ class BuildExt(build_ext):
 extensions = []
 if os.environ.get("BM25DESK_NO_EXTENSION", "") in ("", "0"):
     extensions += [
-        Extension("bm25desk.engine._topk", ["bm25desk/engine/_topk.c"], optional=True),
-        Extension("bm25desk.engine._tokens", ["bm25desk/engine/_tokens.c"], optional=True),
+        Extension(
+            "bm25desk.engine.scoring._topk", ["bm25desk/engine/scoring/_topk.c"], optional=True
+        ),
+        Extension(
+            "bm25desk.engine.analysis._tokens",
+            ["bm25desk/engine/analysis/_tokens.c"],
+            optional=True,
+        ),
     ]
 
 setup(ext_modules=extensions, cmdclass={"build_ext": BuildExt})

@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     _variant_options(p)
 
     try:
-        from bm25desk import cli_eval
+        from bm25desk.evaluation import cli as cli_eval
     except ImportError:  # evaluation commands are optional until their module exists
         cli_eval = None  # type: ignore[assignment]
     if cli_eval is not None and hasattr(cli_eval, "add_eval_commands"):
@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _store() -> Any:
-    from bm25desk.engine.store import IndexStore
+    from bm25desk.engine.index.store import IndexStore
 
     return IndexStore()
 
@@ -199,7 +199,7 @@ def _out(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def _analyzer(args: argparse.Namespace) -> Any:
-    from bm25desk.engine.analysis import LANGUAGES, Analyzer
+    from bm25desk.engine.analysis.analyzer import LANGUAGES, Analyzer
 
     lang = args.language
     if lang not in LANGUAGES:
@@ -227,7 +227,7 @@ def _analyzer(args: argparse.Namespace) -> Any:
 def _columns(spec: str | None) -> Any:
     if not spec:
         return None
-    from bm25desk.engine.corpus import ColumnMap
+    from bm25desk.engine.readers.corpus import ColumnMap
 
     parts: dict[str, str] = {}
     for item in spec.split(","):
@@ -266,7 +266,7 @@ def _print_skips(report: Any, limit: int = 10) -> None:
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Build an index."""
-    from bm25desk.engine.build import build_index
+    from bm25desk.engine.index.build import build_index
 
     analyzer = _analyzer(args)
     bar = ProgressBar("indexing")
@@ -293,7 +293,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_update(args: argparse.Namespace) -> int:
     """Update an index from its source."""
-    from bm25desk.engine.build import update_index
+    from bm25desk.engine.index.build import update_index
 
     bar = ProgressBar("updating")
     try:
@@ -391,7 +391,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_variants(args: argparse.Namespace) -> int:
     """List the variants and their parameters."""
-    from bm25desk.engine.variants import variant_classes
+    from bm25desk.engine.scoring.variants import variant_classes
 
     data = []
     lines = []
@@ -428,7 +428,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
 
 
 def _variant(args: argparse.Namespace) -> Any:
-    from bm25desk.engine.variants import get_variant
+    from bm25desk.engine.scoring.variants import get_variant
 
     return get_variant(args.variant, k1=args.k1, b=args.b, delta=args.delta, epsilon=args.epsilon)
 
@@ -464,7 +464,7 @@ def _clip(text: str, width: int) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Search an index."""
-    from bm25desk.engine.search import Searcher, variant_dict
+    from bm25desk.engine.scoring.search import Searcher, variant_dict
 
     if args.k < 1:
         raise CliError("-k must be at least 1")
@@ -506,13 +506,13 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Explain documents' scores."""
-    from bm25desk.engine.search import Searcher
+    from bm25desk.engine.scoring.search import Searcher
 
     variant = _variant(args)
     searcher = Searcher(_store().open(args.name))
     parsed = searcher.parse(args.query, syntax=not args.no_syntax)
     if not parsed.scored:
-        from bm25desk.engine.search import QueryError, _empty_reason
+        from bm25desk.engine.scoring.search import QueryError, _empty_reason
 
         raise QueryError(_empty_reason(parsed))
     explanations = []
@@ -543,20 +543,20 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def open_searcher(name: str) -> Any:
     """Open a searcher on index ``name`` (passed to the evaluation commands)."""
-    from bm25desk.engine.search import Searcher
+    from bm25desk.engine.scoring.search import Searcher
 
     return Searcher(_store().open(name))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    from bm25desk.engine.analysis import AnalysisError
-    from bm25desk.engine.corpus import CorpusError
+    from bm25desk.engine.analysis.analyzer import AnalysisError
+    from bm25desk.engine.index.segment import IndexCorruptError
+    from bm25desk.engine.index.store import StoreError
     from bm25desk.engine.progress import Cancelled
-    from bm25desk.engine.search import QueryError
-    from bm25desk.engine.segment import IndexCorruptError
-    from bm25desk.engine.store import StoreError
-    from bm25desk.engine.variants import VariantError
+    from bm25desk.engine.readers.corpus import CorpusError
+    from bm25desk.engine.scoring.search import QueryError
+    from bm25desk.engine.scoring.variants import VariantError
 
     parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else None)

@@ -79,8 +79,8 @@ def ui_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def ui_index_root(tmp_path_factory: pytest.TempPathFactory, ui_corpus: Path) -> Path:
     """Build the UI test index once per session (English stop words, Porter); return its root."""
     from bm25desk.engine import IndexStore, build_index
-    from bm25desk.engine.analysis import Analyzer
-    from bm25desk.engine.corpus import ColumnMap
+    from bm25desk.engine.analysis.analyzer import Analyzer
+    from bm25desk.engine.readers.corpus import ColumnMap
 
     root = tmp_path_factory.mktemp("ui-indexes")
     build_index(
@@ -125,7 +125,7 @@ def searcher(ui_index_root: Path):
 @pytest.fixture
 def runner(qtbot) -> Iterator[object]:
     """A JobRunner; at teardown every job must have finished (napari's dangling-pool guard)."""
-    from bm25desk.ui.jobs import JobRunner
+    from bm25desk.ui.common.jobs import JobRunner
 
     r = JobRunner()
     yield r

@@ -136,7 +136,7 @@ def test_crash_in_a_check_is_a_failure_not_a_traceback(
     def boom(*args: object, **kwargs: object) -> object:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("bm25desk.engine.corpus.read_folder", boom)
+    monkeypatch.setattr("bm25desk.engine.readers.corpus.read_folder", boom)
     rc, report = run()
     assert rc == 1
     assert "RuntimeError: disk on fire" in line(report, "document formats")

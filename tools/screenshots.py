@@ -136,7 +136,7 @@ def main() -> int:
     wait(lambda: window.stats_panel.lookup() is not None, what="term look-up")
     shot(window, "06-statistics")
 
-    from bm25desk.ui.new_index_dialog import NewIndexDialog
+    from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 
     tsv = Path(data.name) / "passages.tsv"
     tsv.write_text(

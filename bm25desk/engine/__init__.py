@@ -12,12 +12,15 @@ Typical use::
 
 from __future__ import annotations
 
-import bm25desk.engine.extractors  # noqa: F401  (registers pdf, docx, odt, epub, eml, mbox)
-from bm25desk.engine.analysis import AnalysisError, Analyzer
-from bm25desk.engine.build import BuildReport, build_index, update_index
-from bm25desk.engine.index import DocRecord, Index
+import bm25desk.engine.extract.extractors  # noqa: F401  (registers pdf, docx, odt, epub, eml, mbox)
+from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
+from bm25desk.engine.index.build import BuildReport, build_index, update_index
+from bm25desk.engine.index.reader import DocRecord, Index
+from bm25desk.engine.index.segment import IndexCorruptError
+from bm25desk.engine.index.stats import CollectionStats
+from bm25desk.engine.index.store import IndexInfo, IndexStore, StoreError
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn
-from bm25desk.engine.search import (
+from bm25desk.engine.scoring.search import (
     Contribution,
     Explanation,
     Feedback,
@@ -28,10 +31,7 @@ from bm25desk.engine.search import (
     SearchResult,
     TermExplanation,
 )
-from bm25desk.engine.segment import IndexCorruptError
-from bm25desk.engine.store import IndexInfo, IndexStore, StoreError
-from bm25desk.engine.variants import (
-    CollectionStats,
+from bm25desk.engine.scoring.variants import (
     Variant,
     VariantError,
     all_variants,

@@ -6,7 +6,7 @@
 (2,)
 
 Token lists are used exactly as given (even empty strings, as ``str.split(" ")`` produces);
-texts are analysed with an :class:`~bm25desk.engine.analysis.Analyzer`. Queries follow the
+texts are analysed with an :class:`~bm25desk.engine.analysis.analyzer.Analyzer`. Queries follow the
 corpus: a list of tokens is used as is, a string is analysed. The index lives in a private
 temporary directory for the object's lifetime; every variant and parameter applies without
 rebuilding.
@@ -22,13 +22,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from bm25desk.engine.analysis import Analyzer
-from bm25desk.engine.build import commit
-from bm25desk.engine.index import Index
-from bm25desk.engine.query import ParsedQuery, parse_terms
-from bm25desk.engine.search import Searcher
-from bm25desk.engine.segment import F64, SegmentWriter
-from bm25desk.engine.variants import Variant, get_variant
+from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.build import commit
+from bm25desk.engine.index.reader import Index
+from bm25desk.engine.index.segment import F64, SegmentWriter
+from bm25desk.engine.scoring.query import ParsedQuery, parse_terms
+from bm25desk.engine.scoring.search import Searcher
+from bm25desk.engine.scoring.variants import Variant, get_variant
 
 T = TypeVar("T")
 

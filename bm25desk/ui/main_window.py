@@ -33,29 +33,24 @@ from bm25desk.engine import (
     update_index,
 )
 from bm25desk.engine.progress import CancelToken, ProgressFn
-from bm25desk.ui.build_progress import BuildProgress, estimate_docs_per_byte
-from bm25desk.ui.build_request import (
-    SAMPLE_NAME,
-    SAMPLE_QUERY,
-    BuildRequest,
-    rebuild_request,
-    sample_request,
-)
-from bm25desk.ui.compare_panel import ComparePanel
-from bm25desk.ui.eval_panel import EvalPanel
-from bm25desk.ui.folder_watcher import FolderWatcher  # folder watcher
-from bm25desk.ui.icons import app_icon
-from bm25desk.ui.index_panel import IndexPanel
-from bm25desk.ui.jobs import Job, JobRunner
-from bm25desk.ui.latest_only import LatestOnly
-from bm25desk.ui.messages import MessageBar, readable
-from bm25desk.ui.new_index_dialog import NewIndexDialog, dropped_path
-from bm25desk.ui.search_panel import SearchPanel
-from bm25desk.ui.settings import Settings
-from bm25desk.ui.skip_report_dialog import SkipReportDialog
-from bm25desk.ui.stats_panel import StatsPanel
-from bm25desk.ui.variant_picker import variant_summary
-from bm25desk.ui.welcome_page import WelcomePage
+from bm25desk.ui.common.icons import app_icon
+from bm25desk.ui.common.jobs import Job, JobRunner
+from bm25desk.ui.common.latest_only import LatestOnly
+from bm25desk.ui.common.messages import MessageBar, readable
+from bm25desk.ui.common.sample import SAMPLE_NAME, SAMPLE_QUERY
+from bm25desk.ui.common.settings import Settings
+from bm25desk.ui.common.variant_picker import variant_summary
+from bm25desk.ui.compare.panel import ComparePanel
+from bm25desk.ui.evaluation.panel import EvalPanel
+from bm25desk.ui.indexes.build_progress import BuildProgress, estimate_docs_per_byte
+from bm25desk.ui.indexes.build_request import BuildRequest, rebuild_request, sample_request
+from bm25desk.ui.indexes.folder_watcher import FolderWatcher
+from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog, dropped_path
+from bm25desk.ui.indexes.panel import IndexPanel
+from bm25desk.ui.indexes.skip_report_dialog import SkipReportDialog
+from bm25desk.ui.indexes.welcome_page import WelcomePage
+from bm25desk.ui.search.panel import SearchPanel
+from bm25desk.ui.statistics.panel import StatsPanel
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +76,7 @@ SHORTCUTS = (
 
 def _warm_up(_progress: ProgressFn, _cancel: CancelToken) -> None:
     """Import the analysis libraries (nltk's first import takes seconds) off the GUI thread."""
-    from bm25desk.engine.analysis import Analyzer
+    from bm25desk.engine.analysis.analyzer import Analyzer
 
     Analyzer.create(stemmer="porter", stopwords="en")
 
@@ -336,7 +331,7 @@ class MainWindow(QMainWindow):
         self.index_label.setText(f"{name} · {index.n_docs:,} documents")
         for warning in index.warnings:
             self.message_bar.show_message(warning[:1].upper() + warning[1:], "warning")
-        self._watch_folder(index)  # folder watcher
+        self._watch_folder(index)
         tab, self._pending_tab = self._pending_tab, None
         if tab is not None:
             self.show_tab(tab)
@@ -370,7 +365,7 @@ class MainWindow(QMainWindow):
     def close_index(self) -> None:
         """Stop searching the open index."""
         self.searcher = None
-        self._watch_folder(None)  # folder watcher
+        self._watch_folder(None)
         for panel in (self.search_panel, self.compare_panel, self.stats_panel):
             panel.set_searcher(None)
         self.eval_panel.set_index(None, None)
@@ -659,7 +654,7 @@ class MainWindow(QMainWindow):
         kind, _, arg = action.partition(":")
         if kind == "skipped" and self.last_report is not None:
             SkipReportDialog(self.last_report, self).exec()
-        elif kind == "update" and arg:  # folder watcher
+        elif kind == "update" and arg:
             self.message_bar.hide()
             self.update_index(arg)
         elif kind == "rebuild" and arg:
@@ -811,7 +806,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Save settings, cancel running work and wait for it (QWidget.closeEvent)."""
         self.save_settings()
-        self._watch_folder(None)  # folder watcher
+        self._watch_folder(None)
         if self.runner.jobs:
             self.build_progress.cancelling()
             self.statusBar().showMessage("Stopping background work…")

@@ -204,7 +204,7 @@ class Bm25desk(Engine):
 
     def build(self, corpus: Corpus, index_dir: Path, pretok: bool) -> dict[str, Any]:
         from bm25desk.engine import IndexStore, build_index
-        from bm25desk.engine.analysis import Analyzer
+        from bm25desk.engine.analysis.analyzer import Analyzer
 
         if pretok:
             analyzer = Analyzer(tokenizer="whitespace", lowercase=False)

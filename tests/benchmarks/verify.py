@@ -223,7 +223,7 @@ class Oracle:
 
     def variant_weight(self, variant: Any) -> Callable[..., F64]:
         """A bm25desk variant's own weights (its code) on the oracle's statistics."""
-        from bm25desk.engine.variants import CollectionStats, TermStats
+        from bm25desk.engine.index.stats import CollectionStats, TermStats
 
         if "_stats" not in self.__dict__:
             self._stats = CollectionStats(

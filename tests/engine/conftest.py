@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from bm25desk import paths
-from bm25desk.engine.analysis import Analyzer
-from bm25desk.engine.build import build_index, commit, write_segments
-from bm25desk.engine.corpus import Document
-from bm25desk.engine.index import Index
-from bm25desk.engine.store import IndexStore
+from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.build import build_index, commit, write_segments
+from bm25desk.engine.index.reader import Index
+from bm25desk.engine.index.store import IndexStore
+from bm25desk.engine.readers.corpus import Document
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 """``../shared/data`` beside the repository: CISI, SciFact, an MS MARCO sample (may be absent)."""
@@ -284,7 +284,7 @@ def cisi_queries() -> list[tuple[str, str]]:
 @pytest.fixture(scope="session")
 def cisi_texts() -> list[str]:
     """The text of every CISI document as the SMART reader gives it (title, authors, abstract)."""
-    from bm25desk.engine.corpus import read_corpus
+    from bm25desk.engine.readers.corpus import read_corpus
 
     return [d.text for d in read_corpus(require(CISI_ALL), "smart")]
 
@@ -292,6 +292,6 @@ def cisi_texts() -> list[str]:
 @pytest.fixture(scope="session")
 def scifact_texts() -> list[str]:
     """The text of the first 300 SciFact documents as the BEIR reader gives it."""
-    from bm25desk.engine.corpus import read_corpus
+    from bm25desk.engine.readers.corpus import read_corpus
 
     return [d.text for d in itertools.islice(read_corpus(require(SCIFACT_CORPUS), "beir"), 300)]

@@ -11,8 +11,9 @@ import pytest
 from PySide6.QtWidgets import QDialog
 
 from bm25desk.engine import IndexStore, get_variant
-from bm25desk.ui.build_request import SAMPLE_NAME, BuildRequest
-from bm25desk.ui.new_index_dialog import NewIndexDialog
+from bm25desk.ui.common.sample import SAMPLE_NAME
+from bm25desk.ui.indexes.build_request import BuildRequest
+from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 from tests.conftest import UI_INDEX
 
 WORDS = [

@@ -5,18 +5,18 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from bm25desk.engine import IndexStore, get_variant
-from bm25desk.ui.colors import TermColors
-from bm25desk.ui.compare_models import CompareModel, HeatmapModel, TermDeltaModel, movement_text
-from bm25desk.ui.compare_work import doc_delta, run_compare
-from bm25desk.ui.index_list_model import Column as IndexColumn
-from bm25desk.ui.index_list_model import IndexListModel, IndexRow, source_status
-from bm25desk.ui.ledger_model import Column as LedgerColumn
-from bm25desk.ui.ledger_model import LedgerModel
-from bm25desk.ui.results_model import PARTS_ROLE, SORT_ROLE, Column, ResultsModel
-from bm25desk.ui.rows_model import RowsModel
-from bm25desk.ui.search_work import run_search
-from bm25desk.ui.stats_models import IdfModel, TopTermsModel
-from bm25desk.ui.stats_work import index_stats, term_lookup
+from bm25desk.ui.common.colors import TermColors
+from bm25desk.ui.common.ledger_model import Column as LedgerColumn
+from bm25desk.ui.common.ledger_model import LedgerModel
+from bm25desk.ui.common.rows_model import RowsModel
+from bm25desk.ui.compare.models import CompareModel, HeatmapModel, TermDeltaModel, movement_text
+from bm25desk.ui.compare.work import doc_delta, run_compare
+from bm25desk.ui.indexes.list_model import Column as IndexColumn
+from bm25desk.ui.indexes.list_model import IndexListModel, IndexRow, source_status
+from bm25desk.ui.search.results_model import PARTS_ROLE, SORT_ROLE, Column, ResultsModel
+from bm25desk.ui.search.work import run_search
+from bm25desk.ui.statistics.models import IdfModel, TopTermsModel
+from bm25desk.ui.statistics.work import index_stats, term_lookup
 
 
 def test_results_model(qtmodeltester, searcher) -> None:

@@ -1,0 +1,301 @@
+/* Token → term id for bulk indexing, in one pass over a document's text.
+ *
+ * TokenTable(lookup, mode, limit).ids(text) returns the native int32 ids of the text's tokens
+ * in order, as bytes: mode 0 splits like the regex \w+ (a token is a maximal run of characters c
+ * with Py_UNICODE_ISALNUM(c) or c == '_', exactly sre's Unicode word class), mode 1 like
+ * str.split() (runs of characters that are not Py_UNICODE_ISSPACE). A token seen before is found
+ * in an open-addressing table keyed by its code points, so no str object is made for it; a new
+ * token is made into a str and passed to ``lookup`` (the analyser: -1 for a dropped token, else
+ * the id of its term), and remembered while the table holds fewer than ``limit`` tokens.
+ *
+ * Without this module (no compiler at install time) bm25desk does the same with re.findall and
+ * a dict; tests check both give the same ids.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define INLINE 16
+
+typedef struct {
+    uint64_t hash;             /* 0 = empty (hashes are forced non-zero) */
+    int64_t off;               /* key start in the arena, or -1: the key is in ``small`` */
+    int32_t len;               /* key length in code points */
+    int32_t id;
+    uint8_t small[INLINE];     /* keys of up to INLINE code points below 256: no arena look-up */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *lookup;
+    int mode;
+    Py_ssize_t limit;
+    Py_ssize_t n, cap;   /* entries, slots (power of two) */
+    Entry *slot;         /* one cache line holds a probe's whole entry */
+    Py_UCS4 *arena;
+    int64_t arena_len, arena_cap;
+} TokenTable;
+
+static int is_token_char(int mode, Py_UCS4 c) {
+    if (mode == 0) {
+        if (c < 128)
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   c == '_';
+        return Py_UNICODE_ISALNUM(c) || c == '_';
+    }
+    return !Py_UNICODE_ISSPACE(c);
+}
+
+static int table_alloc(TokenTable *t, Py_ssize_t cap) {
+    t->slot = PyMem_Calloc((size_t)cap, sizeof(Entry));
+    if (!t->slot) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->cap = cap;
+    return 0;
+}
+
+static void table_free(TokenTable *t) {
+    PyMem_Free(t->slot);
+    t->slot = NULL;
+}
+
+static int table_grow(TokenTable *t) {
+    TokenTable old = *t;
+    if (table_alloc(t, old.cap * 2) < 0) {
+        table_free(t);
+        *t = old;
+        return -1;
+    }
+    Py_ssize_t mask = t->cap - 1;
+    for (Py_ssize_t i = 0; i < old.cap; i++) {
+        if (!old.slot[i].hash)
+            continue;
+        Py_ssize_t j = (Py_ssize_t)(old.slot[i].hash & (uint64_t)mask);
+        while (t->slot[j].hash)
+            j = (j + 1) & mask;
+        t->slot[j] = old.slot[i];
+    }
+    table_free(&old);
+    return 0;
+}
+
+/* Insert a key known to be absent. */
+static int table_insert(TokenTable *t, uint64_t h, int kind, const void *data, Py_ssize_t start,
+                        Py_ssize_t n, int32_t value) {
+    if ((t->n + 1) * 2 > t->cap && table_grow(t) < 0)
+        return -1;
+    Py_ssize_t mask = t->cap - 1;
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)mask);
+    while (t->slot[j].hash)
+        j = (j + 1) & mask;
+    Entry *e = &t->slot[j];
+    int small = n <= INLINE;
+    for (Py_ssize_t k = 0; small && k < n; k++)
+        small = PyUnicode_READ(kind, data, start + k) < 256;
+    if (small) {
+        for (Py_ssize_t k = 0; k < n; k++)
+            e->small[k] = (uint8_t)PyUnicode_READ(kind, data, start + k);
+        e->off = -1;
+        e->hash = h;
+        e->id = value;
+        e->len = (int32_t)n;
+        t->n++;
+        return 0;
+    }
+    if (t->arena_len + n > t->arena_cap) {
+        int64_t cap = t->arena_cap ? t->arena_cap : 1 << 16;
+        while (t->arena_len + n > cap)
+            cap *= 2;
+        Py_UCS4 *a = PyMem_Realloc(t->arena, (size_t)cap * sizeof(Py_UCS4));
+        if (!a) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->arena = a;
+        t->arena_cap = cap;
+    }
+    for (Py_ssize_t k = 0; k < n; k++)
+        t->arena[t->arena_len + k] = PyUnicode_READ(kind, data, start + k);
+    e->hash = h;
+    e->id = value;
+    e->off = t->arena_len;
+    e->len = (int32_t)n;
+    t->arena_len += n;
+    t->n++;
+    return 0;
+}
+
+static int TokenTable_init(TokenTable *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"lookup", "mode", "limit", NULL};
+    PyObject *lookup;
+    int mode = 0;
+    Py_ssize_t limit = 4000000;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|in", kwlist, &lookup, &mode, &limit))
+        return -1;
+    if (!PyCallable_Check(lookup)) {
+        PyErr_SetString(PyExc_TypeError, "lookup must be callable");
+        return -1;
+    }
+    if (mode != 0 && mode != 1) {
+        PyErr_SetString(PyExc_ValueError, "mode must be 0 (word) or 1 (whitespace)");
+        return -1;
+    }
+    Py_XINCREF(lookup);
+    Py_XSETREF(self->lookup, lookup);
+    self->mode = mode;
+    self->limit = limit;
+    table_free(self);
+    PyMem_Free(self->arena);
+    self->arena = NULL;
+    self->arena_len = self->arena_cap = 0;
+    self->n = 0;
+    return table_alloc(self, 1 << 16);
+}
+
+static void TokenTable_dealloc(TokenTable *self) {
+    Py_XDECREF(self->lookup);
+    table_free(self);
+    PyMem_Free(self->arena);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The id of text[start:start+n] with hash h (looked up, or asked of ``lookup`` and stored). */
+static int token_id(TokenTable *t, PyObject *text, int kind, const void *data, Py_ssize_t start,
+                    Py_ssize_t n, uint64_t h, int32_t *out) {
+    Py_ssize_t mask = t->cap - 1;
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)mask);
+    while (t->slot[j].hash) {
+        const Entry *e = &t->slot[j];
+        if (e->hash == h && e->len == n) {
+            Py_ssize_t k = 0;
+            if (e->off < 0) {
+                while (k < n && e->small[k] == PyUnicode_READ(kind, data, start + k))
+                    k++;
+            } else {
+                const Py_UCS4 *key = t->arena + e->off;
+                while (k < n && key[k] == PyUnicode_READ(kind, data, start + k))
+                    k++;
+            }
+            if (k == n) {
+                *out = e->id;
+                return 0;
+            }
+        }
+        j = (j + 1) & mask;
+    }
+    PyObject *token = PyUnicode_Substring(text, start, start + n);
+    if (!token)
+        return -1;
+    PyObject *res = PyObject_CallOneArg(t->lookup, token);
+    Py_DECREF(token);
+    if (!res)
+        return -1;
+    long v = PyLong_AsLong(res);
+    Py_DECREF(res);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < -1 || v > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "lookup returned an id out of range");
+        return -1;
+    }
+    *out = (int32_t)v;
+    if (t->n < t->limit && table_insert(t, h, kind, data, start, n, (int32_t)v) < 0)
+        return -1;
+    return 0;
+}
+
+static PyObject *TokenTable_ids(TokenTable *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "text must be str");
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t size = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t cap = 64, n_out = 0;
+    int32_t *buf = PyMem_Malloc((size_t)cap * sizeof(int32_t));
+    if (!buf)
+        return PyErr_NoMemory();
+    int mode = self->mode;
+    Py_ssize_t i = 0;
+    while (i < size) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (!is_token_char(mode, c)) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a over the code points */
+        while (i < size) {
+            c = PyUnicode_READ(kind, data, i);
+            if (!is_token_char(mode, c))
+                break;
+            h = (h ^ (uint64_t)c) * 1099511628211ULL;
+            i++;
+        }
+        h = h ? h : 1;
+        if (n_out == cap) {
+            cap *= 2;
+            int32_t *b = PyMem_Realloc(buf, (size_t)cap * sizeof(int32_t));
+            if (!b) {
+                PyMem_Free(buf);
+                return PyErr_NoMemory();
+            }
+            buf = b;
+        }
+        if (token_id(self, text, kind, data, start, i - start, h, &buf[n_out]) < 0) {
+            PyMem_Free(buf);
+            return NULL;
+        }
+        n_out++;
+    }
+    PyObject *out = PyBytes_FromStringAndSize((const char *)buf, n_out * (Py_ssize_t)sizeof(int32_t));
+    PyMem_Free(buf);
+    return out;
+}
+
+static PyObject *TokenTable_len(TokenTable *self, PyObject *Py_UNUSED(ignored)) {
+    return PyLong_FromSsize_t(self->n);
+}
+
+static PyMethodDef TokenTable_methods[] = {
+    {"ids", (PyCFunction)TokenTable_ids, METH_O,
+     "ids(text) -> bytes: native int32 ids of the tokens of text, in order (-1: dropped)."},
+    {"size", (PyCFunction)TokenTable_len, METH_NOARGS, "Number of tokens remembered."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TokenTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bm25desk.engine.analysis._tokens.TokenTable",
+    .tp_basicsize = sizeof(TokenTable),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "TokenTable(lookup, mode=0, limit=4000000): token → id table for bulk indexing.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)TokenTable_init,
+    .tp_dealloc = (destructor)TokenTable_dealloc,
+    .tp_methods = TokenTable_methods,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_tokens", .m_doc = "Token → id tables for bulk indexing.", .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__tokens(void) {
+    if (PyType_Ready(&TokenTableType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&TokenTableType);
+    if (PyModule_AddObject(m, "TokenTable", (PyObject *)&TokenTableType) < 0) {
+        Py_DECREF(&TokenTableType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,71 @@
+"""What changed in a folder since its index was built, without reading any file.
+
+:func:`folder_changes` compares the folder's current listing
+(:func:`~bm25desk.engine.readers.corpus. scan_folder`, which only stats files) with the live
+documents of the index exactly as :func:`~bm25desk.engine.index.build.update_index` does: a file is
+*added* when the index does not know it, *changed* when its mtime or size differs, *removed* when
+it is gone from the folder. The app's folder watcher calls it on a pool thread to show "N files
+changed".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bm25desk.engine.index.build import _folder_filters
+from bm25desk.engine.progress import CancelToken
+from bm25desk.engine.readers import corpus
+
+if TYPE_CHECKING:
+    from bm25desk.engine.index.reader import Index
+
+
+@dataclass(frozen=True)
+class FolderChanges:
+    """Relative POSIX paths of the files added, changed and removed since the last build."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """Return the number of files an update would (re)index or remove."""
+        return len(self.added) + len(self.changed) + len(self.removed)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+
+def folder_changes(index: Index, *, cancel: CancelToken | None = None) -> FolderChanges:
+    """Return what :func:`~bm25desk.engine.index.build.update_index` would add, re-index and remove.
+
+    Raises
+    ------
+    ValueError
+        When ``index`` was not built from a folder.
+    FileNotFoundError
+        When its folder is gone.
+    """
+    src = index.source
+    if src.get("kind") != "folder":
+        raise ValueError(f"{index.name!r} was not built from a folder")
+    path = Path(src.get("path", ""))
+    if not path.is_dir():
+        raise FileNotFoundError(f"the source of {index.name!r} is gone: {path}")
+    current = corpus.scan_folder(
+        path, cancel=cancel, **_folder_filters(src.get("include"), src.get("exclude"))
+    )
+    known: dict[str, tuple[float, int]] = {}
+    for _docno, docid, mtime, size in index.iter_live():
+        known[docid] = (mtime, size)
+    added = sorted(set(current) - set(known))
+    changed = sorted(
+        rel
+        for rel, st in current.items()
+        if rel in known and (known[rel][0] != st.mtime or known[rel][1] != st.size)
+    )
+    removed = sorted(set(known) - set(current))
+    return FolderChanges(tuple(added), tuple(changed), tuple(removed))

@@ -1,0 +1,1 @@
+"""Document readers: folders, TSV, BEIR jsonl, SMART and TREC files as streams of documents."""

@@ -1,0 +1,463 @@
+"""Exact top-k retrieval: a compiled document-at-a-time kernel with dynamic pruning.
+
+:func:`top_k` returns the same documents with bit-identical float64 scores as the dense numpy
+scoring in :mod:`bm25desk.engine.scoring.search` (``scores[docnos] += (qtf · idf) · tf_part(tf,
+dl)`` over the distinct query terms in query order; score descending, ties by docno ascending), for
+every variant and any parameters, without visiting every posting:
+
+- **Weight tables.** For every variant the tf part depends on (tf, L) and on the variant's
+  parameters, and for BM25Adpt on the term's k1* — never on anything else. So per (variant, k1*)
+  the variant's own numpy ``tf_part`` is evaluated once on a grid: ``T[j, tf]`` for
+  ``tf = 1..CAP`` and every distinct document length ``dl_values[j]`` of the collection. The
+  grid is evaluated exactly like the postings are in search.py (contiguous float64 arrays), so
+  the entries are the very numbers the dense path computes. A posting is weighted
+  ``qw · T[dl_index[d], tf]``; postings with tf > CAP (rare) take their tf part from numpy,
+  per term ("overflow"). A parameter change builds a new table (``CAP × distinct lengths``
+  evaluations: well under a millisecond for passages).
+- **Kernel** (``_topk.c``): per segment (the top k carried from one segment to the next), the
+  list with the largest bound is scored first when it is short ("seeding": a high threshold
+  early), then block-max MaxScore runs over the other lists in docno order. Per block of 128
+  postings it knows, for each tf in the block, the smallest length index with that tf (the
+  Pareto frontier of (tf, length)); with a bound table ``U ≥ T`` that is non-decreasing in tf
+  and non-increasing in length (``U = T`` for every registered variant; otherwise its monotone
+  envelope) that gives each block's maximum tf part exactly, for any variant and parameters.
+  Negative term weights (the ``bim*`` teaching weights, BM25Adpt with G¹ < 0, RSJ feedback) are
+  bounded by 0. Comparisons with the threshold use a rounding slack, and are settled exactly
+  (query-order sums of the bounds, ties by docno) when within it. Documents are scored by
+  summing in query order from 0.0, like numpy; ties keep the lower docno. Each hit comes back
+  with the tf and tf part of every query term (its explanation, with no second look-up).
+- **Metadata** is built lazily per (term, segment) in C (one pass over the postings, about as
+  fast as reading them: ~5 ms for a term in all of a million documents) and cached; nothing is
+  precomputed at index open except the per-document length index (a few milliseconds per
+  million documents).
+
+Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time) the same
+functions run the dense numpy path, with identical results.
+
+Counting the matches is separate (:func:`count_matches`), as pruning never sees most of them: one
+pass over the postings, or, when one term's list dominates, probes of it from the others.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from bm25desk.engine.index.reader import Index
+from bm25desk.engine.index.segment import F64, I32, I64
+from bm25desk.engine.scoring.variants import TermWeight
+
+try:
+    from bm25desk.engine.scoring import _topk  # type: ignore[attr-defined]
+except ImportError:  # no compiler when the package was installed: the numpy path
+    _topk = None
+
+HAVE_KERNEL = _topk is not None
+"""Whether the compiled kernel is available (else every function runs the dense numpy path)."""
+
+CAP = 32
+"""Largest tf weighted through the table; larger tfs are weighted per posting by numpy."""
+
+SHIFT = 7
+"""Postings per block = 2**SHIFT (128)."""
+
+TermSpec = tuple[str, int, TermWeight]
+"""One distinct query term in query order: (term, qtf, its weighting)."""
+
+
+class TopK(NamedTuple):
+    """A ranking: the top documents and, per query term, what each of them got from it.
+
+    ``tfs[i, t]`` and ``parts[i, t]`` are the tf and tf part of term ``t`` (the position in the
+    ``terms`` given to :func:`top_k`) in document ``docnos[i]`` (0 and 0.0 when absent), so
+    ``scores[i] == Σ_t (qtf_t · idf_t) · parts[i, t]`` summed in term order, bit for bit.
+    """
+
+    docnos: I64
+    scores: F64
+    tfs: I32
+    parts: F64
+
+
+_MAX_LIST_BYTES = 256 << 20  # block metadata kept per index (the postings stay memory-mapped)
+_MAX_TABLES = 256
+_MAX_OVERFLOW = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    key: Any
+    T: F64  # (n lengths, CAP + 1): T[j, tf] = tf_part(tf, dl_values[j]); column 0 unused (0.0)
+    U: F64  # bound table: T itself when T is monotone, else its monotone envelope
+    ok: bool  # every reachable entry finite and non-negative (else: the numpy path)
+
+
+@dataclass(frozen=True, slots=True)
+class _Postings:
+    """One term's postings in one segment: the kernel's view and the raw arrays (local docnos)."""
+
+    pl: Any  # _topk.PostingList, or None without the kernel
+    docs: I32
+    tfs: I32
+
+
+class _State:
+    """Per-index data for the kernel: length index, posting lists, weight tables (thread-safe)."""
+
+    def __init__(self, index: Index) -> None:
+        doclen = np.asarray(index.doclen)
+        self.dl_values, self.dl_index = _length_index(doclen)
+        self.segments: list[tuple[Any, int, int, I32, Any]] = []
+        for seg, base, dele in zip(index.segments, index.bases, index.deleted, strict=False):
+            b = int(base)
+            deny = None if dele is None else np.ascontiguousarray(dele, dtype=np.bool_)
+            self.segments.append((seg, b, seg.n_docs, self.dl_index[b : b + seg.n_docs], deny))
+        self.lock = threading.Lock()
+        self.lists: OrderedDict[str, tuple[_Postings | None, ...]] = OrderedDict()
+        self.list_bytes = 0
+        self.tables: OrderedDict[Any, _Table] = OrderedDict()
+        self.overflow: OrderedDict[Any, F64] = OrderedDict()
+
+    # -- posting lists ---------------------------------------------------------------------------
+
+    def postings(self, term: str) -> tuple[_Postings | None, ...]:
+        """Return the term's postings per segment (None where absent), with block metadata."""
+        with self.lock:
+            got = self.lists.get(term)
+            if got is not None:
+                self.lists.move_to_end(term)
+                return got
+        out: list[_Postings | None] = []
+        size = 0
+        for seg, _base, _n, dli, _deny in self.segments:
+            tid = seg.lexicon.find(term)
+            if tid < 0:
+                out.append(None)
+                continue
+            docs, tfs = seg.postings(tid)
+            if docs.size == 0:
+                out.append(None)
+                continue
+            pl = _topk.PostingList(docs, tfs, dli, CAP, SHIFT) if HAVE_KERNEL else None
+            out.append(_Postings(pl, docs, tfs))
+            size += 96 + docs.size // 4  # rough: block metadata and profile
+        lists = tuple(out)
+        with self.lock:
+            if term not in self.lists:
+                self.lists[term] = lists
+                self.list_bytes += size
+                while self.list_bytes > _MAX_LIST_BYTES and len(self.lists) > 1:
+                    _, old = self.lists.popitem(last=False)
+                    self.list_bytes -= sum(96 + p.docs.size // 4 for p in old if p is not None)
+        return lists
+
+    # -- weight tables ---------------------------------------------------------------------------
+
+    def table(self, w: TermWeight) -> _Table:
+        """Return the tf-part table of ``w``'s variant (and per-term k1, for BM25Adpt)."""
+        key = (w.variant, w.k1)
+        with self.lock:
+            got = self.tables.get(key)
+            if got is not None:
+                self.tables.move_to_end(key)
+                return got
+        table = build_table(w, self.dl_values)
+        with self.lock:
+            self.tables[key] = table
+            while len(self.tables) > _MAX_TABLES:
+                self.tables.popitem(last=False)
+        return table
+
+    def overflow_values(self, term: str, s: int, p: _Postings, w: TermWeight, doclen: Any) -> F64:
+        """Return numpy's tf parts of the postings with tf > CAP (cached per term and table)."""
+        key = (term, s, w.variant, w.k1)
+        with self.lock:
+            got = self.overflow.get(key)
+            if got is not None:
+                return got
+        base = self.segments[s][1]
+        pos = np.frombuffer(p.pl.overflow_positions(), dtype=np.int32)
+        tf = np.asarray(p.tfs[pos]).astype(np.float64)
+        dl = np.asarray(doclen[np.asarray(p.docs[pos]).astype(np.int64) + base]).astype(np.float64)
+        values = np.ascontiguousarray(w.tf_part(tf, dl), dtype=np.float64)
+        with self.lock:
+            self.overflow[key] = values
+            while len(self.overflow) > _MAX_OVERFLOW:
+                self.overflow.popitem(last=False)
+        return values
+
+
+def _length_index(doclen: Any) -> tuple[F64, I32]:
+    """Return (distinct lengths ascending as float64, each document's index into them)."""
+    doclen = np.asarray(doclen)
+    if doclen.size == 0:
+        return np.zeros(1, dtype=np.float64), np.zeros(0, dtype=np.int32)
+    top = int(doclen.max())
+    if int(doclen.min()) >= 0 and top <= max(4 * doclen.size, 1 << 20):
+        present = np.zeros(top + 1, dtype=np.bool_)
+        present[doclen] = True
+        values = np.flatnonzero(present)
+        rank = np.cumsum(present, dtype=np.int32) - 1
+        index = rank[doclen]
+    else:
+        values, inverse = np.unique(doclen, return_inverse=True)
+        index = inverse.astype(np.int32)
+    return values.astype(np.float64), np.ascontiguousarray(index, dtype=np.int32)
+
+
+def build_table(w: TermWeight, dl_values: F64) -> _Table:
+    """Evaluate ``w.tf_part`` on the (tf, length) grid, as search.py evaluates postings.
+
+    The grid is flattened into contiguous float64 arrays and passed in one call, exactly like
+    ``w.tf_part(tfs.astype(float64), doclen[docnos].astype(float64))``, so each entry is the
+    number the dense path computes for the same (tf, L).
+    """
+    width = CAP + 1
+    n = dl_values.size
+    tf = np.tile(np.arange(width, dtype=np.float64), n)
+    tf[::width] = 1.0  # column 0 is never used; evaluate tf = 1 there (no 0/0 warnings)
+    dl = np.repeat(np.asarray(dl_values, dtype=np.float64), width)
+    with np.errstate(all="ignore"):
+        flat = np.asarray(w.tf_part(tf, dl), dtype=np.float64)
+    T = np.ascontiguousarray(flat.reshape(n, width))
+    T[:, 0] = 0.0
+    # Rows of length 0 are unreachable (an empty document has no postings): not checked.
+    reach = dl_values > 0
+    body = T[reach, 1:]
+    ok = bool(np.isfinite(body).all() and (body >= 0.0).all())
+    U = T
+    if ok:
+        mono = bool((np.diff(body, axis=1) >= 0).all() and (np.diff(body, axis=0) <= 0).all())
+        if not mono:
+            # Monotone envelope: U[j, tf] = max T[j', tf'] over tf' ≤ tf, j' ≥ j.
+            env = np.where(reach[:, None], T, 0.0)
+            env = np.maximum.accumulate(env, axis=1)
+            env = np.maximum.accumulate(env[::-1], axis=0)[::-1]
+            U = np.ascontiguousarray(env)
+    return _Table((w.variant, w.k1), T, U, ok)
+
+
+_states: weakref.WeakKeyDictionary[Index, _State] = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+
+def _state(index: Index) -> _State:
+    with _states_lock:
+        st = _states.get(index)
+    if st is None:
+        st = _State(index)
+        with _states_lock:
+            st = _states.setdefault(index, st)
+    return st
+
+
+def prepare(index: Index) -> None:
+    """Build the per-index data now (the length index) instead of on the first query."""
+    _state(index)
+
+
+def _as_mask(allowed: Any, n: int) -> Any:
+    if allowed is None:
+        return None
+    mask = np.ascontiguousarray(allowed, dtype=np.bool_)
+    if mask.shape != (n,):
+        raise ValueError(f"allowed must be a boolean mask of {n} documents")
+    return mask
+
+
+# -- top k ----------------------------------------------------------------------------------------
+
+
+def top_k(
+    index: Index,
+    terms: Sequence[TermSpec],
+    k: int,
+    allowed: Any = None,
+    *,
+    kernel: bool | None = None,
+) -> TopK:
+    """Return the top ``k`` matching documents with their scores and per-term parts.
+
+    ``terms`` are the distinct scored query terms in query order with their qtf and weighting
+    (terms without a weighting are left out by the caller). ``allowed`` is an optional boolean
+    mask by docno (query constraints); deleted documents are never returned. Order: score
+    descending, docno ascending. Scores are bit-identical to the dense numpy scoring.
+    ``kernel=False`` forces the numpy path (tests, benchmarks).
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    allow = _as_mask(allowed, index.n_slots)
+    use = HAVE_KERNEL if kernel is None else (kernel and HAVE_KERNEL)
+    if use:
+        got = _top_k_kernel(index, terms, k, allow)
+        if got is not None:
+            return got
+    docnos, scores = _top_k_dense(index, terms, k, allow)
+    parts = tf_parts(index, terms, docnos)
+    n = len(terms)
+    tfs = np.zeros((docnos.size, n), dtype=np.int32)
+    vals = np.zeros((docnos.size, n), dtype=np.float64)
+    for t, (tf, part) in enumerate(parts):
+        tfs[:, t] = tf
+        vals[:, t] = part
+    return TopK(docnos, scores, tfs, vals)
+
+
+def _top_k_kernel(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -> TopK | None:
+    st = _state(index)
+    per_term = []
+    for col, (term, qtf, w) in enumerate(terms):
+        qw = qtf * w.idf
+        if not math.isfinite(qw):
+            return None
+        table = st.table(w)
+        if not table.ok:
+            return None
+        per_term.append((col, term, qw, w, table, st.postings(term)))
+    ncols = len(terms)
+    doclen = index.doclen
+    prev: Any = None
+    search = _topk.search
+    for s, (_seg, base, n, dli, deny) in enumerate(st.segments):
+        args = []
+        for col, term, qw, w, table, lists in per_term:
+            p = lists[s]
+            if p is None:
+                continue
+            ov = st.overflow_values(term, s, p, w, doclen) if p.pl.n_overflow else None
+            args.append((p.pl, qw, table.T, table.U, ov, col))
+        if not args:
+            continue
+        seg_allow = None if allow is None else allow[base : base + n]
+        prev = search(args, dli, k, ncols, seg_allow, deny, base, prev)
+    if prev is None:
+        return TopK(
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.float64),
+            np.zeros((0, ncols), dtype=np.int32),
+            np.zeros((0, ncols), dtype=np.float64),
+        )
+    d, sc, tf, part = prev
+    return TopK(
+        np.frombuffer(d, dtype=np.int64),
+        np.frombuffer(sc, dtype=np.float64),
+        np.frombuffer(tf, dtype=np.int32).reshape(-1, ncols),
+        np.frombuffer(part, dtype=np.float64).reshape(-1, ncols),
+    )
+
+
+def dense_scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
+    """Return (score by docno, match mask by docno): search.py's dense float64 scoring."""
+    n = index.n_slots
+    scores = np.zeros(n, dtype=np.float64)
+    matched = np.zeros(n, dtype=bool)
+    doclen = index.doclen
+    for term, qtf, w in terms:
+        docnos, tfs = index.postings(term)
+        tf_part = w.tf_part(tfs.astype(np.float64), doclen[docnos].astype(np.float64))
+        scores[docnos] += (qtf * w.idf) * tf_part
+        matched[docnos] = True
+    return scores, matched
+
+
+def _top_k_dense(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -> tuple[I64, F64]:
+    scores, matched = dense_scores(index, terms)
+    if allow is not None:
+        matched &= allow
+    cand = np.flatnonzero(matched)
+    if cand.size == 0:
+        return cand.astype(np.int64), np.zeros(0, dtype=np.float64)
+    sc = scores[cand]
+    if cand.size > k:
+        kth = np.partition(sc, cand.size - k)[cand.size - k]
+        keep = sc >= kth
+        cand, sc = cand[keep], sc[keep]
+    order = np.lexsort((cand, -sc))[:k]
+    return np.asarray(cand[order], dtype=np.int64), np.asarray(sc[order], dtype=np.float64)
+
+
+# -- matches and explanations ---------------------------------------------------------------
+
+
+def count_matches(index: Index, terms: Sequence[TermSpec | str], allowed: Any = None) -> int:
+    """Return how many live, allowed documents contain at least one of the terms.
+
+    Costs one pass over the terms' postings (a bitmap union in C): comparable to exhaustive
+    scoring, so call it only when the number is shown.
+    """
+    names = [t if isinstance(t, str) else t[0] for t in terms]
+    allow = _as_mask(allowed, index.n_slots)
+    if not HAVE_KERNEL:
+        m = np.zeros(index.n_slots, dtype=bool)
+        for term in names:
+            m[index.postings(term)[0]] = True
+        if allow is not None:
+            m &= allow
+        return int(m.sum())
+    st = _state(index)
+    lists = [st.postings(t) for t in names]
+    total = 0
+    for s, (_seg, base, n, _dli, deny) in enumerate(st.segments):
+        pls = [p.pl for p in (ls[s] for ls in lists) if p is not None]
+        if pls:
+            seg_allow = None if allow is None else allow[base : base + n]
+            total += _topk.count(pls, n, seg_allow, deny)
+    return total
+
+
+def tf_parts(index: Index, terms: Sequence[TermSpec], docnos: Any) -> list[tuple[I32, F64]]:
+    """Return, per term, (tf, tf part) of each of ``docnos`` (0 and 0.0 where absent).
+
+    The tf parts are the numbers the ranking used, so ``Σ (qtf · idf) · tf_part`` in query order
+    reproduces each score bit for bit (for the score ledger of a hit). Deleted documents read as
+    absent.
+    """
+    docnos = np.asarray(docnos, dtype=np.int64)
+    st = _state(index)
+    one = len(st.segments) == 1
+    out: list[tuple[I32, F64]] = []
+    for term, _qtf, w in terms:
+        tf = np.zeros(docnos.size, dtype=np.int32)
+        for s, p in enumerate(st.postings(term)):
+            if p is None:
+                continue
+            _seg, base, n, _dli, deny = st.segments[s]
+            if one:
+                sel = np.arange(docnos.size)
+                local = docnos.astype(np.int32)
+            else:
+                sel = np.flatnonzero((docnos >= base) & (docnos < base + n))
+                local = (docnos[sel] - base).astype(np.int32)
+            if sel.size == 0:
+                continue
+            i = np.minimum(np.searchsorted(p.docs, local), p.docs.size - 1)
+            hit = p.docs[i] == local
+            if deny is not None:
+                hit &= ~deny[local]
+            tf[sel[hit]] = p.tfs[i[hit]]
+        part = np.zeros(docnos.size, dtype=np.float64)
+        present = tf > 0
+        if present.any():
+            t = tf[present]
+            dl = index.doclen[docnos[present]]
+            table = st.table(w) if HAVE_KERNEL else None
+            if table is not None and table.ok:
+                vals = np.empty(t.size, dtype=np.float64)
+                small = t <= CAP
+                vals[small] = table.T[st.dl_index[docnos[present][small]], t[small]]
+                if not small.all():
+                    vals[~small] = w.tf_part(
+                        t[~small].astype(np.float64), dl[~small].astype(np.float64)
+                    )
+                part[present] = vals
+            else:
+                part[present] = w.tf_part(t.astype(np.float64), dl.astype(np.float64))
+        out.append((tf, part))
+    return out

@@ -1,0 +1,1 @@
+"""Evaluation over the engine: topics, qrels, runs, metrics (ir_measures), experiments, sweeps."""

@@ -1,0 +1,1 @@
+"""What every part of the UI shares: background jobs, colours, messages, settings, models."""

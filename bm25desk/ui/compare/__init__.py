@@ -1,0 +1,1 @@
+"""The Compare tab: two configurations side by side, and why documents moved."""

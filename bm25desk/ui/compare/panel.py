@@ -1,0 +1,299 @@
+"""The Compare tab: two configurations on the search tab's query, side by side."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bm25desk.engine import Searcher, Variant, get_variant
+from bm25desk.engine.scoring.query import ParsedQuery
+from bm25desk.engine.scoring.variants import _g
+from bm25desk.ui.common.colors import TermColors, muted_text
+from bm25desk.ui.common.jobs import JobRunner
+from bm25desk.ui.common.latest_only import LatestOnly
+from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
+from bm25desk.ui.compare.models import (
+    ROW_ROLE,
+    SORT_ROLE,
+    CompareModel,
+    HeatmapModel,
+    TermDeltaModel,
+)
+from bm25desk.ui.compare.work import CompareOutcome, DocDelta, doc_delta, run_compare
+
+
+def _table(model: object, *, sortable: bool = True) -> tuple[QTableView, QSortFilterProxyModel]:
+    proxy = QSortFilterProxyModel()
+    proxy.setSourceModel(model)  # type: ignore[arg-type]
+    proxy.setSortRole(SORT_ROLE)
+    view = QTableView()
+    view.setModel(proxy)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setSortingEnabled(sortable)
+    view.verticalHeader().hide()
+    view.setWordWrap(False)
+    view.setShowGrid(False)
+    view.setAlternatingRowColors(True)
+    return view, proxy
+
+
+class ComparePanel(QWidget):
+    """Ranks the current query under configurations A and B and explains the differences.
+
+    Signals
+    -------
+    None; errors go to :attr:`failed` of its :class:`LatestOnly` jobs, which the window connects.
+    """
+
+    def __init__(self, runner: JobRunner, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.runner = runner
+        self.searcher: Searcher | None = None
+        self._parsed: ParsedQuery | None = None
+        self._outcome: CompareOutcome | None = None
+        self._colors = TermColors()
+        self._active = False
+        self._dirty = False
+
+        self.jobs = LatestOnly(runner, "compare", self)
+        self.jobs.succeeded.connect(self._on_jobs_succeeded)
+        self.delta_jobs = LatestOnly(runner, "compare-delta", self)
+        self.delta_jobs.succeeded.connect(self._on_delta_jobs_succeeded)
+
+        self.query_label = QLabel()
+        self.query_label.setWordWrap(True)
+        self.k_spin = QSpinBox()
+        self.k_spin.setRange(3, 100)
+        self.k_spin.setValue(10)
+        self.k_spin.setPrefix("top k = ")
+        self.k_spin.setToolTip("How many results of each ranking to compare")
+        self.k_spin.valueChanged.connect(self._on_config_changed)
+        self.picker_a = VariantPicker(layout="row")
+        self.picker_b = VariantPicker(layout="row")
+        self.picker_a.set_variant(get_variant("lucene"))
+        self.picker_b.set_variant(get_variant("bm25l"))
+        self.picker_a.variant_changed.connect(self._on_config_changed)
+        self.picker_b.variant_changed.connect(self._on_config_changed)
+        box_a = QGroupBox("A")
+        QVBoxLayout(box_a).addWidget(self.picker_a)
+        box_b = QGroupBox("B")
+        QVBoxLayout(box_b).addWidget(self.picker_b)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+
+        self.model = CompareModel(self)
+        self.view, self.proxy = _table(self.model)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.view.selectionModel().selectionChanged.connect(self._on_view_selection_changed)
+
+        self.delta_model = TermDeltaModel(self)
+        self.delta_view, _ = _table(self.delta_model)
+        self.delta_view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # query order
+        self.delta_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.delta_title = QLabel("Select a document to see its score change, term by term.")
+        self.delta_title.setWordWrap(True)
+        delta_box = QWidget()
+        delta_layout = QVBoxLayout(delta_box)
+        delta_layout.setContentsMargins(0, 0, 0, 0)
+        delta_layout.addWidget(self.delta_title)
+        delta_layout.addWidget(self.delta_view, 1)
+
+        self.heat_model = HeatmapModel(self)
+        self.heat_view = QTableView()
+        self.heat_view.setModel(self.heat_model)
+        self.heat_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.heat_view.setShowGrid(True)
+        self.heat_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.heat_view.horizontalHeader().setMinimumSectionSize(44)
+        self.heat_which = QComboBox()
+        self.heat_which.addItem("A", "a")
+        self.heat_which.addItem("B", "b")
+        self.heat_which.currentIndexChanged.connect(self._show_heat)
+        heat_head = QHBoxLayout()
+        heat_head.addWidget(
+            QLabel(
+                "Term × document heatmap: contribution of each query term to "
+                "each of the top k documents of"
+            )
+        )
+        heat_head.addWidget(self.heat_which)
+        heat_head.addStretch(1)
+        heat_box = QWidget()
+        heat_layout = QVBoxLayout(heat_box)
+        heat_layout.setContentsMargins(0, 0, 0, 0)
+        heat_layout.addLayout(heat_head)
+        heat_layout.addWidget(self.heat_view, 1)
+
+        configs = QHBoxLayout()
+        configs.addWidget(box_a, 1)
+        configs.addWidget(box_b, 1)
+        configs.addWidget(self.k_spin, 0, Qt.AlignmentFlag.AlignBottom)
+        middle = QSplitter(Qt.Orientation.Horizontal)
+        middle.addWidget(self.view)
+        middle.addWidget(delta_box)
+        middle.setStretchFactor(0, 3)
+        middle.setStretchFactor(1, 2)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(middle)
+        self.splitter.addWidget(heat_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.query_label)
+        layout.addLayout(configs)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.splitter, 1)
+        self._show_query()
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    def set_searcher(self, searcher: Searcher | None) -> None:
+        """Compare on ``searcher``'s index."""
+        self.searcher = searcher
+        self._parsed = None
+        self.jobs.invalidate()
+        self._clear()
+        self._show_query()
+
+    def set_query(self, parsed: ParsedQuery | None) -> None:
+        """Compare on ``parsed`` (the search tab's query; None: no query)."""
+        self._parsed = parsed
+        self._show_query()
+        self.refresh()
+
+    def set_active(self, active: bool) -> None:
+        """Compute only while the tab is visible (catch up when it is shown)."""
+        self._active = active
+        if active and self._dirty:
+            self.refresh()
+
+    def set_configs(self, a: Variant, b: Variant) -> None:
+        """Choose the two configurations."""
+        self.picker_a.set_variant(a)
+        self.picker_b.set_variant(b)
+
+    def outcome(self) -> CompareOutcome | None:
+        """Return the comparison shown."""
+        return self._outcome
+
+    def refresh(self) -> None:
+        """Recompute the comparison (deferred while the tab is hidden)."""
+        if not self._active:
+            self._dirty = True
+            return
+        self._dirty = False
+        searcher, parsed = self.searcher, self._parsed
+        if searcher is None or parsed is None or not parsed.scored:
+            self.jobs.invalidate()
+            self._clear()
+            return
+        a, b, k = self.picker_a.variant(), self.picker_b.variant(), self.k_spin.value()
+        self.jobs.request(lambda: run_compare(searcher, parsed, a, b, k))
+
+    # -- outputs ---------------------------------------------------------------------------------
+
+    def _clear(self) -> None:
+        self._outcome = None
+        self.model.set_rows(())
+        self.delta_model.set_delta(None, TermColors())
+        self.heat_model.set_heat((), (), TermColors())
+        self.summary.setText("")
+
+    def _show_query(self) -> None:
+        muted = muted_text(self.palette()).name()
+        if self._parsed is None:
+            self.query_label.setText(
+                f"<span style='color:{muted}'>Type a query on the Search tab: it is ranked here "
+                "under two configurations.</span>"
+            )
+        else:
+            self.query_label.setText(f"Query: <b>{escape(self._parsed.text)}</b>")
+
+    @Slot()
+    def _on_config_changed(self, *_args: object) -> None:
+        self.refresh()
+
+    @Slot(object)
+    def _on_jobs_succeeded(self, outcome: CompareOutcome) -> None:
+        self._outcome = outcome
+        self._colors = TermColors(outcome.terms)
+        self.model.set_rows(outcome.rows)
+        k = outcome.k
+        n_a = len(outcome.result_a.hits)
+        entered = sum(1 for r in outcome.rows if r.movement == "entered")
+        left = sum(1 for r in outcome.rows if r.movement == "left")
+        moved = sum(1 for r in outcome.rows if r.movement in ("up", "down"))
+        tau = "—" if outcome.tau is None else f"{outcome.tau:.3f}"
+        denom = max(1, min(k, n_a))
+        self.summary.setText(
+            f"<b>overlap@{k} = {outcome.overlap}/{denom}</b> ({outcome.overlap / denom:.0%}) · "
+            f"<b>Kendall τ = {tau}</b> over the {len(outcome.rows)} documents in either top {k} · "
+            f"{moved} moved, {entered} entered, {left} left"
+            f"<br><small>A = {escape(variant_summary(outcome.variant_a))} &nbsp;·&nbsp; "
+            f"B = {escape(variant_summary(outcome.variant_b))}</small>"
+        )
+        self._show_heat()
+        moved_row = next(
+            (
+                i
+                for i in range(self.proxy.rowCount())
+                if self.proxy.index(i, 0).data(ROW_ROLE).movement != "same"
+            ),
+            0,
+        )
+        if self.proxy.rowCount():
+            self.view.selectRow(moved_row)
+        else:
+            self.delta_model.set_delta(None, self._colors)
+
+    @Slot()
+    def _show_heat(self, *_args: object) -> None:
+        o = self._outcome
+        if o is None:
+            self.heat_model.set_heat((), (), TermColors())
+            return
+        cols = o.heat_a if self.heat_which.currentData() == "a" else o.heat_b
+        self.heat_model.set_heat(o.terms, cols, self._colors)
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_view_selection_changed(self, *_args: object) -> None:
+        rows = self.view.selectionModel().selectedRows()
+        o, searcher, parsed = self._outcome, self.searcher, self._parsed
+        if not rows or o is None or searcher is None or parsed is None:
+            return
+        row = rows[0].data(ROW_ROLE)
+        a, b = o.variant_a, o.variant_b
+        self.delta_jobs.request(lambda: doc_delta(searcher, parsed, row, a, b))
+
+    @Slot(object)
+    def _on_delta_jobs_succeeded(self, delta: DocDelta) -> None:
+        self.delta_model.set_delta(delta, self._colors)
+        ra = f"#{delta.rank_a}" if delta.rank_a else "no match"
+        rb = f"#{delta.rank_b}" if delta.rank_b else "no match"
+        change = delta.score_b - delta.score_a
+        self.delta_title.setText(
+            f"<b>{escape((delta.title or delta.docid)[:80])}</b><br>"
+            f"A {ra}, score {_g(round(delta.score_a, 4))} → B {rb}, score "
+            f"{_g(round(delta.score_b, 4))} (Δ {change:+.4f}), split by term:"
+        )

@@ -1,0 +1,1 @@
+"""The Evaluation tab: queries and judgements, runs of variants, significance, sweeps."""

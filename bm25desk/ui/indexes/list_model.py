@@ -1,0 +1,186 @@
+"""The list of the user's indexes: name, documents, size, built, whether the source changed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication
+
+from bm25desk.engine import IndexInfo
+from bm25desk.engine.readers.corpus import FORMATS
+from bm25desk.ui.common.colors import status_colors
+from bm25desk.ui.common.formatting import human_size, human_time
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+NAME_ROLE = Qt.ItemDataRole.UserRole + 2
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class Column(IntEnum):
+    """Columns of :class:`IndexListModel`."""
+
+    NAME = 0
+    DOCS = 1
+    SIZE = 2
+    BUILT = 3
+    STATUS = 4
+    SOURCE = 5
+
+
+HEADERS = {
+    Column.NAME: "Name",
+    Column.DOCS: "Documents",
+    Column.SIZE: "Size",
+    Column.BUILT: "Built",
+    Column.STATUS: "Status",
+    Column.SOURCE: "Source",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """One index as listed: its manifest info and whether its source changed since."""
+
+    info: IndexInfo
+    status: str  # ok | stale | missing | damaged
+    detail: str
+
+
+def source_status(info: IndexInfo) -> tuple[str, str]:
+    """Return ``(status, detail)``: a cheap staleness check from the source's stat.
+
+    A corpus file is stale when its size or modification time changed; a folder when its own
+    modification time changed (files added or removed at the top level). *Update* checks every
+    file of a folder precisely.
+    """
+    if info.error:
+        return "damaged", info.error
+    src = info.source
+    path = src.get("path")
+    if not path:
+        return "ok", "no source recorded"
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "missing", f"the source is gone: {path}"
+    if src.get("kind") == "folder":
+        if st.st_mtime != src.get("mtime"):
+            return "stale", "the folder changed since the index was built: Update to catch up"
+        return "ok", "folder unchanged at the top level (Update checks every file)"
+    if st.st_mtime != src.get("mtime") or st.st_size != src.get("size"):
+        return "stale", "the file changed since the index was built: Update or Rebuild"
+    return "ok", "up to date"
+
+
+_STATUS_TEXT = {
+    "ok": "up to date",
+    "stale": "changed",
+    "missing": "source missing",
+    "damaged": "damaged",
+}
+
+
+class IndexListModel(QAbstractTableModel):
+    """The indexes of an :class:`~bm25desk.engine.IndexStore`, one row each."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._rows: tuple[IndexRow, ...] = ()
+
+    def set_rows(self, rows: tuple[IndexRow, ...]) -> None:
+        """Replace the listed indexes."""
+        self.beginResetModel()
+        self._rows = tuple(rows)
+        self.endResetModel()
+
+    def row_of(self, name: str) -> int:
+        """Return the row of index ``name`` (-1 when absent)."""
+        return next((i for i, r in enumerate(self._rows) if r.info.name == name), -1)
+
+    def index_row(self, row: int) -> IndexRow:
+        """Return the :class:`IndexRow` at ``row``."""
+        return self._rows[row]
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        """Return the number of indexes (QAbstractTableModel.rowCount)."""
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        """Return the number of columns (QAbstractTableModel.columnCount)."""
+        return 0 if parent.isValid() else len(Column)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        """Return column titles (QAbstractTableModel.headerData)."""
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(Column):
+            return HEADERS[Column(section)]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Return cell data (QAbstractTableModel.data)."""
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        info = row.info
+        col = Column(index.column())
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(row, col)
+        if role == SORT_ROLE:
+            return {
+                Column.NAME: info.name.lower(),
+                Column.DOCS: info.n_docs,
+                Column.SIZE: info.size_bytes,
+                Column.BUILT: info.updated or info.created,
+                Column.STATUS: row.status,
+                Column.SOURCE: str(info.source.get("path", "")),
+            }[col]
+        if role == NAME_ROLE:
+            return info.name
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (Column.DOCS, Column.SIZE):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(row)
+        if role == Qt.ItemDataRole.ForegroundRole and col == Column.STATUS and row.status != "ok":
+            colors = status_colors(QApplication.palette())
+            return colors["bad"] if row.status in ("damaged", "missing") else colors["warn"]
+        if role == Qt.ItemDataRole.ForegroundRole and col == Column.SOURCE:
+            return QApplication.palette().color(QPalette.ColorRole.PlaceholderText)
+        return None
+
+    def _display(self, row: IndexRow, col: Column) -> str:
+        info = row.info
+        if col == Column.NAME:
+            return info.name
+        if col == Column.DOCS:
+            return f"{info.n_docs:,}" if not info.error else "—"
+        if col == Column.SIZE:
+            return human_size(info.size_bytes)
+        if col == Column.BUILT:
+            return human_time(info.updated or info.created)
+        if col == Column.STATUS:
+            return _STATUS_TEXT.get(row.status, row.status)
+        path = str(info.source.get("path", ""))
+        return Path(path).name if path else ""
+
+    def _tooltip(self, row: IndexRow) -> str:
+        info = row.info
+        src = info.source
+        fmt = FORMATS.get(str(src.get("format", "")), str(src.get("format", "")))
+        lines = [
+            f"<b>{info.name}</b>",
+            f"Source: {src.get('path', '—')}",
+            f"Format: {fmt or '—'}",
+            f"{info.n_docs:,} documents, {info.n_terms:,} terms, average length {info.avgdl:.1f}",
+            f"Created {human_time(info.created)}, updated {human_time(info.updated)}",
+            f"Status: {row.detail}",
+        ]
+        return "<br>".join(lines)

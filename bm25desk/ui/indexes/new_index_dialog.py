@@ -1,0 +1,367 @@
+"""The New-index dialog: choose a folder or corpus file, check its format, choose the analysis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bm25desk.engine import IndexStore, StoreError
+from bm25desk.engine.index.store import default_name
+from bm25desk.engine.readers.corpus import (
+    FORMATS,
+    ColumnMap,
+    CorpusError,
+    detect_format,
+    guess_columns,
+    preview_rows,
+)
+from bm25desk.ui.common.colors import muted_text, status_colors
+from bm25desk.ui.common.rows_model import RowsModel
+from bm25desk.ui.indexes.analysis_options import AnalysisOptions
+from bm25desk.ui.indexes.build_request import BuildRequest
+
+_TSV_FORMATS = ("tsv-header", "msmarco-docs", "msmarco-passages")
+
+
+def dropped_path(event: QDragEnterEvent | QDropEvent) -> Path | None:
+    """Return the local file or folder carried by a drag, if it carries exactly one."""
+    mime = event.mimeData()
+    if not mime.hasUrls():
+        return None
+    urls = [u for u in mime.urls() if u.isLocalFile()]
+    if len(urls) != 1:
+        return None
+    return Path(urls[0].toLocalFile())
+
+
+class NewIndexDialog(QDialog):
+    """Collects a :class:`BuildRequest` for a new index.
+
+    Tests drive it without file dialogs: :meth:`set_source`, then :meth:`request`.
+    """
+
+    def __init__(self, store: IndexStore, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("New index")
+        self.setAcceptDrops(True)
+        self.store = store
+        self._source: Path | None = None
+        self._detected = ""
+        self._name_edited = False
+
+        # -- source ----------------------------------------------------------------------------
+        self.source_edit = QLineEdit()
+        self.source_edit.setPlaceholderText(
+            "A folder of documents or a corpus file — or drop one here"
+        )
+        self.source_edit.editingFinished.connect(self._on_source_edit_editing_finished)
+        file_button = QPushButton("File…")
+        file_button.setToolTip("Choose a corpus file: TSV, BEIR corpus.jsonl, SMART (CISI), TREC")
+        folder_button = QPushButton("Folder…")
+        folder_button.setToolTip("Choose a folder of documents (txt, md, rst, html, …)")
+        file_button.clicked.connect(self.choose_file)
+        folder_button.clicked.connect(self.choose_folder)
+        source_row = QHBoxLayout()
+        source_row.addWidget(self.source_edit, 1)
+        source_row.addWidget(file_button)
+        source_row.addWidget(folder_button)
+        self.detected_label = QLabel()
+        self.detected_label.setWordWrap(True)
+        self.format_combo = QComboBox()
+        for key, label in FORMATS.items():
+            self.format_combo.addItem(label, key)
+        self.format_combo.currentIndexChanged.connect(self._on_format_combo_changed)
+        self.name_edit = QLineEdit()
+        self.name_edit.textEdited.connect(self._on_name_edit_text_edited)
+        self.name_edit.textChanged.connect(self._validate)
+        self.name_note = QLabel()
+
+        source_form = QFormLayout()
+        source_form.addRow("Source", source_row)
+        source_form.addRow("", self.detected_label)
+        source_form.addRow("Format", self.format_combo)
+        source_form.addRow("Index name", self.name_edit)
+        source_form.addRow("", self.name_note)
+        source_box = QGroupBox("What to index")
+        source_box.setLayout(source_form)
+
+        # -- TSV preview and column mapping ------------------------------------------------------
+        self.rows_model = RowsModel(self)
+        self.rows_view = QTableView()
+        self.rows_view.setModel(self.rows_model)
+        self.rows_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.rows_view.setWordWrap(False)
+        self.rows_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.rows_view.horizontalHeader().setDefaultSectionSize(160)
+        self.rows_view.setMinimumHeight(110)
+        self.rows_view.setMaximumHeight(170)
+        self.id_combo = QComboBox()
+        self.title_combo = QComboBox()
+        self.text_list = QListWidget()
+        self.text_list.setMaximumHeight(90)
+        self.text_list.setToolTip("Checked columns are indexed as the text, in this order")
+        self.id_combo.currentIndexChanged.connect(self._validate)
+        self.title_combo.currentIndexChanged.connect(self._validate)
+        self.text_list.itemChanged.connect(self._validate)
+        mapping = QFormLayout()
+        mapping.addRow("Id column", self.id_combo)
+        mapping.addRow("Title column", self.title_combo)
+        mapping.addRow("Text columns", self.text_list)
+        self.mapping_widget = QWidget()
+        self.mapping_widget.setLayout(mapping)
+        tsv_layout = QVBoxLayout()
+        tsv_layout.addWidget(self.rows_view)
+        tsv_layout.addWidget(self.mapping_widget)
+        self.tsv_box = QGroupBox("First rows")
+        self.tsv_box.setLayout(tsv_layout)
+        self.tsv_box.hide()
+
+        # -- analysis --------------------------------------------------------------------------
+        self.analysis = AnalysisOptions()
+        self.analysis.changed.connect(self._validate)
+        analysis_box = QGroupBox("Analysis")
+        box_layout = QVBoxLayout(analysis_box)
+        box_layout.addWidget(self.analysis)
+
+        self.problem = QLabel()
+        self.problem.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.build_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.build_button.setText("Build index")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(source_box)
+        layout.addWidget(self.tsv_box)
+        layout.addWidget(analysis_box)
+        layout.addWidget(self.problem)
+        layout.addWidget(self.buttons)
+        self.resize(720, 640)
+        self._validate()
+
+    # -- choosing the source -------------------------------------------------------------------
+
+    @Slot()
+    def choose_file(self) -> None:
+        """Ask for a corpus file."""
+        path, _ = QFileDialog.getOpenFileName(
+            self,
+            "Corpus file",
+            "",
+            "Corpus files (*.tsv *.jsonl *.gz *.ALL *.all *.txt *.trec *.sgml);;All files (*)",
+        )
+        if path:
+            self.set_source(Path(path))
+
+    @Slot()
+    def choose_folder(self) -> None:
+        """Ask for a folder of documents."""
+        path = QFileDialog.getExistingDirectory(self, "Folder of documents")
+        if path:
+            self.set_source(Path(path))
+
+    def set_source(self, path: Path) -> None:
+        """Use ``path`` as the source: detect its format and suggest a name."""
+        self._source = Path(path).expanduser()
+        self.source_edit.setText(str(self._source))
+        self._detected = ""
+        try:
+            self._detected = detect_format(self._source)
+        except CorpusError as exc:
+            self._show_detected(str(exc), bad=True)
+        else:
+            self._show_detected(f"Detected: {FORMATS[self._detected]}", bad=False)
+            self.format_combo.blockSignals(True)
+            self.format_combo.setCurrentIndex(self.format_combo.findData(self._detected))
+            self.format_combo.blockSignals(False)
+        if not self._name_edited:
+            self.name_edit.setText(default_name(self._source))
+        self._show_tsv()
+        self._validate()
+
+    def _show_detected(self, text: str, *, bad: bool) -> None:
+        color = status_colors(self.palette())["bad"] if bad else muted_text(self.palette())
+        self.detected_label.setStyleSheet(f"color: {color.name()}")
+        self.detected_label.setText(text[:1].upper() + text[1:])
+
+    def _show_tsv(self) -> None:
+        fmt = self.fmt()
+        path = self._source
+        if path is None or fmt not in _TSV_FORMATS or not path.is_file():
+            self.tsv_box.hide()
+            return
+        try:
+            rows = preview_rows(path, 6)
+        except CorpusError as exc:
+            self._show_detected(str(exc), bad=True)
+            self.tsv_box.hide()
+            return
+        if fmt == "tsv-header" and rows:
+            header, body = rows[0], rows[1:]
+        else:
+            names = {
+                "msmarco-docs": ["docid", "url", "title", "body"],
+                "msmarco-passages": ["id", "text"],
+            }.get(fmt, [])
+            header, body = names, rows
+        self.rows_model.set_rows(header, body)
+        self.mapping_widget.setVisible(fmt == "tsv-header")
+        if fmt == "tsv-header":
+            self._fill_mapping([h.strip() for h in header])
+        self.tsv_box.setTitle(
+            "First rows and column mapping" if fmt == "tsv-header" else "First rows"
+        )
+        self.tsv_box.show()
+
+    def _fill_mapping(self, header: list[str]) -> None:
+        guess = guess_columns(header)
+        for combo in (self.id_combo, self.title_combo):
+            combo.blockSignals(True)
+            combo.clear()
+        self.title_combo.addItem("(none)", None)
+        for h in header:
+            self.id_combo.addItem(h, h)
+            self.title_combo.addItem(h, h)
+        self.text_list.blockSignals(True)
+        self.text_list.clear()
+        for h in header:
+            item = QListWidgetItem(h)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = guess is not None and h in guess.text
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            self.text_list.addItem(item)
+        if guess is not None:
+            self.id_combo.setCurrentIndex(self.id_combo.findData(guess.docid))
+            self.title_combo.setCurrentIndex(max(0, self.title_combo.findData(guess.title)))
+        for combo in (self.id_combo, self.title_combo):
+            combo.blockSignals(False)
+        self.text_list.blockSignals(False)
+
+    # -- values ----------------------------------------------------------------------------------
+
+    def fmt(self) -> str:
+        """Return the chosen format key."""
+        return str(self.format_combo.currentData())
+
+    def columns(self) -> ColumnMap | None:
+        """Return the column mapping (``tsv-header`` only)."""
+        if self.fmt() != "tsv-header" or self.id_combo.count() == 0:
+            return None
+        text = tuple(
+            self.text_list.item(i).text()
+            for i in range(self.text_list.count())
+            if self.text_list.item(i).checkState() == Qt.CheckState.Checked
+        )
+        title = self.title_combo.currentData()
+        return ColumnMap(str(self.id_combo.currentData()), text, title)
+
+    def problem_text(self) -> str:
+        """Return why the index cannot be built yet ("" when it can)."""
+        if self._source is None:
+            return "Choose a folder or a corpus file."
+        if not self._source.exists():
+            return f"There is no file or folder {self._source}."
+        if not self._detected and self.fmt() == "folder" and self._source.is_file():
+            return "This file's format was not recognised: choose the format."
+        if self.fmt() == "folder" and not self._source.is_dir():
+            return "Choose a folder for the 'folder' format, or pick the file's format."
+        if self.fmt() != "folder" and self._source.is_dir() and self.fmt() != "beir":
+            return "A folder can only be indexed as a folder of documents (or a BEIR dataset)."
+        name = self.name_edit.text().strip()
+        try:
+            self.store.validate_name(name)
+        except StoreError as exc:
+            return str(exc)[:1].upper() + str(exc)[1:]
+        cols = self.columns()
+        if self.fmt() == "tsv-header":
+            if cols is None:
+                return "This TSV file has no header row to map."
+            if not cols.text:
+                return "Check at least one text column."
+            if cols.docid in cols.text:
+                return "The id column should not also be a text column."
+        if self.analysis.error():
+            return self.analysis.error()[:1].upper() + self.analysis.error()[1:]
+        return ""
+
+    def request(self) -> BuildRequest:
+        """Return what to build (check :meth:`problem_text` first)."""
+        assert self._source is not None
+        return BuildRequest(
+            self._source,
+            self.name_edit.text().strip(),
+            self.fmt(),
+            self.analysis.options(),
+            self.columns(),
+        )
+
+    @Slot()
+    def _validate(self) -> None:
+        problem = self.problem_text()
+        self.build_button.setEnabled(not problem)
+        self.problem.setText(problem)
+        self.problem.setStyleSheet(f"color: {status_colors(self.palette())['bad'].name()}")
+        name = self.name_edit.text().strip()
+        if name and self.store.exists(name):
+            self.name_note.setText(f"An index named {name!r} exists: building replaces it.")
+        else:
+            self.name_note.setText("")
+        self.name_note.setStyleSheet(f"color: {status_colors(self.palette())['warn'].name()}")
+
+    @Slot()
+    def _on_source_edit_editing_finished(self) -> None:
+        text = self.source_edit.text().strip()
+        if text and (self._source is None or Path(text).expanduser() != self._source):
+            self.set_source(Path(text))
+
+    @Slot(int)
+    def _on_format_combo_changed(self, _index: int) -> None:
+        self._show_tsv()
+        self._validate()
+
+    @Slot(str)
+    def _on_name_edit_text_edited(self, _text: str) -> None:
+        self._name_edited = True
+
+    def accept(self) -> None:
+        """Close with Build only when the request is complete (QDialog.accept)."""
+        if not self.problem_text():
+            super().accept()
+
+    # -- drag and drop ---------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Accept a single local file or folder (QWidget.dragEnterEvent)."""
+        if dropped_path(event) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Use the dropped file or folder as the source (QWidget.dropEvent)."""
+        path = dropped_path(event)
+        if path is not None:
+            self.set_source(path)
+            event.acceptProposedAction()

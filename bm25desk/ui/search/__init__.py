@@ -1,0 +1,1 @@
+"""The Search tab: query box, results, preview, score ledger and live plots."""

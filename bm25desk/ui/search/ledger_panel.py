@@ -1,0 +1,188 @@
+"""The "why" panel: the score ledger of the selected document, its sum check, and copy."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+from PySide6.QtCore import QModelIndex, Qt, Slot
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bm25desk.engine import Explanation
+from bm25desk.engine.scoring.variants import _g
+from bm25desk.ui.common.colors import TermColors, muted_text, status_colors
+from bm25desk.ui.common.ledger_model import TERM_ROLE, Column, LedgerModel, term_label
+
+
+def sum_check(explanation: Explanation) -> tuple[bool, str]:
+    """Return whether the parts add up to the score, and the sentence that says so."""
+    total = explanation.parts_sum
+    ok = math.isclose(total, explanation.score, rel_tol=1e-9, abs_tol=1e-12)
+    parts = (
+        " + ".join(_g(round(t.weight, 6)) for t in explanation.terms if t.status == "matched")
+        or "0"
+    )
+    verdict = "✓ the parts add up to the score" if ok else "✗ the parts do not add up"
+    return ok, f"Σ parts = {parts} = {_g(total)};  score = {_g(explanation.score)}   {verdict}"
+
+
+class LedgerPanel(QWidget):
+    """Shows an :class:`Explanation` as a ledger table with a sum check and copy actions."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = LedgerModel(self)
+        self.heading = QLabel("Select a result to see why it ranked where it did.")
+        self.heading.setWordWrap(True)
+        self.heading.setTextFormat(Qt.TextFormat.RichText)
+        self.copy_button = QToolButton()
+        self.copy_button.setText("Copy")
+        self.copy_button.setToolTip("Copy the ledger (Ctrl+Shift+C: as text)")
+        self.copy_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        menu = QMenu(self.copy_button)
+        self.copy_text_action = QAction("Copy as text", self)
+        self.copy_text_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
+        self.copy_markdown_action = QAction("Copy as Markdown", self)
+        self.copy_json_action = QAction("Copy as JSON", self)
+        for action in (self.copy_text_action, self.copy_markdown_action, self.copy_json_action):
+            menu.addAction(action)
+            self.addAction(action)
+        self.copy_text_action.triggered.connect(lambda: self.copy("text"))
+        self.copy_markdown_action.triggered.connect(lambda: self.copy("markdown"))
+        self.copy_json_action.triggered.connect(lambda: self.copy("json"))
+        self.copy_button.setMenu(menu)
+        self.copy_button.setDefaultAction(self.copy_text_action)
+        self.copy_button.setText("Copy")
+        self.copy_button.setEnabled(False)
+
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.verticalHeader().hide()
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setWordWrap(False)
+        self.view.setAlternatingRowColors(True)
+        self.view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        self._shape: tuple[object, ...] = ()
+        self.view.selectionModel().currentRowChanged.connect(self._on_view_current_row_changed)
+        self.check = QLabel()
+        self.check.setWordWrap(True)
+        self.formulas = QLabel()
+        self.formulas.setWordWrap(True)
+        self.formulas.setTextFormat(Qt.TextFormat.RichText)
+        self.formulas.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        top = QHBoxLayout()
+        top.addWidget(self.heading, 1)
+        top.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.check)
+        layout.addWidget(self.formulas)
+        self._colors = TermColors()
+        self._remark = ""
+
+    def set_remark(self, text: str) -> None:
+        """Show ``text`` under the heading of the next explanations (e.g. "relevance feedback")."""
+        self._remark = text
+        if self.model.explanation is not None:
+            self._show_heading(self.model.explanation)
+
+    def set_explanation(self, explanation: Explanation | None, colors: TermColors) -> None:
+        """Show ``explanation`` (None: the empty state)."""
+        self._colors = colors
+        self.model.set_explanation(explanation, colors)
+        self.copy_button.setEnabled(explanation is not None)
+        if explanation is None:
+            self.heading.setText("Select a result to see why it ranked where it did.")
+            self.check.setText("")
+            self.formulas.setText("")
+            return
+        e = explanation
+        self._show_heading(e)
+        ok, text = sum_check(e)
+        color = status_colors(self.palette())["good" if ok else "bad"].name()
+        self.check.setText(f"<span style='color:{color}'>{escape(text)}</span>")
+        first = next((i for i, t in enumerate(e.terms) if t.status == "matched"), 0)
+        if e.terms:
+            self.view.selectRow(first)
+            self._show_formulas(first)
+        # Fit the columns when the rows change (another document or query), not on every
+        # re-ranking: a slider drag should not measure every cell again.
+        shape = (e.docno, tuple((t.surface, t.status) for t in e.terms))
+        if shape != self._shape:
+            self._shape = shape
+            self.view.resizeColumnsToContents()
+            header = self.view.horizontalHeader()
+            for col in (Column.IDF_FORMULA, Column.TF_FORMULA):
+                header.resizeSection(col, 260)
+
+    def _show_heading(self, e: Explanation) -> None:
+        rank = f"#{e.rank} " if e.rank else ""
+        title = escape((e.title or e.docid)[:90])
+        not_match = "" if e.matches else f" — <i>not a match: {escape(e.reason)}</i>"
+        remark = ""
+        if self._remark:
+            color = status_colors(self.palette())["warn"].name()
+            remark = f"<br><small style='color:{color}'>{escape(self._remark)}</small>"
+        self.heading.setText(
+            f"<b>{rank}{title}</b> scored <b>{_g(round(e.score, 6))}</b> under "
+            f"<code>{escape(repr(e.variant))}</code>{not_match}<br>"
+            f"<small>L = {e.length} terms, Lavg = {e.avgdl:.2f}, N = {e.n_docs:,}</small>"
+            f"{remark}"
+        )
+
+    def explanation(self) -> Explanation | None:
+        """Return the explanation shown."""
+        return self.model.explanation
+
+    def copy(self, fmt: str) -> str:
+        """Copy the ledger as ``text``, ``markdown`` or ``json``; return what was copied."""
+        e = self.model.explanation
+        if e is None:
+            return ""
+        text = {"text": e.as_text, "markdown": e.as_markdown, "json": e.as_json}[fmt]()
+        QGuiApplication.clipboard().setText(text)
+        return text
+
+    def _show_formulas(self, row: int) -> None:
+        if not 0 <= row < self.model.rowCount():
+            self.formulas.setText("")
+            return
+        t = self.model.data(self.model.index(row, 0), TERM_ROLE)
+        muted = muted_text(self.palette()).name()
+        if t.status not in ("matched", "unmatched"):
+            self.formulas.setText("")
+            return
+        swatch = self._colors.color(t.term).name()
+        lines = [f"<span style='color:{swatch}'>■</span> <b>{escape(term_label(t))}</b>"]
+        lines.append(f"idf = {escape(t.idf_text)}")
+        if t.status == "matched":
+            lines.append(f"tf part = {escape(t.tf_text)}")
+            lines.append(
+                f"contribution = qtf · idf · tf part = {t.qtf} · {_g(t.idf)} · {_g(t.tf_part)}"
+                f" = <b>{_g(t.weight)}</b>"
+            )
+        lines.extend(f"<span style='color:{muted}'>{escape(n)}</span>" for n in t.notes)
+        self.formulas.setText("<br>".join(lines))
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_view_current_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self._show_formulas(current.row())

@@ -1,0 +1,1 @@
+"""The Statistics tab: collection numbers, length histogram, term tables."""

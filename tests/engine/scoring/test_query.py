@@ -1,0 +1,233 @@
+"""Query syntax: +, -, phrases, title:, AND/OR/NOT; plain words are exactly a bag of words."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.build import build_index
+from bm25desk.engine.index.reader import Index
+from bm25desk.engine.scoring.query import contains_phrase, has_syntax, parse_query, parse_terms
+from bm25desk.engine.scoring.search import Searcher
+from bm25desk.engine.scoring.variants import all_variants, get_variant
+
+A = Analyzer()
+
+
+@pytest.mark.parametrize(
+    ("text", "syntax"),
+    [
+        ("cat dog", False),
+        ("e-mail c++ state-of-the-art", False),  # + and - inside words are words
+        ("what's 5-3? x:y", False),
+        ("and or not", False),  # only upper-case operators are syntax
+        ("+cat", True),
+        ("cat -dog", True),
+        ('"quick brown"', True),
+        ("cat AND dog", True),
+        ("cat OR dog", True),
+        ("NOT dog", True),
+        ("title:fox", True),
+        ("(cat dog)", True),
+    ],
+)
+def test_has_syntax(text: str, syntax: bool) -> None:
+    assert has_syntax(text) is syntax
+
+
+def test_plain_words_are_a_bag_of_words() -> None:
+    q = parse_query("Cat dog, cat! the", A)
+    assert not q.syntax
+    assert q.scored == (("cat", 2), ("dog", 1), ("the", 1))
+    assert q.terms == ("cat", "dog", "the")
+    assert not q.has_constraints
+    assert [(t.surface, t.role) for t in q.tokens] == [
+        ("Cat", "optional"),
+        ("dog", "optional"),
+        ("cat", "optional"),
+        ("the", "optional"),
+    ]
+
+
+def test_required_and_prohibited() -> None:
+    q = parse_query("+Cat dog -mouse", A)
+    assert q.syntax
+    assert q.required == ("cat",)
+    assert q.prohibited == ("mouse",)
+    assert q.scored == (("cat", 1), ("dog", 1))  # prohibited words are not scored
+    roles = {t.surface: t.role for t in q.tokens}
+    assert roles == {"Cat": "required", "dog": "optional", "mouse": "prohibited"}
+
+
+def test_boolean_operators() -> None:
+    q = parse_query("cat AND dog", A)
+    assert q.required == ("cat", "dog")
+    assert q.terms == ("cat", "dog")
+    q = parse_query("cat NOT dog", A)
+    assert q.prohibited == ("dog",)
+    assert q.terms == ("cat",)
+    q = parse_query("cat OR dog", A)
+    assert not q.has_constraints
+    assert q.terms == ("cat", "dog")
+    q = parse_query("(cat dog) fish", A)
+    assert not q.has_constraints
+    assert q.terms == ("cat", "dog", "fish")
+
+
+def test_phrases() -> None:
+    q = parse_query('"Quick brown" fox', A)
+    assert q.phrases == (("quick", "brown"),)
+    assert q.scored == (("quick", 1), ("brown", 1), ("fox", 1))
+    q = parse_query('"fox" cat', A)  # a quoted word must occur (whoosh alone makes it optional)
+    assert q.required == ("fox",)
+    assert not q.phrases
+    q = parse_query('"e-mail" x', A)  # one word for the parser, a phrase once analysed
+    assert q.phrases == (("e", "mail"),)
+    assert q.terms == ("e", "mail", "x")
+    q = parse_query('dog -"lazy dog"', A)
+    assert q.prohibited_phrases == (("lazy", "dog"),)
+    assert q.terms == ("dog",)
+
+
+def test_phrase_words_are_analysed_like_documents() -> None:
+    a = Analyzer.create(stopwords="en", stemmer="porter")
+    q = parse_query('"the running of foxes"', a)
+    assert q.phrases == (("run", "fox"),)  # stop words removed, stems as indexed
+
+
+def test_title_field() -> None:
+    q = parse_query("title:Dog cat", A)
+    assert q.title_required == ("dog",)
+    assert q.scored == (("dog", 1), ("cat", 1))  # a title word is also scored in the body
+    q = parse_query('title:"brown fox"', A)
+    assert q.title_required == ("brown", "fox")
+    q = parse_query("cat -title:dog", A)
+    assert q.title_prohibited == ("dog",)
+    assert q.terms == ("cat",)
+
+
+def test_syntax_can_be_switched_off() -> None:
+    q = parse_query('+cat -dog "a b"', A, syntax=False)
+    assert not q.syntax
+    assert not q.has_constraints
+    assert q.terms == ("cat", "dog", "a", "b")
+
+
+@pytest.mark.parametrize(
+    "text", ['"unclosed quote', "(((", "title:", "+", "- -", "AND", '""', "cat)"]
+)
+def test_odd_syntax_never_raises(text: str) -> None:
+    q = parse_query(text, A)
+    assert isinstance(q.terms, tuple)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('ab +-"():tile ANDORT\t')), max_size=30))
+def test_random_syntax_never_raises(text: str) -> None:
+    q = parse_query(text, A)
+    assert set(q.required) <= set(q.terms)
+    for t in q.tokens:
+        assert t.role in ("optional", "required", "prohibited", "phrase", "title")
+
+
+def test_parse_terms_keeps_tokens_as_given() -> None:
+    q = parse_terms(["B", "a", "B"])
+    assert q.scored == (("B", 2), ("a", 1))
+    assert not q.syntax
+
+
+def test_contains_phrase() -> None:
+    assert contains_phrase(["a", "b", "c", "b", "d"], ("b", "d"))
+    assert not contains_phrase(["a", "b", "c"], ("a", "c"))
+    assert not contains_phrase(["a", "b"], ("b", "c"))
+
+
+# -- the constraints applied by the searcher -------------------------------------------------------
+
+
+def _ids(index: Index, query: str, **kw) -> list[str]:
+    return sorted(h.docid for h in Searcher(index).search(query, k=100, **kw).hits)
+
+
+def test_constraints_filter_matches(tiny_index: Index) -> None:
+    t = tiny_index
+    assert _ids(t, "cat dog") == ["tiny-1", "tiny-2", "tiny-4", "tiny-5"]
+    assert _ids(t, "+cat dog") == ["tiny-1", "tiny-5"]
+    assert _ids(t, "dog -cat") == ["tiny-2", "tiny-4"]
+    assert _ids(t, "cat AND mat") == ["tiny-1"]
+    assert _ids(t, "cat NOT mat") == ["tiny-5"]
+    assert _ids(t, '"quick brown fox"') == ["tiny-4"]
+    assert _ids(t, '"brown quick"') == []
+    assert _ids(t, 'dog -"lazy dog"') == ["tiny-1", "tiny-2"]
+    assert _ids(t, "title:dog") == ["tiny-2"]  # "dogs" in tiny-1's title is another word
+    assert _ids(t, "title:dogs") == ["tiny-1"]
+    assert _ids(t, "cat -title:cats") == ["tiny-5"]
+    assert _ids(t, 'title:"quick brown" dog') == ["tiny-4"]
+    assert _ids(t, '"cat" dog') == ["tiny-1", "tiny-5"]
+
+
+def test_constraints_do_not_change_scores(tiny_index: Index) -> None:
+    s = Searcher(tiny_index)
+    for v in all_variants():
+        bag = {h.docid: h.score for h in s.search("cat dog", v, k=10).hits}
+        for h in s.search("+cat dog", v, k=10).hits:
+            assert h.score == bag[h.docid]
+        bag3 = {h.docid: h.score for h in s.search("lazy dog cat", v, k=10).hits}
+        phrase = s.search('"lazy dog" cat', v, k=10).hits
+        assert [h.docid for h in phrase] == ["tiny-4"]
+        assert phrase[0].score == bag3["tiny-4"]
+
+
+def test_phrase_is_verified_on_the_text(tiny_index: Index) -> None:
+    """ "cat mat" has both words in tiny-1 but never adjacent."""
+    assert _ids(tiny_index, "cat AND mat") == ["tiny-1"]
+    assert _ids(tiny_index, '"cat mat"') == []
+    assert _ids(tiny_index, '"the cat"') == ["tiny-1", "tiny-5"]
+
+
+def test_phrase_across_removed_stop_words(store, tiny_tsv) -> None:
+    build_index(tiny_tsv, name="stop", store=store, analyzer=Analyzer.create(stopwords="en"))
+    idx = store.open("stop")
+    # "jumps over the lazy" → terms jumps, lazy ("over", "the" are stop words).
+    assert _ids(idx, '"jumps over the lazy"') == ["tiny-4"]
+    assert _ids(idx, '"jumps lazy"') == ["tiny-4"]
+
+
+def test_title_field_of_a_folder_index(store, tiny_folder) -> None:
+    build_index(tiny_folder, name="folder", store=store)
+    idx = store.open("folder")
+    assert _ids(idx, "title:dog") == ["tiny-2.txt"]
+    assert _ids(idx, "title:weaving mat") == ["tiny-6.txt"]
+
+
+def test_explanation_marks_prohibited_words(tiny_index: Index) -> None:
+    e = Searcher(tiny_index).explain("dog -cat", "tiny-1", get_variant("atire"))
+    assert [(t.surface, t.status) for t in e.terms] == [("dog", "matched"), ("cat", "prohibited")]
+    assert not e.matches
+    assert e.score == e.terms[0].weight
+
+
+_WORDS = st.sampled_from(
+    ["cat", "Cat", "dog", "the", "mat", "fox", "quick", "zebra", "e-mail", "c++", "don't", "x:y",
+     "5-3", "and", "or", "not", "a.b", "watches", "lazy", "dog."]
+)  # fmt: skip
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(words=st.lists(_WORDS, min_size=1, max_size=6))
+def test_plain_query_equals_search_terms(tiny_index: Index, words: list[str]) -> None:
+    """``search("a b")`` is ``search_terms(analyzer.terms("a b"))``: same hits, same scores."""
+    text = " ".join(words)
+    assert not has_syntax(text)
+    s = Searcher(tiny_index)
+    terms = tiny_index.analyzer.terms(text)
+    for v in (get_variant("lucene"), get_variant("bm25adpt"), get_variant("bim-tf")):
+        got = s.search(text, v, k=10)
+        want = s.search_terms(terms, v, k=10)
+        assert [(h.docid, h.score) for h in got.hits] == [(h.docid, h.score) for h in want.hits]
+        assert got.n_matches == want.n_matches
+        assert got.analysis.terms == tuple(dict.fromkeys(terms))

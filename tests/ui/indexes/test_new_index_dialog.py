@@ -1,0 +1,113 @@
+"""The New-index dialog: detection, TSV preview and column mapping, analysis preview, problems."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
+
+from bm25desk.engine import IndexStore
+from bm25desk.engine.readers.corpus import ColumnMap
+from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
+
+
+def make(qtbot) -> NewIndexDialog:
+    dialog = NewIndexDialog(IndexStore())
+    qtbot.addWidget(dialog)
+    return dialog
+
+
+def test_a_tsv_with_a_header_is_previewed_and_mapped(qtbot, ui_corpus) -> None:
+    dialog = make(qtbot)
+    assert dialog.problem_text().startswith("Choose")
+    assert not dialog.build_button.isEnabled()
+    dialog.set_source(ui_corpus)
+    assert dialog.fmt() == "tsv-header"
+    assert "TSV with a header" in dialog.detected_label.text()
+    assert dialog.tsv_box.isVisibleTo(dialog)
+    assert dialog.rows_model.rowCount() == 5
+    assert dialog.rows_model.headerData(0, Qt.Orientation.Horizontal) == "id"
+    assert dialog.columns() == ColumnMap("id", ("text",), "title")
+    assert dialog.name_edit.text() == "orchard"
+    assert dialog.problem_text() == ""
+    assert dialog.build_button.isEnabled()
+    dialog.text_list.item(2).setCheckState(Qt.CheckState.Unchecked)
+    assert "text column" in dialog.problem_text()
+    dialog.text_list.item(1).setCheckState(Qt.CheckState.Checked)
+    request = dialog.request()
+    assert request.columns == ColumnMap("id", ("title",), "title")
+    assert request.analyzer["stopwords"] == "en"
+    assert request.analyzer["stemmer"] == "porter"
+
+
+def test_analysis_preview_shows_stop_words_and_stems(qtbot, ui_corpus) -> None:
+    dialog = make(qtbot)
+    dialog.set_source(ui_corpus)
+    options = dialog.analysis
+    options.sample.setText("The libraries were classifying")
+    html = options.preview.text()
+    assert "<s>The</s>" in html
+    assert "librari" in html
+    assert "classifi" in html
+    options.stopwords.setCurrentIndex(0)  # none
+    options._refresh()
+    assert "<s>The</s>" not in options.preview.text()
+    options.language.setCurrentIndex(options.language.findData("ro"))
+    options.stopwords.setCurrentIndex(1)
+    options._refresh()
+    assert "no stop list" in options.error()
+    assert "stop list" in dialog.problem_text()
+
+
+def test_a_folder_and_an_unknown_file(qtbot, tmp_path, monkeypatch) -> None:
+    dialog = make(qtbot)
+    folder = tmp_path / "My Notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello", encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
+    dialog.choose_folder()
+    assert dialog.fmt() == "folder"
+    assert dialog.name_edit.text() == "my-notes"
+    assert not dialog.tsv_box.isVisibleTo(dialog)
+    assert dialog.problem_text() == ""
+
+    odd = tmp_path / "odd.bin"
+    odd.write_bytes(b"\x00\x01\x02")
+    dialog.set_source(odd)
+    assert "binary" in dialog.detected_label.text()
+    assert dialog.problem_text()
+
+
+def test_a_missing_source_and_a_bad_name(qtbot, tmp_path, ui_corpus) -> None:
+    dialog = make(qtbot)
+    dialog.set_source(tmp_path / "nowhere.tsv")
+    assert "no such" in dialog.detected_label.text().lower()
+    assert dialog.problem_text()
+    dialog.set_source(ui_corpus)
+    dialog.name_edit.setText("bad name!")
+    assert "invalid index name" in dialog.problem_text().lower()
+
+
+def test_an_existing_name_warns_that_it_will_be_replaced(qtbot, ui_index, ui_corpus) -> None:
+    dialog = make(qtbot)
+    dialog.set_source(ui_corpus)
+    assert "replaces" in dialog.name_note.text()
+
+
+def test_dropping_a_file_sets_the_source(qtbot, ui_corpus) -> None:
+    from PySide6.QtCore import QMimeData, QPoint, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    dialog = make(qtbot)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(ui_corpus))])
+    event = QDropEvent(
+        QPoint(5, 5),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    dialog.dropEvent(event)
+    assert Path(dialog.source_edit.text()) == ui_corpus
