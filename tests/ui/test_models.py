@@ -67,7 +67,7 @@ def test_index_list_model(qtmodeltester, ui_index) -> None:
 def test_rows_model_pads_ragged_rows(qtmodeltester) -> None:
     model = RowsModel()
     qtmodeltester.check(model)
-    model.set_rows(["a", "b"], [["1"], ["1", "2", "3"]])
+    model.set_table(["a", "b"], [["1"], ["1", "2", "3"]])
     qtmodeltester.check(model)
     assert model.columnCount() == 3
     assert model.headerData(2, Qt.Orientation.Horizontal) == "column 3"

@@ -228,7 +228,7 @@ class NewIndexDialog(QDialog):
                 "msmarco-passages": ["id", "text"],
             }.get(fmt, [])
             header, body = names, rows
-        self.rows_model.set_rows(header, body)
+        self.rows_model.set_table(header, body)
         self.mapping_widget.setVisible(fmt == "tsv-header")
         if fmt == "tsv-header":
             self._fill_mapping([h.strip() for h in header])

@@ -31,7 +31,7 @@ class SkipReportDialog(QDialog):
         )
         summary.setWordWrap(True)
         self.model = RowsModel(self)
-        self.model.set_rows(("Where", "Reason"), [(s.where, s.reason) for s in report.skipped])
+        self.model.set_table(("Where", "Reason"), [(s.where, s.reason) for s in report.skipped])
         view = QTableView()
         view.setModel(self.model)
         view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
