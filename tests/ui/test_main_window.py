@@ -103,7 +103,9 @@ def test_cancelling_a_build_keeps_the_old_index(qtbot, window, data_dir, tmp_pat
 def test_closing_during_a_build_cancels_and_waits(qtbot, window, data_dir, tmp_path) -> None:
     source = big_corpus(tmp_path / "big.tsv", 60000)
     job = window.start_build(BuildRequest(source, "big", "tsv-header", {}))
-    with qtbot.waitSignal(job.signals.progressed, timeout=30000):
+    # Keep the blocker alive: progress events still queued call its slot (PySide6 6.12 crashes
+    # when that slot's object was freed).
+    with qtbot.waitSignal(job.signals.progressed, timeout=30000) as _progressed:
         pass
     window.close()
     assert not window.runner.jobs

@@ -23,7 +23,7 @@ from bm25desk.evaluation.evaluate import ExperimentResult, SweepResult
 from bm25desk.ui.common.colors import mix, muted_text
 from bm25desk.ui.common.plot_style import make_plot, style_plot
 from bm25desk.ui.common.variant_picker import variant_summary
-from bm25desk.ui.evaluation.models import config_color
+from bm25desk.ui.evaluation.labels import config_color
 
 # Viridis (perceptually uniform, readable in grey and by most colour-blind readers), written out
 # so that no colour-map file has to be found at run time (PyInstaller bundles).

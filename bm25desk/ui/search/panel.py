@@ -15,50 +15,20 @@ from __future__ import annotations
 import re
 import time
 
-from PySide6.QtCore import (
-    QEvent,
-    QItemSelection,
-    QModelIndex,
-    QObject,
-    QPoint,
-    QSortFilterProxyModel,
-    Qt,
-    QTimer,
-    Signal,
-    Slot,
-)
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLineEdit,
-    QMenu,
-    QSplitter,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 
-from bm25desk.engine import QueryError, Searcher, Variant
-from bm25desk.ui.common.colors import TermColors, muted_text
+from bm25desk.engine import Hit, QueryError, Searcher, Variant
+from bm25desk.ui.common.colors import TermColors
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.messages import readable
-from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
-from bm25desk.ui.search.delegates import ContributionBarDelegate, MarkDelegate, SnippetDelegate
+from bm25desk.ui.common.variant_picker import VariantPicker
 from bm25desk.ui.search.detail_panel import DetailPanel
 from bm25desk.ui.search.feedback import FeedbackBar, Marks, MarksMemory
-from bm25desk.ui.search.query_chips import QueryChips
-from bm25desk.ui.search.results_model import (
-    FEEDBACK_COLUMNS,
-    HIT_ROLE,
-    SORT_ROLE,
-    VISUAL_ORDER,
-    Column,
-    ResultsModel,
-)
+from bm25desk.ui.search.query_bar import QueryBar
+from bm25desk.ui.search.results_view import ResultsView
 from bm25desk.ui.search.work import (
     DetailOutcome,
     SearchOutcome,
@@ -69,7 +39,6 @@ from bm25desk.ui.search.work import (
 )
 
 RESULTS_K = 100
-DEBOUNCE_MS = 200
 
 
 class SearchPanel(QWidget):
@@ -117,79 +86,41 @@ class SearchPanel(QWidget):
         self.snippets.failed.connect(self._on_details_failed)
         self.marks = MarksMemory()
 
-        # -- query row ---------------------------------------------------------------------------
-        self.query_edit = QLineEdit()
-        self.query_edit.setPlaceholderText(
-            'Search… words; +must  -not  "a phrase"  title:word   (Ctrl+L)'
-        )
-        self.query_edit.setClearButtonEnabled(True)
-        self.query_edit.setMinimumWidth(280)
-        font = self.query_edit.font()
-        font.setPointSizeF(font.pointSizeF() * 1.15)
-        self.query_edit.setFont(font)
-        self.query_edit.textChanged.connect(self._on_query_edit_text_changed)
-        self.query_edit.returnPressed.connect(self.search_now)
-        self.query_edit.installEventFilter(self)
         self.picker = VariantPicker(self, layout="detached")
         self.picker.combo.setToolTip(
             self.picker.combo.toolTip() + "<br>(Ctrl+] / Ctrl+[ : next / previous)"
         )
         self.picker.variant_changed.connect(self._on_picker_variant_changed)
-        self.chips = QueryChips()
+        self.bar = QueryBar(self.picker)
+        self.bar.search_requested.connect(self.search_now)
+        self.bar.down_requested.connect(self._on_bar_down_requested)
+        self.query_edit = self.bar.query_edit
+        self.chips = self.bar.chips
         self.chips.suggestion_chosen.connect(self._on_chips_suggestion_chosen)
-        self.formula = QLabel()
-        self.formula.setWordWrap(True)
-        self.status = QLabel()
-        self.status.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.debounce = self.bar.debounce
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self._make_results())
+        self.detail = DetailPanel()
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([250, 560])
+        self.splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.splitter, 1)
+        self.bar.show_formula(self.picker.variant())
+        self._show_empty("Type a query to search.")
 
-        self.debounce = QTimer(self)
-        self.debounce.setSingleShot(True)
-        self.debounce.setInterval(DEBOUNCE_MS)
-        self.debounce.timeout.connect(self.search_now)
-
-        # -- results -----------------------------------------------------------------------------
-        self.model = ResultsModel(self)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
-        self.view = QTableView()
-        self.view.setModel(self.proxy)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setSortingEnabled(True)
-        self.view.sortByColumn(Column.RANK, Qt.SortOrder.AscendingOrder)
-        self.view.verticalHeader().hide()
-        self.view.setWordWrap(False)
-        self.view.setShowGrid(False)
-        self.view.setAlternatingRowColors(True)
-        self.view.setItemDelegateForColumn(Column.PARTS, ContributionBarDelegate(self.view))
-        self.view.setItemDelegateForColumn(Column.SNIPPET, SnippetDelegate(self.view))
-        self.view.setItemDelegateForColumn(Column.MARK, MarkDelegate(self.view))
-        header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(False)
-        header.resizeSection(Column.RANK, 40)
-        header.resizeSection(Column.SCORE, 70)
-        header.resizeSection(Column.PARTS, 170)
-        header.resizeSection(Column.TITLE, 300)
-        header.setSectionResizeMode(Column.SNIPPET, QHeaderView.ResizeMode.Stretch)
-        header.resizeSection(Column.SOURCE, 120)
-        header.resizeSection(Column.BEFORE, 56)
-        header.resizeSection(Column.MOVE, 56)
-        self._arrange_columns()
-        self.view.verticalHeader().setDefaultSectionSize(
-            max(24, self.view.fontMetrics().height() + 8)
-        )
+    def _make_results(self) -> QWidget:
+        self.view = ResultsView()
+        self.model, self.proxy = self.view.results, self.view.proxy
         self.view.selectionModel().selectionChanged.connect(self._on_view_selection_changed)
-        self.view.clicked.connect(self._on_view_clicked)
-        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.view.customContextMenuRequested.connect(self._on_view_custom_context_menu_requested)
-        self.mark_action = QAction("Mark as relevant", self.view)
-        self.mark_action.setShortcut(QKeySequence(Qt.Key.Key_Space))
-        self.mark_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.view.mark_toggled.connect(self.toggle_mark)
+        self.view.menu_requested.connect(self._on_view_menu_requested)
+        self.mark_action = self.view.mark_action
         self.mark_action.triggered.connect(self.toggle_selected_mark)
-        self.view.addAction(self.mark_action)
         self.feedback_action = QAction("Re-rank with feedback", self)
         self.feedback_action.setCheckable(True)
         self.feedback_action.triggered.connect(self.set_feedback)
@@ -202,42 +133,14 @@ class SearchPanel(QWidget):
         self.empty_label = QLabel()
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
-
-        self.detail = DetailPanel()
-
-        top = QHBoxLayout()
-        top.addWidget(self.query_edit, 1)
-        top.addWidget(self.picker.combo, 0)
-        info = QHBoxLayout()
-        chips_column = QVBoxLayout()
-        chips_column.addWidget(self.chips)
-        under = QHBoxLayout()
-        under.addWidget(self.formula, 1)
-        under.addWidget(self.status, 0)
-        chips_column.addLayout(under)
-        info.addLayout(chips_column, 1)
-        info.addWidget(self.picker.params, 0, Qt.AlignmentFlag.AlignTop)
-        results_box = QWidget()
-        results_layout = QVBoxLayout(results_box)
-        results_layout.setContentsMargins(0, 0, 0, 0)
-        results_layout.setSpacing(2)
-        results_layout.addWidget(self.feedback_bar)
-        results_layout.addWidget(self.view, 1)
-        results_layout.addWidget(self.empty_label)
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(results_box)
-        self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 2)
-        self.splitter.setStretchFactor(1, 3)
-        self.splitter.setSizes([250, 560])
-        self.splitter.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 0)
-        layout.addLayout(top)
-        layout.addLayout(info)
-        layout.addWidget(self.splitter, 1)
-        self._show_formula(self.picker.variant())
-        self._show_empty("Type a query to search.")
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.feedback_bar)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.empty_label)
+        return box
 
     # -- public API ------------------------------------------------------------------------------
 
@@ -299,8 +202,7 @@ class SearchPanel(QWidget):
     @Slot()
     def toggle_selected_mark(self) -> None:
         """Mark the selected result relevant, or unmark it (Space)."""
-        rows = self.view.selectionModel().selectedRows()
-        hit = rows[0].data(HIT_ROLE) if rows else None
+        hit = self.view.selected_hit()
         if hit is not None:
             self.toggle_mark(hit.docid)
 
@@ -362,7 +264,7 @@ class SearchPanel(QWidget):
             self.detail.clear()
             self._selected_docno = None
             self.chips.show_hint("")
-            self.status.setText("")
+            self.bar.show_counts(None)
             self._show_empty(f"Type a query to search {searcher.index.n_docs:,} documents.")
             self.query_cleared.emit()
             return
@@ -379,13 +281,9 @@ class SearchPanel(QWidget):
 
     # -- slots -------------------------------------------------------------------------------
 
-    @Slot(str)
-    def _on_query_edit_text_changed(self, _text: str) -> None:
-        self.debounce.start()
-
     @Slot(object)
     def _on_picker_variant_changed(self, variant: Variant) -> None:
-        self._show_formula(variant)
+        self.bar.show_formula(variant)
         self.variant_changed.emit(variant)
         self.search_now()
 
@@ -406,18 +304,12 @@ class SearchPanel(QWidget):
         self.model.set_rows(outcome.rows, self._colors)
         self._cut_snippets(outcome)
         self.model.set_marks(marks.marked, marks.judged)
-        self._arrange_columns()
+        self.view.arrange_columns()
         self._show_marks(marks)
-        self._show_formula(result.variant)
+        self._show_formula(outcome)
         self.chips.show_analysis(result.analysis, self._colors, outcome.suggestions)
         self.last_latency = time.perf_counter() - self._requested_at
-        shown = len(outcome.rows)
-        self.status.setText(
-            f"<span style='color:{muted_text(self.palette()).name()}'>"
-            f"{result.n_matches:,} of {result.n_docs:,} documents match"
-            + (f" · top {shown}" if result.n_matches > shown else "")
-            + f" · {result.seconds * 1000:.0f} ms</span>"
-        )
+        self.bar.show_counts(result, len(outcome.rows))
         if not outcome.rows:
             self._show_empty("No document contains any of the query terms.")
             self.detail.clear()
@@ -459,7 +351,7 @@ class SearchPanel(QWidget):
             self.chips.show_error(readable(exc))
             self._show_empty("")
             self.feedback_bar.hide()
-            self.status.setText("")
+            self.bar.show_counts(None)
             self.query_cleared.emit()
             return
         self.chips.show_error(readable(exc))
@@ -469,38 +361,27 @@ class SearchPanel(QWidget):
     def _on_view_selection_changed(
         self, _selected: QItemSelection, _deselected: QItemSelection
     ) -> None:
-        rows = self.view.selectionModel().selectedRows()
-        if not rows:
-            return
-        hit = rows[0].data(HIT_ROLE)
-        if hit is None:
-            return
-        if hit.docno != self._selected_docno:
+        hit = self.view.selected_hit()
+        if hit is not None and hit.docno != self._selected_docno:
             self._selected_docno = hit.docno
             self.request_detail()
 
-    @Slot(QModelIndex)
-    def _on_view_clicked(self, index: QModelIndex) -> None:
-        if index.column() == Column.MARK:
-            hit = index.data(HIT_ROLE)
-            if hit is not None:
-                self.toggle_mark(hit.docid)
-
-    @Slot(QPoint)
-    def _on_view_custom_context_menu_requested(self, pos: QPoint) -> None:
-        index = self.view.indexAt(pos)
-        menu = QMenu(self)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        hit = index.data(HIT_ROLE) if index.isValid() else None
+    @Slot(QMenu, object)
+    def _on_view_menu_requested(self, menu: QMenu, hit: Hit | None) -> None:
         if hit is not None:
-            self.view.selectRow(index.row())
             marked = hit.docid in self.marks.current.marked
             self.mark_action.setText("Unmark as relevant" if marked else "Mark as relevant")
             menu.addAction(self.mark_action)
             menu.addSeparator()
         menu.addAction(self.feedback_action)
         menu.addAction(self.clear_marks_action)
-        menu.popup(self.view.viewport().mapToGlobal(pos))
+
+    @Slot()
+    def _on_bar_down_requested(self) -> None:
+        if self.proxy.rowCount():
+            self.view.setFocus()
+            if not self.view.selectionModel().hasSelection():
+                self.view.selectRow(0)
 
     def request_detail(self) -> None:
         """Explain the selected document under the current variant (in the background)."""
@@ -537,43 +418,10 @@ class SearchPanel(QWidget):
         self.view.setVisible(not text)
         self.feedback_bar.setVisible(not text)
 
-    def _show_formula(self, variant: Variant) -> None:
-        cls = type(variant)
-        muted = muted_text(self.palette()).name()
-        idf = f"idf = {cls.idf_formula}"
-        tip = ""
-        outcome = self._outcome
-        if outcome is not None and outcome.feedback is not None:
-            idf = f"idf → RSJ weight, R = {len(outcome.feedback.relevant)} marked relevant"
-            tip = (
-                "Relevance feedback: each term's idf is replaced by the Robertson/Sparck Jones "
-                "weight ln[(r + 0.5)(N − R − df + r + 0.5) / ((df − r + 0.5)(R − r + 0.5))], "
-                "R documents marked relevant, r of them containing the term"
-            )
-        self.formula.setToolTip(tip)
-        self.formula.setText(
-            f"<span style='color:{muted}'><small>{variant_summary(variant)}: "
-            f"{idf} · tf part = {cls.tf_formula}</small></span>"
-        )
-
-    def _arrange_columns(self) -> None:
-        """Put the columns in their visual order and show "before" only with feedback.
-
-        Also after a header layout saved by an earlier version (fewer columns) was restored.
-        """
-        header = self.view.horizontalHeader()
-        for visual, col in enumerate(VISUAL_ORDER):
-            if header.visualIndex(col) != visual:
-                header.moveSection(header.visualIndex(col), visual)
-        width = self.view.fontMetrics().height() * 2 + 8
-        if header.sectionResizeMode(Column.MARK) != QHeaderView.ResizeMode.Fixed:
-            header.setSectionResizeMode(Column.MARK, QHeaderView.ResizeMode.Fixed)
-        if header.sectionSize(Column.MARK) != width:
-            header.resizeSection(Column.MARK, width)
-        on = self.model.has_feedback
-        for col in FEEDBACK_COLUMNS:
-            if self.view.isColumnHidden(col) == on:
-                self.view.setColumnHidden(col, not on)
+    def _show_formula(self, outcome: SearchOutcome) -> None:
+        feedback = outcome.feedback
+        r = len(feedback.relevant) if feedback is not None else None
+        self.bar.show_formula(outcome.result.variant, r)
 
     def _apply_marks(self, marks: Marks) -> None:
         """Show changed marks; re-rank when the ranking depends on them."""
@@ -590,18 +438,3 @@ class SearchPanel(QWidget):
         self.feedback_action.setChecked(marks.active)
         self.feedback_action.setEnabled(bool(marks.marked))
         self.clear_marks_action.setEnabled(bool(marks.marked))
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Down moves from the query box to the results; Esc clears it (QObject.eventFilter)."""
-        if watched is self.query_edit and event.type() == QEvent.Type.KeyPress:
-            assert isinstance(event, QKeyEvent)
-            key = event.key()
-            if key == Qt.Key.Key_Down and self.proxy.rowCount():
-                self.view.setFocus()
-                if not self.view.selectionModel().hasSelection():
-                    self.view.selectRow(0)
-                return True
-            if key == Qt.Key.Key_Escape and self.query_edit.text():
-                self.query_edit.clear()
-                return True
-        return super().eventFilter(watched, event)
