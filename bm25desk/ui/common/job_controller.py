@@ -18,12 +18,12 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QProgressBar
 
 from bm25desk.engine.progress import CancelToken, ProgressFn
-from bm25desk.ui.common.jobs import Job, JobRunner
+from bm25desk.ui.common.jobs import CurrentJobOutcome, Job, JobRunner
 
 Work = Callable[[ProgressFn, CancelToken], object]
 
 
-class JobController(QObject):
+class JobController(CurrentJobOutcome):
     """Runs one job at a time and forwards only the signals of the job it still owns.
 
     Parameters
@@ -51,8 +51,6 @@ class JobController(QObject):
 
     started = Signal(object)
     progressed = Signal(int, int)
-    succeeded = Signal(object)
-    failed = Signal(object)
     cancelled = Signal()
     cancel_requested = Signal()
     finished = Signal()
@@ -139,16 +137,6 @@ class JobController(QObject):
     def _on_job_progressed(self, done: int, total: int) -> None:
         if self._current():
             self.progressed.emit(done, total)
-
-    @Slot(object)
-    def _on_job_succeeded(self, result: object) -> None:
-        if self._current():
-            self.succeeded.emit(result)
-
-    @Slot(object)
-    def _on_job_failed(self, exc: object) -> None:
-        if self._current():
-            self.failed.emit(exc)
 
     @Slot()
     def _on_job_cancelled(self) -> None:

@@ -109,7 +109,8 @@ class MessageBar(QWidget):
 
         from bm25desk.ui.common.colors import mix
 
-        pal = self.parentWidget().palette() if self.parentWidget() else self.palette()
+        parent = self.parentWidget()
+        pal = parent.palette() if parent is not None else self.palette()
         tint = {"error": "#e15759", "warning": "#edc948", "info": "#4e79a7"}.get(kind, "#4e79a7")
         base = pal.color(QPalette.ColorRole.Window)
         strength = 0.35 if is_dark(pal) else 0.22

@@ -103,7 +103,7 @@ class ParamsForm(QWidget):
         """Rebuild the controls for ``variant``'s parameters, showing its values."""
         while self._grid.count():
             item = self._grid.takeAt(0)
-            w = item.widget()
+            w = item.widget() if item is not None else None
             if w is not None and w not in (self.reset_button, self.none_label):
                 w.hide()  # at once: deleteLater waits for the event loop
                 w.deleteLater()

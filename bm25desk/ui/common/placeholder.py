@@ -28,8 +28,8 @@ class PlaceholderStack(QStackedWidget):
 
     def set_content(self, content: QWidget) -> None:
         """Use ``content`` as the page behind the placeholder."""
-        while self.count() > 1:
-            self.removeWidget(self.widget(1))
+        while (old := self.widget(1)) is not None:
+            self.removeWidget(old)
         self.addWidget(content)
 
     def show_placeholder(self, text: str | None = None) -> None:

@@ -46,9 +46,12 @@ class VariantPicker(QWidget):
     variant_changed = Signal(object)
 
     def __init__(self, parent: QWidget | None = None, *, layout: str = "stacked") -> None:
-        """Build the controls; ``layout``: ``stacked`` (combo over parameters, with the formula),
-        ``row`` (combo over parameters, no formula) or ``detached`` (the caller places
-        :attr:`combo`, :attr:`formula` and :attr:`params` in its own layout)."""
+        """Build the controls, placed as ``layout`` says.
+
+        ``stacked``: the combo over the parameters, with the formula; ``row``: the combo over
+        the parameters, no formula; ``detached``: the caller places :attr:`combo`,
+        :attr:`formula` and :attr:`params` in its own layout.
+        """
         super().__init__(parent)
         self.combo = QComboBox()
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -111,6 +114,10 @@ class VariantPicker(QWidget):
         """Choose the next (``delta`` = 1) or previous (-1) variant in the list."""
         n = self.combo.count()
         self.combo.setCurrentIndex((self.combo.currentIndex() + delta) % n)
+
+    def remember(self, key: str, params: dict[str, float]) -> None:
+        """Use ``params`` the next time variant ``key`` is chosen."""
+        self._params[key] = dict(params)
 
     def remembered(self) -> dict[str, dict[str, float]]:
         """Return the parameters each variant was last used with."""

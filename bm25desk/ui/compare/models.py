@@ -1,5 +1,6 @@
-"""Models of the Compare tab: the two rankings side by side, a document's change by term, and
-the term × document heatmap.
+"""Models of the Compare tab.
+
+The two rankings side by side, a document's change by term, and the term × document heatmap.
 """
 
 from __future__ import annotations

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Slot
+from PySide6.QtCore import QItemSelection, Qt, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -25,32 +24,12 @@ from bm25desk.engine.scoring.variants import _g
 from bm25desk.ui.common.colors import TermColors, muted_text
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
+from bm25desk.ui.common.table_model import ROW_ROLE
+from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
-from bm25desk.ui.compare.models import (
-    ROW_ROLE,
-    SORT_ROLE,
-    CompareModel,
-    HeatmapModel,
-    TermDeltaModel,
-)
+from bm25desk.ui.common.widgets import combo_box, text_label
+from bm25desk.ui.compare.models import CompareModel, HeatmapModel, TermDeltaModel
 from bm25desk.ui.compare.work import CompareOutcome, DocDelta, doc_delta, run_compare
-
-
-def _table(model: object, *, sortable: bool = True) -> tuple[QTableView, QSortFilterProxyModel]:
-    proxy = QSortFilterProxyModel()
-    proxy.setSourceModel(model)  # type: ignore[arg-type]
-    proxy.setSortRole(SORT_ROLE)
-    view = QTableView()
-    view.setModel(proxy)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setSortingEnabled(sortable)
-    view.verticalHeader().hide()
-    view.setWordWrap(False)
-    view.setShowGrid(False)
-    view.setAlternatingRowColors(True)
-    return view, proxy
 
 
 class ComparePanel(QWidget):
@@ -76,8 +55,27 @@ class ComparePanel(QWidget):
         self.delta_jobs = LatestOnly(runner, "compare-delta", self)
         self.delta_jobs.succeeded.connect(self._on_delta_jobs_succeeded)
 
-        self.query_label = QLabel()
-        self.query_label.setWordWrap(True)
+        self.query_label = text_label(rich=True)
+        self.summary = text_label(rich=True)
+        middle = QSplitter(Qt.Orientation.Horizontal)
+        middle.addWidget(self._make_rankings())
+        middle.addWidget(self._make_delta())
+        middle.setStretchFactor(0, 3)
+        middle.setStretchFactor(1, 2)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(middle)
+        self.splitter.addWidget(self._make_heatmap())
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.query_label)
+        layout.addLayout(self._make_configs())
+        layout.addWidget(self.summary)
+        layout.addWidget(self.splitter, 1)
+        self._show_query()
+
+    def _make_configs(self) -> QHBoxLayout:
         self.k_spin = QSpinBox()
         self.k_spin.setRange(3, 100)
         self.k_spin.setValue(10)
@@ -88,36 +86,39 @@ class ComparePanel(QWidget):
         self.picker_b = VariantPicker(layout="row")
         self.picker_a.set_variant(get_variant("lucene"))
         self.picker_b.set_variant(get_variant("bm25l"))
-        self.picker_a.variant_changed.connect(self._on_config_changed)
-        self.picker_b.variant_changed.connect(self._on_config_changed)
-        box_a = QGroupBox("A")
-        QVBoxLayout(box_a).addWidget(self.picker_a)
-        box_b = QGroupBox("B")
-        QVBoxLayout(box_b).addWidget(self.picker_b)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        configs = QHBoxLayout()
+        for title, picker in (("A", self.picker_a), ("B", self.picker_b)):
+            picker.variant_changed.connect(self._on_config_changed)
+            box = QGroupBox(title)
+            QVBoxLayout(box).addWidget(picker)
+            configs.addWidget(box, 1)
+        configs.addWidget(self.k_spin, 0, Qt.AlignmentFlag.AlignBottom)
+        return configs
 
+    def _make_rankings(self) -> QTableView:
         self.model = CompareModel(self)
-        self.view, self.proxy = _table(self.model)
+        self.view, self.proxy = make_table(self.model)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
-        self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.view.selectionModel().selectionChanged.connect(self._on_view_selection_changed)
+        return self.view
 
+    def _make_delta(self) -> QWidget:
         self.delta_model = TermDeltaModel(self)
-        self.delta_view, _ = _table(self.delta_model)
-        self.delta_view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # query order
+        self.delta_view, _ = make_table(self.delta_model)  # unsorted: query order
         self.delta_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.delta_title = QLabel("Select a document to see its score change, term by term.")
-        self.delta_title.setWordWrap(True)
+        self.delta_title = text_label(
+            "Select a document to see its score change, term by term.", rich=True
+        )
         delta_box = QWidget()
-        delta_layout = QVBoxLayout(delta_box)
-        delta_layout.setContentsMargins(0, 0, 0, 0)
-        delta_layout.addWidget(self.delta_title)
-        delta_layout.addWidget(self.delta_view, 1)
+        layout = QVBoxLayout(delta_box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.delta_title)
+        layout.addWidget(self.delta_view, 1)
+        return delta_box
 
+    def _make_heatmap(self) -> QWidget:
         self.heat_model = HeatmapModel(self)
         self.heat_view = QTableView()
         self.heat_view.setModel(self.heat_model)
@@ -125,46 +126,23 @@ class ComparePanel(QWidget):
         self.heat_view.setShowGrid(True)
         self.heat_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.heat_view.horizontalHeader().setMinimumSectionSize(44)
-        self.heat_which = QComboBox()
-        self.heat_which.addItem("A", "a")
-        self.heat_which.addItem("B", "b")
+        self.heat_which = combo_box((("A", "a"), ("B", "b")))
         self.heat_which.currentIndexChanged.connect(self._show_heat)
-        heat_head = QHBoxLayout()
-        heat_head.addWidget(
+        head = QHBoxLayout()
+        head.addWidget(
             QLabel(
                 "Term × document heatmap: contribution of each query term to "
                 "each of the top k documents of"
             )
         )
-        heat_head.addWidget(self.heat_which)
-        heat_head.addStretch(1)
+        head.addWidget(self.heat_which)
+        head.addStretch(1)
         heat_box = QWidget()
-        heat_layout = QVBoxLayout(heat_box)
-        heat_layout.setContentsMargins(0, 0, 0, 0)
-        heat_layout.addLayout(heat_head)
-        heat_layout.addWidget(self.heat_view, 1)
-
-        configs = QHBoxLayout()
-        configs.addWidget(box_a, 1)
-        configs.addWidget(box_b, 1)
-        configs.addWidget(self.k_spin, 0, Qt.AlignmentFlag.AlignBottom)
-        middle = QSplitter(Qt.Orientation.Horizontal)
-        middle.addWidget(self.view)
-        middle.addWidget(delta_box)
-        middle.setStretchFactor(0, 3)
-        middle.setStretchFactor(1, 2)
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(middle)
-        self.splitter.addWidget(heat_box)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 0)
-        layout.addWidget(self.query_label)
-        layout.addLayout(configs)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.splitter, 1)
-        self._show_query()
+        layout = QVBoxLayout(heat_box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(head)
+        layout.addWidget(self.heat_view, 1)
+        return heat_box
 
     # -- inputs ----------------------------------------------------------------------------------
 

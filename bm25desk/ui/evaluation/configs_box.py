@@ -1,5 +1,7 @@
-"""The ranking functions an experiment evaluates: every variant, checkable, each with its
-parameters, and copies of a variant to evaluate other parameters beside the first.
+"""The ranking functions an experiment evaluates, each with its parameters.
+
+Every variant is listed and checkable; a copy of a variant evaluates other parameters beside the
+first.
 """
 
 from __future__ import annotations

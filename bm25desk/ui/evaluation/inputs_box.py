@@ -1,5 +1,7 @@
-"""The Evaluation view's queries and judgements: choose the files, read them in the background,
-and say what was read (formats detected, counts, skipped lines) and what is missing.
+"""The Evaluation view's query and judgement files: chosen, read, and described.
+
+Files are read in the background; the box says what was read (formats detected, counts, skipped
+lines) and what is missing.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QGridLayout,
     QGroupBox,
@@ -29,6 +30,7 @@ from bm25desk.ui.common.formatting import plural
 from bm25desk.ui.common.job_controller import JobController
 from bm25desk.ui.common.jobs import Job, JobRunner
 from bm25desk.ui.common.messages import MessageBar
+from bm25desk.ui.common.widgets import combo_box, text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.work import (
     Companions,
@@ -97,10 +99,10 @@ class InputsBox(QGroupBox):
         for label in (self.queries_label, self.qrels_label):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.queries_format = _format_combo(
+        self.queries_format = combo_box(
             QUERY_FORMATS, "The query file's format (Detect reads its first lines)"
         )
-        self.qrels_format = _format_combo(
+        self.qrels_format = combo_box(
             QRELS_FORMATS, "The judgement file's format (Detect reads its first lines)"
         )
         self.queries_button = QPushButton("Queries…")
@@ -118,9 +120,7 @@ class InputsBox(QGroupBox):
         self.sample_button = QPushButton()
         self.sample_button.clicked.connect(self._on_sample_button_clicked)
         self.sample_button.hide()
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary = text_label(rich=True)
         self.skipped_view = QPlainTextEdit()
         self.skipped_view.setReadOnly(True)
         self.skipped_view.setMaximumHeight(90)
@@ -325,11 +325,3 @@ class InputsBox(QGroupBox):
                 combo.setCurrentIndex(0)
                 combo.blockSignals(False)
             self.set_files(self._companions.queries, self._companions.qrels)
-
-
-def _format_combo(formats: tuple[tuple[str, str], ...], tip: str) -> QComboBox:
-    combo = QComboBox()
-    for text, key in formats:
-        combo.addItem(text, key)
-    combo.setToolTip(tip)
-    return combo

@@ -1,6 +1,7 @@
-"""How the Evaluation view names and formats configurations, values and errors, the same in
-every table and chart: one colour per configuration, short labels, four decimals, numeric query ids
-in order, small print, and errors as sentences.
+"""How the Evaluation view names and formats configurations, values and errors.
+
+The same in every table and chart: one colour per configuration, short labels, four decimals,
+numeric query ids in order, small print, and errors as sentences.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""What an experiment measures and how: the metrics, the ranking depth, and the conventions
-(which queries the mean is over, how equal scores are ordered, BEIR self-hits).
+"""What an experiment measures and how: metrics, ranking depth and conventions.
+
+The conventions: which queries the mean is over, how equal scores are ordered, BEIR self-hits.
 """
 
 from __future__ import annotations
@@ -7,21 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Signal, Slot
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QGridLayout, QGroupBox, QSpinBox
 
 from bm25desk.evaluation.evaluate import EvalOptions
+from bm25desk.ui.common.widgets import combo_box
 from bm25desk.ui.evaluation.work import METRIC_HELP, METRICS
 
 DEFAULT_METRICS = ("RR@10", "nDCG@10", "AP", "P@10", "R@100")
 """Metrics checked when the view opens."""
-
-
-def _combo(items: tuple[tuple[str, str], ...], tip: str) -> QComboBox:
-    combo = QComboBox()
-    for text, key in items:
-        combo.addItem(text, key)
-    combo.setToolTip(tip)
-    return combo
 
 
 class OptionsBox(QGroupBox):
@@ -58,7 +52,7 @@ class OptionsBox(QGroupBox):
             "How many hits of each query to evaluate (TREC runs are 1000 deep; R@1000 needs "
             "1000). Fewer is faster."
         )
-        self.average_combo = _combo(
+        self.average_combo = combo_box(
             (
                 ("judged queries (trec_eval -c)", "judged"),
                 ("all queries, unjudged count 0", "all"),
@@ -66,7 +60,7 @@ class OptionsBox(QGroupBox):
             "Which queries the mean is taken over: queries without judgements are usually left "
             "out; some tutorials count them as 0",
         )
-        self.ties_combo = _combo(
+        self.ties_combo = combo_box(
             (
                 ("engine order (score, then index order)", "engine"),
                 ("trec_eval (score, then document id)", "trec_eval"),

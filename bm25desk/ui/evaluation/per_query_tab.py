@@ -1,6 +1,8 @@
-"""The Evaluation view's Per-query tab: every query's value under every configuration, one query's
-relevant documents with their full ranks, and the "why not" of one that missed the top k (its
-rank, its score's gap to the cut-off, and its score ledger).
+"""The Evaluation view's Per-query tab: per-query values and one query's drill-down.
+
+Every query's value under every configuration, one query's relevant documents with their full ranks,
+and the "why not" of one that missed the top k (its rank, its score's gap to the cut-off, and its
+score ledger).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.table_model import ROW_ROLE
 from bm25desk.ui.common.table_view import compact_rows, make_table
 from bm25desk.ui.common.variant_picker import variant_summary
+from bm25desk.ui.common.widgets import text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.query_models import DocColumn, PerQueryModel, RelevantDocsModel
 from bm25desk.ui.evaluation.work import EvalInputs, QueryDetail, WhyNot, query_detail, why_not
@@ -145,9 +148,7 @@ class PerQueryTab(PlaceholderStack):
         self.docs_view.selectionModel().selectionChanged.connect(
             self._on_docs_view_selection_changed
         )
-        self.docs_title = QLabel()
-        self.docs_title.setWordWrap(True)
-        self.docs_title.setTextFormat(Qt.TextFormat.RichText)
+        self.docs_title = text_label(rich=True)
         docs = QWidget()
         layout = QVBoxLayout(docs)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -156,10 +157,7 @@ class PerQueryTab(PlaceholderStack):
         return docs
 
     def _make_why(self) -> QWidget:
-        self.why_title = QLabel()
-        self.why_title.setWordWrap(True)
-        self.why_title.setTextFormat(Qt.TextFormat.RichText)
-        self.why_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.why_title = text_label(rich=True, selectable=True)
         self.ledger_model = LedgerModel(self)
         self.ledger_view = QTableView()
         self.ledger_view.setModel(self.ledger_model)

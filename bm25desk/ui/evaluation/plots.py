@@ -1,5 +1,4 @@
-"""Plots of the Evaluation view (pyqtgraph): a grouped bar chart of the results and the sweep
-heatmap.
+"""Plots of the Evaluation view (pyqtgraph): results as grouped bars, the sweep heatmap.
 
 The bar chart has one group per metric and one bar per configuration, in the configuration's
 colour (the same as in the tables). The heatmap shows one metric over two swept parameters (the

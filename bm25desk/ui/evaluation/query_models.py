@@ -1,5 +1,6 @@
-"""Models of the Evaluation view's per-query drill-down: every query's values under every
-configuration, and one query's relevant documents with their ranks.
+"""Models of the Evaluation view's per-query drill-down.
+
+Every query's values under every configuration, and one query's relevant documents with their ranks.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ _PQ_FIXED = 3  # query id, text, relevant count
 
 
 class PerQueryModel(RowTableModel[int]):
-    """One row per evaluated query: id, text, relevant count, then one metric's value per
-    configuration (the best of each row bold and tinted).
+    """One row per evaluated query: id, text, relevant count, and a metric per configuration.
 
-    A row is the query's position in the experiment; :data:`ROW_ROLE` gives its id.
+    The best value of each row is bold and tinted. A row is the query's position in the
+    experiment; :data:`ROW_ROLE` gives its id.
     """
 
     def __init__(self, parent: Any = None) -> None:

@@ -1,6 +1,7 @@
-"""Models of the Evaluation view's results: configuration × metric, and the paired tests against
-a baseline. They adapt :class:`ExperimentResult` and :class:`PairedTest`; they own no logic beyond
-formatting.
+"""Models of the Evaluation view's results: configuration × metric, and paired tests.
+
+They adapt :class:`ExperimentResult` and :class:`PairedTest` (tests against a baseline); they own no
+logic beyond formatting.
 """
 
 from __future__ import annotations

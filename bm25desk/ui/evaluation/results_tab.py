@@ -1,5 +1,7 @@
-"""The Evaluation view's Results tab: configuration × metric (best values bold), a grouped bar
-chart, paired tests against a chosen baseline, and the export of runs and run cards.
+"""The Evaluation view's Results tab: the results table, chart, tests and export.
+
+Configuration × metric (best values bold), a grouped bar chart, paired tests against a chosen
+baseline, and the export of runs and run cards.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from bm25desk.ui.common.messages import MessageBar
 from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import variant_summary
+from bm25desk.ui.common.widgets import text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.plots import MetricBars
 from bm25desk.ui.evaluation.result_models import SummaryModel, TestColumn, TestsModel
@@ -61,9 +64,7 @@ class ResultsTab(PlaceholderStack):
         self.exports.failed.connect(self._on_failed)
         self.exports.finished.connect(self._update_export)
 
-        self.result_label = QLabel()
-        self.result_label.setWordWrap(True)
-        self.result_label.setTextFormat(Qt.TextFormat.RichText)
+        self.result_label = text_label(rich=True)
         self.summary_model = SummaryModel(self)
         self.summary_view, self.summary_proxy = make_table(self.summary_model, compact=True)
         header = self.summary_view.horizontalHeader()
@@ -101,8 +102,7 @@ class ResultsTab(PlaceholderStack):
         header = self.tests_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(TestColumn.CONFIG, QHeaderView.ResizeMode.Stretch)
-        self.tests_note = QLabel()
-        self.tests_note.setWordWrap(True)
+        self.tests_note = text_label(rich=True)
         self.export_button = QPushButton("Export runs…")
         self.export_button.setToolTip(
             "Write a TREC run file and a run card (JSON) per configuration, a per-query CSV and "

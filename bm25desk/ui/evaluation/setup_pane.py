@@ -1,5 +1,7 @@
-"""The left side of the Evaluation view: what to evaluate (files, ranking functions, metrics and
-conventions) and the Run button, its progress and Cancel. It runs the experiment in the background.
+"""The left side of the Evaluation view: what to evaluate, and Run.
+
+Files, ranking functions, metrics and conventions, and the Run button with its progress and Cancel.
+It runs the experiment in the background.
 """
 
 from __future__ import annotations

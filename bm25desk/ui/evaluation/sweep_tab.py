@@ -1,5 +1,7 @@
-"""The Evaluation view's Parameter-sweep tab: k1 × b (× δ) of one ranking function over the loaded
-queries, run in the background and drawn as a heatmap; a clicked cell's parameters go to Search.
+"""The Evaluation view's Parameter-sweep tab: a metric over k1 × b (× δ) as a heatmap.
+
+One ranking function over the loaded queries, run in the background; a clicked cell's parameters go
+to the Search tab.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from bm25desk.ui.common.jobs import Job, JobRunner
 from bm25desk.ui.common.messages import MessageBar
 from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.variant_picker import variant_summary
+from bm25desk.ui.common.widgets import text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.plots import SweepHeatmap, axis_label
 from bm25desk.ui.evaluation.work import (
@@ -126,9 +129,7 @@ class SweepTab(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.progress = QProgressBar()
         self.sweeps.attach_progress(self.progress, "searches")
-        self.best_label = QLabel()
-        self.best_label.setWordWrap(True)
-        self.best_label.setTextFormat(Qt.TextFormat.RichText)
+        self.best_label = text_label(rich=True)
         self.apply_best_button = QPushButton("Use the best in Search")
         self.apply_best_button.clicked.connect(self._on_apply_best_button_clicked)
         controls = QFormLayout()

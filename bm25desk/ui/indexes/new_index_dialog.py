@@ -70,7 +70,30 @@ class NewIndexDialog(QDialog):
         self._detected = ""
         self._name_edited = False
 
-        # -- source ----------------------------------------------------------------------------
+        self.analysis = AnalysisOptions()
+        self.analysis.changed.connect(self._validate)
+        analysis_box = QGroupBox("Analysis")
+        QVBoxLayout(analysis_box).addWidget(self.analysis)
+        self.problem = QLabel()
+        self.problem.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.build_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.build_button.setText("Build index")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self._make_source_box())
+        layout.addWidget(self._make_tsv_box())
+        layout.addWidget(analysis_box)
+        layout.addWidget(self.problem)
+        layout.addWidget(self.buttons)
+        self.resize(720, 640)
+        self._validate()
+
+    def _make_source_box(self) -> QGroupBox:
         self.source_edit = QLineEdit()
         self.source_edit.setPlaceholderText(
             "A folder of documents or a corpus file — or drop one here"
@@ -96,17 +119,18 @@ class NewIndexDialog(QDialog):
         self.name_edit.textEdited.connect(self._on_name_edit_text_edited)
         self.name_edit.textChanged.connect(self._validate)
         self.name_note = QLabel()
+        form = QFormLayout()
+        form.addRow("Source", source_row)
+        form.addRow("", self.detected_label)
+        form.addRow("Format", self.format_combo)
+        form.addRow("Index name", self.name_edit)
+        form.addRow("", self.name_note)
+        box = QGroupBox("What to index")
+        box.setLayout(form)
+        return box
 
-        source_form = QFormLayout()
-        source_form.addRow("Source", source_row)
-        source_form.addRow("", self.detected_label)
-        source_form.addRow("Format", self.format_combo)
-        source_form.addRow("Index name", self.name_edit)
-        source_form.addRow("", self.name_note)
-        source_box = QGroupBox("What to index")
-        source_box.setLayout(source_form)
-
-        # -- TSV preview and column mapping ------------------------------------------------------
+    def _make_tsv_box(self) -> QGroupBox:
+        """Return the TSV preview and column mapping (shown for TSV files only)."""
         self.rows_model = RowsModel(self)
         self.rows_view = QTableView()
         self.rows_view.setModel(self.rows_model)
@@ -136,32 +160,7 @@ class NewIndexDialog(QDialog):
         self.tsv_box = QGroupBox("First rows")
         self.tsv_box.setLayout(tsv_layout)
         self.tsv_box.hide()
-
-        # -- analysis --------------------------------------------------------------------------
-        self.analysis = AnalysisOptions()
-        self.analysis.changed.connect(self._validate)
-        analysis_box = QGroupBox("Analysis")
-        box_layout = QVBoxLayout(analysis_box)
-        box_layout.addWidget(self.analysis)
-
-        self.problem = QLabel()
-        self.problem.setWordWrap(True)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.build_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.build_button.setText("Build index")
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-
-        layout = QVBoxLayout(self)
-        layout.addWidget(source_box)
-        layout.addWidget(self.tsv_box)
-        layout.addWidget(analysis_box)
-        layout.addWidget(self.problem)
-        layout.addWidget(self.buttons)
-        self.resize(720, 640)
-        self._validate()
+        return self.tsv_box
 
     # -- choosing the source -------------------------------------------------------------------
 

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QUrl, Signal, Slot
+from PySide6.QtCore import (
+    QModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QUrl,
+    Signal,
+    SignalInstance,
+    Slot,
+)
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -184,7 +192,7 @@ class IndexPanel(QWidget):
         self.delete_button.setEnabled(not self._busy and has)
         self.folder_button.setEnabled(has)
 
-    def _emit_for_current(self, signal: Signal) -> None:
+    def _emit_for_current(self, signal: SignalInstance) -> None:
         name = self.current_name()
         if name:
             signal.emit(name)

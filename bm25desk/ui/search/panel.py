@@ -16,7 +16,6 @@ import re
 import time
 
 from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 
 from bm25desk.engine import Hit, QueryError, Searcher, Variant
@@ -26,8 +25,8 @@ from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.messages import readable
 from bm25desk.ui.common.variant_picker import VariantPicker
 from bm25desk.ui.search.detail_panel import DetailPanel
-from bm25desk.ui.search.feedback import FeedbackBar, Marks, MarksMemory
 from bm25desk.ui.search.query_bar import QueryBar
+from bm25desk.ui.search.relevance import RelevanceMarks
 from bm25desk.ui.search.results_view import ResultsView
 from bm25desk.ui.search.work import (
     DetailOutcome,
@@ -41,7 +40,7 @@ from bm25desk.ui.search.work import (
 RESULTS_K = 100
 
 
-class SearchPanel(QWidget):
+class SearchPanel(RelevanceMarks, QWidget):
     """The Search tab.
 
     Signals
@@ -84,7 +83,6 @@ class SearchPanel(QWidget):
         self.snippets = LatestOnly(runner, "snippets", self)
         self.snippets.succeeded.connect(self._on_snippets_succeeded)
         self.snippets.failed.connect(self._on_details_failed)
-        self.marks = MarksMemory()
 
         self.picker = VariantPicker(self, layout="detached")
         self.picker.combo.setToolTip(
@@ -121,15 +119,7 @@ class SearchPanel(QWidget):
         self.view.menu_requested.connect(self._on_view_menu_requested)
         self.mark_action = self.view.mark_action
         self.mark_action.triggered.connect(self.toggle_selected_mark)
-        self.feedback_action = QAction("Re-rank with feedback", self)
-        self.feedback_action.setCheckable(True)
-        self.feedback_action.triggered.connect(self.set_feedback)
-        self.clear_marks_action = QAction("Clear relevance marks", self)
-        self.clear_marks_action.triggered.connect(self.clear_marks)
-        self.feedback_bar = FeedbackBar()
-        self.feedback_bar.feedback_requested.connect(self.set_feedback)
-        self.feedback_bar.clear_requested.connect(self.clear_marks)
-        self.feedback_bar.judged_requested.connect(self.mark_judged)
+        self._make_relevance()
         self.empty_label = QLabel()
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
@@ -190,41 +180,6 @@ class SearchPanel(QWidget):
             self._show_marks(self.marks.set_judged(frozenset(relevant_docids)))
         if now:
             self.search_now()
-
-    def current_marks(self) -> Marks:
-        """Return the relevance marks of the query on screen."""
-        return self.marks.current
-
-    def toggle_mark(self, docid: str) -> None:
-        """Mark document ``docid`` relevant for the current query, or unmark it."""
-        self._apply_marks(self.marks.toggle(docid))
-
-    @Slot()
-    def toggle_selected_mark(self) -> None:
-        """Mark the selected result relevant, or unmark it (Space)."""
-        hit = self.view.selected_hit()
-        if hit is not None:
-            self.toggle_mark(hit.docid)
-
-    def mark(self, docids: frozenset[str]) -> None:
-        """Mark ``docids`` relevant for the current query."""
-        self._apply_marks(self.marks.mark(frozenset(docids)))
-
-    @Slot()
-    def mark_judged(self) -> None:
-        """Mark every document judged relevant for the current query (those in the index)."""
-        missing = self._outcome.missing if self._outcome is not None else frozenset()
-        self.mark(self.marks.current.judged - missing)
-
-    @Slot(bool)
-    def set_feedback(self, on: bool) -> None:
-        """Rank with relevance feedback from the marked documents, or without it."""
-        self._apply_marks(self.marks.set_enabled(on))
-
-    @Slot()
-    def clear_marks(self) -> None:
-        """Remove the user's relevance marks of the current query (plain ranking)."""
-        self._apply_marks(self.marks.clear())
 
     def outcome(self) -> SearchOutcome | None:
         """Return the results on screen."""
@@ -422,19 +377,3 @@ class SearchPanel(QWidget):
         feedback = outcome.feedback
         r = len(feedback.relevant) if feedback is not None else None
         self.bar.show_formula(outcome.result.variant, r)
-
-    def _apply_marks(self, marks: Marks) -> None:
-        """Show changed marks; re-rank when the ranking depends on them."""
-        outcome = self._outcome
-        used = outcome.feedback if outcome is not None else None
-        self._show_marks(marks)
-        self.marks_changed.emit(marks)
-        if marks.active or used is not None:  # feedback turned on, off, or its set changed
-            self.search_now()
-
-    def _show_marks(self, marks: Marks) -> None:
-        self.model.set_marks(marks.marked, marks.judged)
-        self.feedback_bar.show_marks(marks, self._outcome)
-        self.feedback_action.setChecked(marks.active)
-        self.feedback_action.setEnabled(bool(marks.marked))
-        self.clear_marks_action.setEnabled(bool(marks.marked))

@@ -92,7 +92,11 @@ def plot_data(
     avgdl = float(index.avgdl) or 1.0
     length = float(explanation.length) if explanation is not None else None
     at_length = length if length is not None else avgdl
-    rows = {t.term: t for t in explanation.terms if t.status == "matched"} if explanation else {}
+    rows = {
+        t.term: t
+        for t in (explanation.terms if explanation else ())
+        if t.status == "matched" and t.term
+    }
     weights = {}
     dfs = {}
     for term in dict.fromkeys(terms):

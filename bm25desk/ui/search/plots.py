@@ -6,6 +6,8 @@ time the selection, the variant or a parameter changes, so dragging k1 or b bend
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
@@ -57,7 +59,8 @@ class PlotsPanel(QWidget):
         layout.addWidget(self.note)
         self._data: PlotData | None = None
         self._colors = TermColors()
-        self._items: dict[tuple[int, str], tuple[pg.PlotWidget, object]] = {}
+        # (plot id, name) → (plot, item); items are curves, scatters, labels and lines
+        self._items: dict[tuple[int, str], tuple[pg.PlotWidget, Any]] = {}
 
     def plots(self) -> tuple[pg.PlotWidget, pg.PlotWidget, pg.PlotWidget]:
         """Return the tf, length and idf plots."""

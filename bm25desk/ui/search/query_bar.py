@@ -1,5 +1,6 @@
-"""The top of the Search tab: the query box, the ranking function, the analysed query as chips,
-the formula line and the match count, with the typing delay before a search.
+"""The top of the Search tab: query box, ranking function, chips, formula and counts.
+
+The analysed query shows as chips; typing waits a moment before it searches.
 """
 
 from __future__ import annotations

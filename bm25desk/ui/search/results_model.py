@@ -1,5 +1,7 @@
-"""The ranked results: relevance mark, rank, score, the stacked contribution bar, title, snippet
-and source; with relevance feedback also each document's rank without it and how it moved.
+"""The ranked results as a table model.
+
+Relevance mark, rank, score, the stacked contribution bar, title, snippet and source; with relevance
+feedback also each document's rank without it and how it moved.
 """
 
 from __future__ import annotations

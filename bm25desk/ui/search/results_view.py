@@ -1,5 +1,7 @@
-"""The results table of the Search tab: columns in their visual order, painted cells (relevance
-mark, contribution bar, highlighted snippet), sorting by raw value, and the right-click menu.
+"""The results table of the Search tab, with its painted cells and right-click menu.
+
+Columns in their visual order, painted cells (relevance mark, contribution bar, highlighted snippet)
+and sorting by raw value.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""What the search jobs compute on pool threads (Qt-free): ranked rows with snippets, suggestions,
-and the details of one document (explanation, highlighted text, plot data).
+"""What the search jobs compute on pool threads (Qt-free).
+
+Ranked rows with snippets, suggestions, and the details of one document (explanation,
+highlighted text, plot data).
 
 With relevance feedback (documents marked relevant, by id), a search ranks twice: with the
 Robertson/Sparck Jones weight in place of the idf, and without it, so every row can say where it

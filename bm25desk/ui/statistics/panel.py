@@ -6,10 +6,9 @@ from html import escape
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QTimer, Slot
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -17,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -29,26 +27,24 @@ from bm25desk.ui.common.formatting import human_size, human_time
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.plot_style import make_plot, style_plot
-from bm25desk.ui.statistics.models import SORT_ROLE, TERM_ROLE, IdfModel, TopTermsModel
+from bm25desk.ui.common.table_view import make_table
+from bm25desk.ui.common.widgets import text_label
+from bm25desk.ui.statistics.models import TERM_ROLE, IdfModel, TopTermsModel
 from bm25desk.ui.statistics.work import IndexStats, TermLookup, index_stats, term_lookup
 
-
-def _view(model: object) -> QTableView:
-    proxy = QSortFilterProxyModel(model)  # type: ignore[arg-type]
-    proxy.setSourceModel(model)  # type: ignore[arg-type]
-    proxy.setSortRole(SORT_ROLE)
-    view = QTableView()
-    view.setModel(proxy)
-    view.setSortingEnabled(True)
-    view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
-    view.verticalHeader().hide()
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setWordWrap(False)
-    view.setShowGrid(False)
-    view.setAlternatingRowColors(True)
-    return view
+FIELDS = (
+    ("docs", "Documents"),
+    ("terms", "Vocabulary"),
+    ("avgdl", "Average length"),
+    ("lengths", "Lengths"),
+    ("tokens", "Tokens indexed"),
+    ("source", "Source"),
+    ("format", "Format"),
+    ("analyzer", "Analysis"),
+    ("built", "Built"),
+    ("size", "Size on disk"),
+)
+"""The collection's numbers: (key, label)."""
 
 
 class StatsPanel(QWidget):
@@ -67,72 +63,18 @@ class StatsPanel(QWidget):
         self.lookup_jobs = LatestOnly(runner, "term lookup", self)
         self.lookup_jobs.succeeded.connect(self._on_lookup_jobs_succeeded)
 
-        self.fields: dict[str, QLabel] = {}
-        form = QFormLayout()
-        for key, label in (
-            ("docs", "Documents"),
-            ("terms", "Vocabulary"),
-            ("avgdl", "Average length"),
-            ("lengths", "Lengths"),
-            ("tokens", "Tokens indexed"),
-            ("source", "Source"),
-            ("format", "Format"),
-            ("analyzer", "Analysis"),
-            ("built", "Built"),
-            ("size", "Size on disk"),
-        ):
-            value = QLabel()
-            value.setWordWrap(True)
-            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.fields[key] = value
-            form.addRow(label, value)
-        summary_box = QGroupBox("Collection")
-        summary_box.setLayout(form)
-
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self._make_summary())
         self.histogram = make_plot(
             "Document lengths", "length in analysed tokens", "documents", self.palette()
         )
         self.histogram.setMinimumHeight(200)
-
-        self.terms_model = TopTermsModel(self)
-        self.terms_view = _view(self.terms_model)
-        self.terms_view.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents
-        )
-        self.terms_view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.terms_view.activated.connect(self._on_terms_view_activated)
-        self.terms_view.clicked.connect(self._on_terms_view_activated)
-        terms_box = QGroupBox("Most frequent terms (click one to look it up)")
-        QVBoxLayout(terms_box).addWidget(self.terms_view)
-
-        self.lookup_edit = QLineEdit()
-        self.lookup_edit.setPlaceholderText("Look up a word: df, cf and idf under every variant")
-        self.lookup_edit.setClearButtonEnabled(True)
-        self.lookup_edit.textChanged.connect(self._on_lookup_edit_text_changed)
-        self.lookup_timer = QTimer(self, singleShot=True, interval=150)
-        self.lookup_timer.timeout.connect(self.look_up)
-        self.lookup_result = QLabel()
-        self.lookup_result.setWordWrap(True)
-        self.lookup_result.setTextFormat(Qt.TextFormat.RichText)
-        self.idf_model = IdfModel(self)
-        self.idf_view = _view(self.idf_model)
-        header = self.idf_view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
-        lookup_box = QGroupBox("Term look-up")
-        lookup_layout = QVBoxLayout(lookup_box)
-        lookup_layout.addWidget(self.lookup_edit)
-        lookup_layout.addWidget(self.lookup_result)
-        lookup_layout.addWidget(self.idf_view, 1)
-
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(summary_box)
         left_layout.addWidget(self.histogram, 1)
         right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(lookup_box)
-        right.addWidget(terms_box)
+        right.addWidget(self._make_lookup())
+        right.addWidget(self._make_terms())
         right.setStretchFactor(0, 1)
         right.setStretchFactor(1, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -144,6 +86,49 @@ class StatsPanel(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 0)
         layout.addWidget(self.splitter)
+
+    def _make_summary(self) -> QGroupBox:
+        self.fields: dict[str, QLabel] = {}
+        form = QFormLayout()
+        for key, label in FIELDS:
+            value = text_label(selectable=True)
+            self.fields[key] = value
+            form.addRow(label, value)
+        summary_box = QGroupBox("Collection")
+        summary_box.setLayout(form)
+        return summary_box
+
+    def _make_terms(self) -> QGroupBox:
+        self.terms_model = TopTermsModel(self)
+        self.terms_view, _ = make_table(self.terms_model)
+        header = self.terms_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.terms_view.activated.connect(self._on_terms_view_activated)
+        self.terms_view.clicked.connect(self._on_terms_view_activated)
+        terms_box = QGroupBox("Most frequent terms (click one to look it up)")
+        QVBoxLayout(terms_box).addWidget(self.terms_view)
+        return terms_box
+
+    def _make_lookup(self) -> QGroupBox:
+        self.lookup_edit = QLineEdit()
+        self.lookup_edit.setPlaceholderText("Look up a word: df, cf and idf under every variant")
+        self.lookup_edit.setClearButtonEnabled(True)
+        self.lookup_edit.textChanged.connect(self._on_lookup_edit_text_changed)
+        self.lookup_timer = QTimer(self, singleShot=True, interval=150)
+        self.lookup_timer.timeout.connect(self.look_up)
+        self.lookup_result = text_label(rich=True)
+        self.idf_model = IdfModel(self)
+        self.idf_view, _ = make_table(self.idf_model)
+        header = self.idf_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        lookup_box = QGroupBox("Term look-up")
+        lookup_layout = QVBoxLayout(lookup_box)
+        lookup_layout.addWidget(self.lookup_edit)
+        lookup_layout.addWidget(self.lookup_result)
+        lookup_layout.addWidget(self.idf_view, 1)
+        return lookup_box
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -204,7 +189,7 @@ class StatsPanel(QWidget):
         index = searcher.index
         src = index.source
         m = index.manifest
-        self.fields["source"].setText(escape(str(src.get("path", "—"))))
+        self.fields["source"].setText(str(src.get("path", "—")))
         self.fields["format"].setText(
             FORMATS.get(str(src.get("format")), str(src.get("format", "—")))
         )

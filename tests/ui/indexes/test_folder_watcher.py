@@ -140,14 +140,14 @@ def test_window_shows_changes_and_updates_automatically(qtbot, make_window, fold
     qtbot.waitUntil(lambda: w.searcher is not None and w.folder_watcher is not None, timeout=15000)
     watcher = w.folder_watcher
     qtbot.waitUntil(lambda: len(watcher.watched_dirs) == 2, timeout=10000)
-    assert not w.auto_update_action.isChecked()
+    assert not w.menu_actions.auto_update.isChecked()
     (folder / "d.txt").write_text("Date\nA sweet date.\n", encoding="utf-8")
     qtbot.waitUntil(lambda: w.changes_label.isVisible(), timeout=10000)
     assert "1 file changed" in w.changes_label.text()
     assert w.build_job is None  # not automatic by default
     # Turning the setting on updates now; the reopened index has the file; the notice goes.
     with qtbot.waitSignal(w.build_finished, timeout=20000) as blocker:
-        w.auto_update_action.trigger()
+        w.menu_actions.auto_update.trigger()
     assert w.settings.auto_update_folders
     assert blocker.args[0].added == 1
     qtbot.waitUntil(lambda: w.searcher is not None and w.searcher.index.n_docs == 4, timeout=15000)
