@@ -78,6 +78,7 @@ class BlobWriter:
         self.add(text.encode("utf-8", "replace"))
 
     def __len__(self) -> int:
+        """Return the number of records."""
         return len(self._offsets) - 1
 
     def close(self) -> None:
@@ -107,6 +108,7 @@ class Blob:
         self._off = np.ascontiguousarray(self.offsets, dtype=np.int64).data.cast("B").cast("q")
 
     def __len__(self) -> int:
+        """Return the number of records."""
         return len(self.offsets) - 1
 
     def get_bytes(self, i: int) -> bytes:
@@ -131,6 +133,7 @@ class Lexicon:
         self._blob = Blob(directory, name)
 
     def __len__(self) -> int:
+        """Return the number of records."""
         return len(self._blob)
 
     def term(self, i: int) -> str:
@@ -277,6 +280,7 @@ class TermIds(dict[str, int]):
     """
 
     def __missing__(self, term: str) -> int:
+        """Assign the next id to a new term."""
         value = self[term] = len(self)
         return value
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.index import build as build_mod
+from bm25desk.engine.index import commit as commit_mod
+from bm25desk.engine.index import ingest as ingest_mod
 from bm25desk.engine.index.build import build_index, update_index
 from bm25desk.engine.index.reader import FORMAT, Index
 from bm25desk.engine.index.segment import IndexCorruptError, SegmentWriter
@@ -243,9 +244,9 @@ def test_several_segments_score_like_one(
 
     source = Path(synth_index.source["path"])
     total = sum(int(s.ptr[-1]) for s in synth_index.segments)
-    monkeypatch.setattr(build_mod, "SEGMENT_POSTINGS", total // 12)
+    monkeypatch.setattr(ingest_mod, "SEGMENT_POSTINGS", total // 12)
     if merged == "in runs":
-        monkeypatch.setattr(build_mod, "MERGE_POSTINGS", total // 4)
+        monkeypatch.setattr(ingest_mod, "MERGE_POSTINGS", total // 4)
     monkeypatch.setattr(segment_mod.SegmentWriter, "FLUSH_TOKENS", 3_000)
     build_index(source, name="split", store=store)
     split = store.open("split")
@@ -406,7 +407,7 @@ def test_build_failing_in_commit(monkeypatch, built) -> None:
     def boom(*args, **kwargs):
         raise OSError("no space left on device")
 
-    monkeypatch.setattr(build_mod, "commit", boom)
+    monkeypatch.setattr(commit_mod, "commit", boom)
     with pytest.raises(OSError, match="no space"):
         build_index(tsv, name="tiny", store=store)
     _assert_intact(store, before, snap)
@@ -507,7 +508,7 @@ def test_update_failing_half_way_leaves_the_index_as_it_was(
     def boom(*args, **kwargs):
         raise OSError("crash while committing")
 
-    monkeypatch.setattr(build_mod, "commit", boom)
+    monkeypatch.setattr(commit_mod, "commit", boom)
     with pytest.raises(OSError, match="crash while committing"):
         update_index("inc", store=store)
     monkeypatch.undo()
@@ -547,7 +548,7 @@ _KILLER = textwrap.dedent(
         pathlib.Path.rename = rename
         build_index(source, name="victim", store=store)
     elif mode == "update":
-        import bm25desk.engine.index.build as b
+        import bm25desk.engine.index.commit as b
         real_commit = b.commit
         def commit(directory, **kw):
             (directory / f"lex-g{kw['generation']}").mkdir()  # half-written lexicon
