@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bm25desk.engine.index.source import folder_filters
+from bm25desk.engine.index.source import folder_filters, known_skips, read_skips
 from bm25desk.engine.progress import CancelToken
 from bm25desk.engine.readers import corpus
 
@@ -59,22 +59,28 @@ def folder_changes(index: Index, *, cancel: CancelToken | None = None) -> Folder
     current = corpus.scan_folder(
         path, cancel=cancel, **folder_filters(src.get("include"), src.get("exclude"))
     )
-    added, changed, removed, _known = diff_listing(index, current)
+    skips = known_skips(read_skips(index.path, index.manifest))
+    added, changed, removed, _known = diff_listing(index, current, skips)
     return FolderChanges(tuple(added), tuple(changed), tuple(removed))
 
 
 def diff_listing(
-    index: Index, current: dict[str, Any]
+    index: Index, current: dict[str, Any], skipped: dict[str, tuple[float, int]]
 ) -> tuple[list[str], list[str], list[str], dict[str, int]]:
     """Compare a folder listing (relative path → stat) with the live documents of ``index``.
 
-    Returns the sorted added, changed and removed relative paths, and the docno of every live
-    document by its relative path.
+    Files skipped by the last build or update (``skipped``: their mtime and size then) are not
+    new until they change. Returns the sorted added, changed and removed relative paths, and
+    the docno of every live document by its relative path.
     """
     known: dict[str, tuple[int, float, int]] = {}
     for docno, docid, mtime, size in index.iter_live():
         known[docid] = (docno, mtime, size)
-    added = sorted(set(current) - set(known))
+    added = sorted(
+        rel
+        for rel, st in current.items()
+        if rel not in known and skipped.get(rel) != (st.mtime, st.size)
+    )
     changed = sorted(
         rel
         for rel, st in current.items()

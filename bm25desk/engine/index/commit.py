@@ -9,6 +9,8 @@ lexicon with live df and cf when there are several segments or deletions, and re
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,15 +20,21 @@ import numpy as np
 
 import bm25desk
 from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.index.reader import FORMAT
+from bm25desk.engine.index.integrity import checksum_entries
+from bm25desk.engine.index.manifest import (
+    FORMAT,
+    files_of,
+    keep_generation_copy,
+    write_manifest,
+)
 from bm25desk.engine.index.segment import (
     I64,
     Segment,
     save_array,
     sort_terms,
-    write_json,
     write_lexicon,
 )
+from bm25desk.engine.index.snapshot import WRITER_FILES, generation_manifests
 
 
 def now() -> str:
@@ -44,10 +52,14 @@ def commit(
     created: str | None = None,
     report: dict[str, Any] | None = None,
     generation: int = 1,
+    skips: str | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compute exact live statistics, write the lexicon if needed, and replace the manifest.
 
-    ``segments`` lists ``(segment dir, deletion file or None)`` in docno order.
+    ``segments`` lists ``(segment dir, deletion file or None)`` in docno order; ``skips`` names
+    the skip list file. Every file gets its checksum in the manifest (reused from ``previous``,
+    the generation this one follows, for the files it already had: they are immutable).
     """
     opened = [Segment(directory / s) for s, _ in segments]
     masks = [
@@ -81,9 +93,29 @@ def commit(
         },
         "fingerprint": fingerprint,
         "report": report or {},
+        "skips": skips,
     }
-    write_json(directory / "manifest.json", manifest)
-    return manifest
+    manifest["files"] = _checksums(directory, sorted(files_of(manifest)), previous)
+    if previous is not None:
+        keep_generation_copy(directory, previous)  # readers of it may still need its files
+    return write_manifest(directory, manifest)
+
+
+def _checksums(
+    directory: Path, names: list[str], previous: dict[str, Any] | None
+) -> dict[str, dict[str, Any]]:
+    """Return the checksums of the files under ``names``, reusing ``previous``' entries."""
+    old = previous.get("files") if previous is not None else None
+    old_names = files_of(previous) if previous is not None and isinstance(old, dict) else set()
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        if name in old_names and isinstance(old, dict):
+            reused = {k: v for k, v in old.items() if k == name or k.startswith(f"{name}/")}
+            if reused:
+                out.update(reused)
+                continue
+        out.update(checksum_entries(directory, [name]))
+    return out
 
 
 def _live_totals(segments: list[Segment], masks: list[np.ndarray | None]) -> tuple[int, int, str]:
@@ -149,3 +181,39 @@ def _write_merged_lexicon(
     save_array(directory / "df.npy", df_all)
     save_array(directory / "cf.npy", cf_all)
     return len(sorted_terms)
+
+
+class NewFiles:
+    """What a writer adds to an index folder, removed again if it fails before its commit.
+
+    Runs under the writer lock, so everything new in the folder that looks like a writer's file
+    is this writer's own.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.before = set(os.listdir(directory))
+
+    def discard(self, generation: int) -> None:
+        """Remove the new files unless ``generation`` got committed after all."""
+        try:
+            current = json.loads((self.directory / "manifest.json").read_text("utf-8"))
+            if isinstance(current, dict) and current.get("generation") == generation:
+                return  # the commit went through: its files are the index now
+        except (OSError, ValueError):
+            pass
+        for name in set(os.listdir(self.directory)) - self.before:
+            if not name.startswith(WRITER_FILES):
+                continue
+            p = self.directory / name
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+
+
+def next_generation(directory: Path, previous: dict[str, Any] | None) -> int:
+    """Return the generation number after the current one (also past any kept copies)."""
+    gen = previous.get("generation", 0) if previous is not None else 0
+    gens = [gen if isinstance(gen, int) else 0, *generation_manifests(directory)]
+    return max(gens) + 1

@@ -9,20 +9,28 @@ rebuilt when its mtime or size changed. A failed or cancelled update leaves the 
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index import commit as commit_mod
 from bm25desk.engine.index.changes import diff_listing
+from bm25desk.engine.index.commit import NewFiles, next_generation
 from bm25desk.engine.index.ingest import write_segments
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.report import BuildReport, reason_counts
 from bm25desk.engine.index.segment import Segment, save_array
-from bm25desk.engine.index.source import folder_filters, write_skips
+from bm25desk.engine.index.snapshot import collect_garbage
+from bm25desk.engine.index.source import (
+    folder_filters,
+    known_skips,
+    read_skips,
+    skip_records,
+    write_skips,
+)
 from bm25desk.engine.index.store import IndexStore, StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
 from bm25desk.engine.readers.corpus import ReadReport
@@ -37,51 +45,61 @@ def update_index(
 ) -> BuildReport:
     """Bring index ``name`` up to date with its source.
 
-    A folder is updated incrementally (new, changed and deleted files); a corpus file is rebuilt
-    if it changed since the last build (mtime or size), else left as it is.
+    A folder is updated incrementally (new, changed and deleted files; files skipped before are
+    read again only when they changed); a corpus file is rebuilt if it changed since the last
+    build (mtime or size), else left as it is.
     """
     store = store or IndexStore()
-    index = store.open(name)
-    src = index.source
-    path = Path(src.get("path", ""))
-    if not path.exists():
-        raise StoreError(f"the source of {name!r} is gone: {path}")
     started = time.monotonic()
-    if src.get("kind") != "folder":
+    with store.writing(name), store.open(name) as index:
+        src, analyzer = index.source, index.analyzer
+        path = Path(src.get("path", ""))
+        if not path.exists():
+            raise StoreError(f"the source of {name!r} is gone: {path}")
+        if src.get("kind") == "folder":
+            return _update_folder(index, path, progress, cancel, started)
         st = path.stat()
         if st.st_mtime == src.get("mtime") and st.st_size == src.get("size"):
             return _unchanged(index, started)
-        return _rebuild_file(index, path, store, progress, cancel)
+    # A changed corpus file is rebuilt; build_index takes the writer lock itself.
+    return _rebuild_file(name, src, analyzer, store, progress, cancel)
+
+
+def _update_folder(
+    index: Index,
+    path: Path,
+    progress: ProgressFn | None,
+    cancel: CancelToken | None,
+    started: float,
+) -> BuildReport:
+    """Update a folder index incrementally (holding its writer lock); closes ``index``."""
     from bm25desk.engine.readers import corpus
 
+    src = index.source
+    old_skips = read_skips(index.path, index.manifest)
     current = corpus.scan_folder(path, **folder_filters(src.get("include"), src.get("exclude")))
-    added, changed, removed, known = diff_listing(index, current)
+    added, changed, removed, known = diff_listing(index, current, known_skips(old_skips))
     if not (added or changed or removed):
         return _unchanged(index, started)
     report = ReadReport()
     directory = index.path
-    generation = int(index.manifest.get("generation", 1)) + 1
-    new_files: list[Path] = []
+    generation = next_generation(directory, index.manifest)
+    new_files = NewFiles(directory)
     try:
         docs = corpus.read_folder(
-            path,
-            sorted(added + changed),
-            report=report,
-            progress=Throttle(progress),
-            cancel=cancel,
+            path, sorted(added + changed), report=report, progress=Throttle(progress), cancel=cancel
         )
         seg_names, count = write_segments(directory, docs, index.analyzer, cancel)
-        new_files += [directory / s for s in seg_names]
         gone = np.zeros(index.n_slots, dtype=bool)
         for rel in changed + removed:
             gone[known[rel]] = True
-        entries = _deletion_entries(index, gone, generation, new_files)
+        entries = _deletion_entries(index, gone, generation)
         entries += [(s, None) for s in seg_names]
-        new_files.append(directory / f"lex-g{generation}")
         if cancel is not None:
             cancel.check()
         skipped = tuple(report.skipped)
-        rep = {"read": report.read, "indexed": count, "skipped": len(skipped)}
+        records = _carried_skips(old_skips, current, set(added + changed))
+        records += skip_records(skipped, path)
         manifest = commit_mod.commit(
             directory,
             name=index.name,
@@ -89,14 +107,16 @@ def update_index(
             source={**src, "mtime": path.stat().st_mtime},
             segments=entries,
             created=index.manifest.get("created"),
-            report=rep,
+            report={"read": report.read, "indexed": count, "skipped": len(skipped)},
             generation=generation,
+            skips=write_skips(directory, generation, records),
+            previous=index.manifest,
         )
     except BaseException:
-        _remove(new_files)
+        new_files.discard(generation)
         raise
+    index.close()  # our own hold on the old generation must not keep its files
     collect_garbage(directory, manifest)
-    write_skips(directory, skipped)
     # Files that were found but could not be indexed (now binary, unreadable...) are not "added".
     indexed = _docids(directory, seg_names)
     return BuildReport(
@@ -115,6 +135,20 @@ def update_index(
     )
 
 
+def _carried_skips(
+    old: list[dict[str, Any]], current: dict[str, Any], reread: set[str]
+) -> list[dict[str, Any]]:
+    """Return the old skip records that still hold: not re-read, and still there unchanged."""
+    out = []
+    for rec in old:
+        rel = rec.get("rel")
+        if rel is None:
+            out.append(rec)  # a note about the folder (unsupported types...), not a file
+        elif rel not in reread and rel in current:
+            out.append(rec)
+    return out
+
+
 def _unchanged(index: Index, started: float) -> BuildReport:
     """Return the report of an update that found nothing to do."""
     return BuildReport(
@@ -123,8 +157,9 @@ def _unchanged(index: Index, started: float) -> BuildReport:
 
 
 def _rebuild_file(
-    index: Index,
-    path: Path,
+    name: str,
+    src: dict[str, Any],
+    analyzer: Analyzer,
     store: IndexStore,
     progress: ProgressFn | None,
     cancel: CancelToken | None,
@@ -133,16 +168,15 @@ def _rebuild_file(
     from bm25desk.engine.index.build import build_index  # build re-exports this module
     from bm25desk.engine.readers import corpus
 
-    src = index.source
     cols = src.get("columns")
     columns = (
         corpus.ColumnMap(cols["docid"], tuple(cols["text"]), cols.get("title")) if cols else None
     )
     return build_index(
-        path,
-        name=index.name,
+        Path(src["path"]),
+        name=name,
         fmt=src.get("format"),
-        analyzer=index.analyzer,
+        analyzer=analyzer,
         columns=columns,
         store=store,
         progress=progress,
@@ -151,12 +185,12 @@ def _rebuild_file(
 
 
 def _deletion_entries(
-    index: Index, gone: np.ndarray, generation: int, new_files: list[Path]
+    index: Index, gone: np.ndarray, generation: int
 ) -> list[tuple[str, str | None]]:
     """Return the old segments' manifest entries with ``gone`` documents marked deleted.
 
-    A segment whose mask changes gets a new deletion file (added to ``new_files``); a fully
-    deleted segment is dropped from the manifest.
+    A segment whose mask changes gets a new deletion file; a fully deleted segment is dropped
+    from the manifest.
     """
     entries: list[tuple[str, str | None]] = []
     for s, (seg, dele) in enumerate(zip(index.segments, index.deleted, strict=True)):
@@ -168,7 +202,6 @@ def _deletion_entries(
         if mask.any() and (dele is None or not np.array_equal(mask, dele)):
             dname = f"del-{seg.path.name}-g{generation}.npy"
             save_array(index.path / dname, mask)
-            new_files.append(index.path / dname)
         elif not mask.any():
             dname = None
         entries.append((seg.path.name, dname))
@@ -182,31 +215,3 @@ def _docids(directory: Path, seg_names: list[str]) -> set[str]:
         for seg in (Segment(directory / s) for s in seg_names)
         for i in range(seg.n_docs)
     }
-
-
-def _remove(paths: list[Path]) -> None:
-    """Remove files and directories written by a failed update."""
-    for f in paths:
-        if f.is_dir():
-            shutil.rmtree(f, ignore_errors=True)
-        else:
-            f.unlink(missing_ok=True)
-
-
-def collect_garbage(directory: Path, manifest: dict[str, Any]) -> None:
-    """Remove segment, deletion and lexicon files the current manifest does not name."""
-    keep = {"manifest.json", "skipped.tsv"}
-    for entry in manifest["segments"]:
-        keep.add(entry["name"])
-        if entry.get("deleted"):
-            keep.add(entry["deleted"])
-    if manifest.get("lexicon"):
-        keep.add(manifest["lexicon"])
-    for p in directory.iterdir():
-        if p.name in keep or p.name.startswith("."):
-            continue
-        if p.name.startswith(("seg-", "del-", "lex-")):
-            if p.is_dir():
-                shutil.rmtree(p, ignore_errors=True)
-            else:
-                p.unlink(missing_ok=True)
