@@ -252,7 +252,8 @@ def empty_message(path: Path, skipped: list[Skip] | tuple[Skip, ...], shown: int
     if skipped:
         parts = []
         for s in skipped[:shown]:
-            parts.append(f"{Path(s.where).name or s.where} ({s.reason})")
+            head = "" if s.where == str(path) else f"{Path(s.where).name or s.where} "
+            parts.append(f"{head}({s.reason})" if head else s.reason)
         more = ", …" if len(skipped) > shown else ""
         noun = "record" if path.is_file() else "file"
         text += f"; {len(skipped):,} {noun}{'s' if len(skipped) != 1 else ''} skipped: "
