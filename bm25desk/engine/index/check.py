@@ -9,6 +9,7 @@ documents are lost — by committing a new generation without them; anything els
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from bm25desk.engine.index.manifest import (
     write_json_synced,
 )
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import IndexCorruptError, Segment, load_array
+from bm25desk.engine.index.segment import IndexCorruptError, Segment, load_array, read_meta
 from bm25desk.engine.index.snapshot import collect_garbage, generation_manifests
 from bm25desk.engine.index.store import IndexStore, StoreError
 
@@ -157,6 +158,8 @@ def _check_segment(
     """Hash and fully check one segment (and its deletion file)."""
     files = [f"{seg_name}/{f}" for f in SEGMENT_FILES] + ([dele] if dele else [])
     n_docs = 0
+    with contextlib.suppress(IndexCorruptError):
+        n_docs = read_meta(directory / seg_name)["n_docs"]  # to say what a repair would lose
     try:
         verify_files(directory, manifest, files, force=True)
         seg = Segment(directory / seg_name)
