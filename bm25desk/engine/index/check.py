@@ -112,6 +112,7 @@ def _check(directory: Path, name: str, repair: bool) -> CheckReport:
             verify_files(directory, manifest, [f"{lex}/{f}" for f in LEXICON_FILES], force=True)
         except IndexCorruptError as exc:
             lexicon_error = str(exc)
+    lexicon_error = lexicon_error or _check_extras(directory, manifest, report)
     damaged = [s for s in report.segments if s.error]
     if repair and (damaged or lexicon_error):
         _drop_segments(directory, manifest, entries, damaged, report)
@@ -125,6 +126,28 @@ def _check(directory: Path, name: str, repair: bool) -> CheckReport:
         except IndexCorruptError as exc:
             report.problems.append(str(exc))
     return report
+
+
+def _check_extras(directory: Path, manifest: dict[str, Any], report: CheckReport) -> str:
+    """Check the skip list and the generation's manifest copy (searches never read them)."""
+    skips = manifest.get("skips")
+    if isinstance(skips, str) and isinstance(manifest.get("files"), dict):
+        try:
+            verify_files(directory, manifest, [skips], force=True)
+        except IndexCorruptError as exc:
+            report.problems.append(f"skip list: {exc}")
+    copy = directory / f"manifest-{report.generation}.json"
+    if report.checksums and not copy.exists():
+        report.problems.append(f"the copy {copy.name} is missing")
+    elif copy.exists():
+        try:
+            kept = read_manifest_file(copy)
+            verify_manifest_checksum(kept)
+            if kept.get("checksum") != manifest.get("checksum"):
+                raise IndexCorruptError("it differs from manifest.json")
+        except IndexCorruptError as exc:
+            report.problems.append(f"the copy {copy.name} is damaged ({exc})")
+    return ""
 
 
 def _manifest(directory: Path, report: CheckReport, repair: bool) -> dict[str, Any] | None:

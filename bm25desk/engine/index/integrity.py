@@ -142,6 +142,8 @@ def verify_files(
         On a missing file, a wrong size, a checksum mismatch or a file the manifest does not list.
     """
     listed = manifest.get("files")
+    if manifest.get("format", 1) >= 2 and not isinstance(listed, dict):
+        raise IndexCorruptError("manifest.json has lost its checksums")
     stamps = Stamps(directory)
     fresh: set[str] = set()
     for rel in expected:

@@ -52,8 +52,9 @@ def load_array(path: Path, mmap: bool = True) -> npt.NDArray[Any]:
             arr = np.load(path, allow_pickle=False)
     except FileNotFoundError as exc:
         raise IndexCorruptError(f"index file missing: {path.name}") from exc
-    except (ValueError, OSError, EOFError) as exc:
-        raise IndexCorruptError(f"index file damaged: {path.name} ({exc})") from exc
+    except Exception as exc:  # numpy's header parser raises ValueError, TokenError, SyntaxError...
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise IndexCorruptError(f"index file damaged: {path.name} ({reason})") from exc
     if not isinstance(arr, np.ndarray) or arr.ndim != 1:  # every index array is 1-d
         raise IndexCorruptError(f"index file damaged: {path.name} has the wrong shape")
     return arr
