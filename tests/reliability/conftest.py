@@ -27,7 +27,7 @@ VERSION_A = {
     **{
         f"f{i:02d}.txt": f"File {i}\nw{i % 11} apple w{i % 7} red banana {'sweet ' * (i % 4)}\n"
         for i in range(40)
-    },  # fmt: skip
+    },
     "sub/c.md": "# Cherry\n\ncherry pie and red wine\n",
 }
 VERSION_B = {

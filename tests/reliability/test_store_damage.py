@@ -18,12 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import VERSION_A, VERSION_B, write_version
 
 from bm25desk.engine import IndexStore, build_index, update_index
 from bm25desk.engine.index.integrity import file_checksum
 from bm25desk.engine.index.manifest import manifest_checksum
-
-from conftest import VERSION_A, VERSION_B, write_version  # noqa: I001 - the suite's helpers
 
 pytestmark = pytest.mark.slow
 
