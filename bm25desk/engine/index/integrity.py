@@ -182,7 +182,7 @@ def _check_array(seg: Segment, name: str, arr: Any, dtype: Any, length: int) -> 
 
 
 def _check_pointers(seg: Segment, name: str, ptr: Any, end: int) -> None:
-    """A CSR pointer or offset array: starts at 0, never decreases, ends at ``end``."""
+    """Check a CSR pointer or offset array: starts at 0, never decreases, ends at ``end``."""
     if len(ptr) == 0 or int(ptr[0]) != 0 or int(ptr[-1]) != end:
         raise _bad(seg, f"{name} does not fit its data")
     if len(ptr) > 1 and bool((np.diff(ptr) < 0).any()):
