@@ -89,4 +89,4 @@ def test_disk_full(tmp_path: Path) -> None:
         _assert_refused(proc, store, before)
         assert "No space left on device" in proc.stderr
     finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
