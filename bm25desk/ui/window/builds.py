@@ -99,6 +99,7 @@ class Builds(QObject):
                     store=store,
                     progress=progress,
                     cancel=cancel,
+                    replace=True,  # the New… dialog warned that the name exists
                 )
 
         self.request = request
