@@ -13,7 +13,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QDockWidget,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -40,6 +39,8 @@ from bm25desk.ui.compare.panel import ComparePanel
 from bm25desk.ui.evaluation.panel import EvalPanel
 from bm25desk.ui.indexes.build_progress import BuildProgress
 from bm25desk.ui.indexes.build_request import BuildRequest
+from bm25desk.ui.indexes.index_picker import IndexPicker
+from bm25desk.ui.indexes.manager_dialog import IndexManagerDialog
 from bm25desk.ui.indexes.new_index_dialog import dropped_path
 from bm25desk.ui.indexes.panel import IndexPanel
 from bm25desk.ui.indexes.skip_report_dialog import SkipReportDialog
@@ -97,15 +98,14 @@ class MainWindow(QMainWindow):
         self._make_parts()
         self._make_panels()
         self._make_central()
-        self._make_index_dock()
+        self._make_index_manager()
         self._make_status_bar()
         self.menu_actions = make_menus(self)
         self.new_action = self.menu_actions.new
         self.menu_actions.auto_update.setChecked(self.settings.auto_update_folders)
         self.folder_notice.set_auto_update(self.settings.auto_update_folders)
-        self.resize(1360, 900)
-        self.resizeDocks([self.index_dock], [110], Qt.Orientation.Vertical)
-        self.index_panel.refresh()
+        self._fit_to_screen(1360, 900)
+        self.refresh_indexes()
         self._restore()
 
     # -- construction ----------------------------------------------------------------------------
@@ -131,6 +131,7 @@ class MainWindow(QMainWindow):
         self.search_panel.query_cleared.connect(self._on_search_panel_query_cleared)
         self.search_panel.variant_changed.connect(self._on_search_panel_variant_changed)
         self.search_panel.failed.connect(self.show_error)
+        self.search_panel.status_hint.connect(self._on_search_panel_status_hint)
         self.compare_panel = ComparePanel(self.runner)
         self.compare_panel.jobs.failed.connect(self.show_error)
         self.compare_panel.delta_jobs.failed.connect(self.show_error)
@@ -163,21 +164,31 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
-    def _make_index_dock(self) -> None:
+    def _make_index_manager(self) -> None:
         self.index_panel = IndexPanel(self.store)
         self.index_panel.open_requested.connect(self.open_index)
         self.index_panel.new_requested.connect(self.new_index)
         self.index_panel.update_requested.connect(self.update_index)
         self.index_panel.rebuild_requested.connect(self.rebuild_index)
         self.index_panel.delete_requested.connect(self.delete_index)
-        self.index_dock = QDockWidget("Indexes")
-        self.index_dock.setObjectName("indexes")
-        self.index_dock.setWidget(self.index_panel)
-        self.index_dock.setFeatures(
-            QDockWidget.DockWidgetFeature.DockWidgetMovable
-            | QDockWidget.DockWidgetFeature.DockWidgetClosable
-        )
-        self.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, self.index_dock)
+        self.index_manager = IndexManagerDialog(self.index_panel, self)
+        self.index_picker = IndexPicker()
+        self.index_picker.open_requested.connect(self.open_index)
+        self.index_picker.manage_requested.connect(self.show_index_manager)
+        self.tabs.setCornerWidget(self.index_picker, Qt.Corner.TopRightCorner)
+
+    def refresh_indexes(self) -> None:
+        """Re-read the list of indexes (the manager's table and the picker)."""
+        self.index_panel.refresh()
+        self.index_picker.set_indexes(self.index_panel.infos(), self.switcher.current)
+
+    @Slot()
+    def show_index_manager(self) -> None:
+        """Show the index manager (every index, with Update, Rebuild, Delete)."""
+        self.refresh_indexes()
+        self.index_manager.show()
+        self.index_manager.raise_()
+        self.index_manager.activateWindow()
 
     def _make_status_bar(self) -> None:
         self.index_label = self.switcher.label
@@ -186,6 +197,14 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.changes_label)
         status.addPermanentWidget(self.variant_label)
         status.addPermanentWidget(self.index_label)
+
+    def _fit_to_screen(self, width: int, height: int) -> None:
+        """Open at ``width`` × ``height``, or the screen's free area when that is smaller."""
+        screen = self.screen()
+        if screen is not None:
+            free = screen.availableGeometry()
+            width, height = min(width, free.width()), min(height, free.height())
+        self.resize(width, height)
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -215,7 +234,8 @@ class MainWindow(QMainWindow):
 
     def for_selected(self, fn: Callable[[str], object]) -> None:
         """Call ``fn`` with the selected index's name (else the open index's)."""
-        name = self.index_panel.current_name() or self.switcher.current
+        selected = self.index_panel.current_name() if self.index_manager.isVisible() else ""
+        name = selected or self.switcher.current
         if name:
             fn(name)
 
@@ -329,6 +349,13 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_search_panel_results_shown(self, outcome: object) -> None:
         self.compare_panel.set_query(outcome.result.analysis.parsed)  # type: ignore[attr-defined]
+
+    @Slot(str)
+    def _on_search_panel_status_hint(self, text: str) -> None:
+        if text:
+            self.statusBar().showMessage(text)
+        else:
+            self.statusBar().clearMessage()
 
     @Slot()
     def _on_search_panel_query_cleared(self) -> None:

@@ -195,12 +195,18 @@ class LedgerModel(RowTableModel[TermExplanation]):
             return "idf = " + t.idf_text + ("\n" + "\n".join(t.notes) if t.notes else "")
         if col == Column.TF_FORMULA and t.tf_text:
             return "tf part = " + t.tf_text
-        if col == Column.IDF and t.status in ("matched", "unmatched") and t.idf <= 0:
-            return (
-                "negative idf: this term is in more than half the documents, so it lowers the score"
-                if t.idf < 0
-                else "zero idf: this term does not help ranking"
-            )
+        if col == Column.IDF and t.status in ("matched", "unmatched"):
+            lines = [f"idf = {t.idf_text}", *t.notes]
+            if t.idf < 0:
+                lines.append(
+                    "negative idf: this term is in more than half the documents, so it lowers "
+                    "the score"
+                )
+            elif t.idf == 0:
+                lines.append("zero idf: this term does not help ranking")
+            return "\n".join(lines)
+        if col == Column.TF_PART and t.status == "matched":
+            return f"tf part = {t.tf_text}"
         if col == Column.WEIGHT and t.status == "matched":
             return f"{t.qtf} · {_g(t.idf)} · {_g(t.tf_part)} = {_g(t.weight)}"
         if col == Column.STATUS:

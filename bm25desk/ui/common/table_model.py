@@ -5,6 +5,8 @@ columns and says what a cell shows; the base answers Qt's questions the same way
 
 - ``rowCount``/``columnCount`` are 0 under a valid parent (a table, not a tree);
 - ``headerData`` gives the column titles and their tooltips;
+- tooltips are plain text, shown literally (they show document titles, snippets and paths: see
+  :mod:`~bm25desk.ui.common.plain_text`) unless :attr:`rich_tooltips` says otherwise;
 - ``data`` checks the index, right-aligns the numeric columns, and asks :meth:`display`,
   :meth:`sort_key`, :meth:`tooltip` or :meth:`cell_data` for the rest;
 - :data:`SORT_ROLE` returns raw values for a :class:`QSortFilterProxyModel` (set its sort role);
@@ -24,6 +26,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+from bm25desk.ui.common.plain_text import plain_tooltip
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 """The raw value of a cell (a number or a string), for sorting."""
@@ -49,6 +53,8 @@ class RowTableModel(QAbstractTableModel, Generic[R]):
     """Columns whose values are numbers: right-aligned."""
     centered: ClassVar[frozenset[int]] = frozenset()
     """Columns of symbols (arrows, marks): centred."""
+    rich_tooltips: ClassVar[bool] = False
+    """Whether :meth:`tooltip` returns HTML; by default it is plain text, shown as such."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -167,7 +173,8 @@ class RowTableModel(QAbstractTableModel, Generic[R]):
         if role == SORT_ROLE:
             return self.sort_key(row, column)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self.tooltip(row, column)
+            tip = self.tooltip(row, column)
+            return tip if self.rich_tooltips else plain_tooltip(tip)
         if role == ROW_ROLE:
             return self.row_data(row)
         if role == Qt.ItemDataRole.TextAlignmentRole and (

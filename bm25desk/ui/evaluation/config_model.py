@@ -34,6 +34,7 @@ class ConfigsModel(RowTableModel[ConfigRow]):
     """Every variant (and copies with other parameters), checkable, with its parameters."""
 
     headers = ("Ranking function", "Parameters")
+    rich_tooltips = True  # the variant's formula, formatted (no document content)
 
     def checked(self) -> tuple[Variant, ...]:
         """Return the checked configurations, in list order."""

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from bm25desk.engine import IndexInfo
@@ -93,6 +93,15 @@ class IndexListModel(RowTableModel[IndexRow]):
     headers = tuple(HEADERS[c] for c in Column)
     numeric = frozenset({Column.DOCS, Column.SIZE})
 
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._open = ""
+
+    def set_open(self, name: str) -> None:
+        """Mark index ``name`` as the one open in the window ("" when none)."""
+        self._open = name
+        self.emit_column_changed(Column.NAME)
+
     def row_of(self, name: str) -> int:
         """Return the row of index ``name`` (-1 when absent)."""
         return next((i for i, r in enumerate(self._rows) if r.info.name == name), -1)
@@ -127,6 +136,10 @@ class IndexListModel(RowTableModel[IndexRow]):
 
     def cell_data(self, row: IndexRow, column: int, role: int) -> Any:
         """Colour a status that needs attention; mute the source."""
+        if role == Qt.ItemDataRole.FontRole and row.info.name == self._open:
+            font = QFont(QApplication.font())
+            font.setBold(True)
+            return font
         if role != Qt.ItemDataRole.ForegroundRole:
             return None
         if column == Column.STATUS and row.status != "ok":
@@ -139,7 +152,7 @@ class IndexListModel(RowTableModel[IndexRow]):
     def _display(self, row: IndexRow, col: Column) -> str:
         info = row.info
         if col == Column.NAME:
-            return info.name
+            return f"● {info.name}" if info.name == self._open else info.name
         if col == Column.DOCS:
             return f"{info.n_docs:,}" if not info.error else "—"
         if col == Column.SIZE:
@@ -156,11 +169,11 @@ class IndexListModel(RowTableModel[IndexRow]):
         src = info.source
         fmt = FORMATS.get(str(src.get("format", "")), str(src.get("format", "")))
         lines = [
-            f"<b>{info.name}</b>",
+            info.name + ("  (open)" if info.name == self._open else ""),
             f"Source: {src.get('path', '—')}",
             f"Format: {fmt or '—'}",
             f"{info.n_docs:,} documents, {info.n_terms:,} terms, average length {info.avgdl:.1f}",
             f"Created {human_time(info.created)}, updated {human_time(info.updated)}",
             f"Status: {row.detail}",
         ]
-        return "<br>".join(lines)
+        return "\n".join(lines)

@@ -56,6 +56,8 @@ class SearchPanel(RelevanceMarks, QWidget):
     marks_changed(object)
         The user changed the current query's :class:`~bm25desk.ui.search.feedback.Marks` (marked or
         unmarked documents, turned feedback on or off).
+    status_hint(str)
+        A hint for the status bar ("" to clear it).
     """
 
     results_shown = Signal(object)
@@ -63,6 +65,7 @@ class SearchPanel(RelevanceMarks, QWidget):
     variant_changed = Signal(object)
     failed = Signal(object)
     marks_changed = Signal(object)
+    status_hint = Signal(str)
 
     def __init__(self, runner: JobRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -100,9 +103,11 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.splitter.addWidget(self._make_results())
         self.detail = DetailPanel()
         self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 2)
-        self.splitter.setStretchFactor(1, 3)
-        self.splitter.setSizes([250, 560])
+        # Results get 60 % of the height: ten rows or more at 1280×720 with the explanation
+        # shown below them, twenty or more at 1920×1080 (tests/ui/test_layout.py).
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([600, 400])
         self.splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 0)
@@ -272,7 +277,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         else:
             self.empty_label.hide()
             self.view.show()
-            self.feedback_bar.show()
+            self._show_feedback_bar()
             row = self.model.row_of_docno(keep) if keep is not None else -1
             proxy_row = self.proxy.mapFromSource(self.model.index(max(row, 0), 0)).row()
             self.view.selectRow(proxy_row)
@@ -305,7 +310,6 @@ class SearchPanel(RelevanceMarks, QWidget):
         if isinstance(exc, QueryError):
             self.chips.show_error(readable(exc))
             self._show_empty("")
-            self.feedback_bar.hide()
             self.bar.show_counts(None)
             self.query_cleared.emit()
             return
@@ -371,9 +375,11 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.empty_label.setText(text)
         self.empty_label.setVisible(bool(text))
         self.view.setVisible(not text)
-        self.feedback_bar.setVisible(not text)
+        self._show_feedback_bar()
 
     def _show_formula(self, outcome: SearchOutcome) -> None:
+        # The chosen variant, not the ranking's: while a slider is dragged, a ranking of an
+        # earlier position may arrive after the line showed the current one.
         feedback = outcome.feedback
         r = len(feedback.relevant) if feedback is not None else None
-        self.bar.show_formula(outcome.result.variant, r)
+        self.bar.show_formula(self.picker.variant(), r)

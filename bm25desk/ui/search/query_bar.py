@@ -5,6 +5,8 @@ The analysed query shows as chips; typing waits a moment before it searches.
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
@@ -64,19 +66,16 @@ class QueryBar(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.query_edit, 1)
         top.addWidget(picker.combo, 0)
-        chips_column = QVBoxLayout()
-        chips_column.addWidget(self.chips)
+        top.addWidget(picker.params, 0)
         under = QHBoxLayout()
         under.addWidget(self.formula, 1)
         under.addWidget(self.status, 0)
-        chips_column.addLayout(under)
-        info = QHBoxLayout()
-        info.addLayout(chips_column, 1)
-        info.addWidget(picker.params, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
         layout.addLayout(top)
-        layout.addLayout(info)
+        layout.addWidget(self.chips)
+        layout.addLayout(under)
 
     def text(self) -> str:
         """Return the query text."""
@@ -85,7 +84,6 @@ class QueryBar(QWidget):
     def show_formula(self, variant: Variant, feedback_r: int | None = None) -> None:
         """Show ``variant``'s formula line (with feedback: the RSJ weight from R documents)."""
         cls = type(variant)
-        muted = muted_text(self.palette()).name()
         idf = f"idf = {cls.idf_formula}"
         tip = ""
         if feedback_r is not None:
@@ -93,8 +91,8 @@ class QueryBar(QWidget):
             tip = RSJ_TIP
         self.formula.setToolTip(tip)
         self.formula.setText(
-            f"<span style='color:{muted}'><small>{variant_summary(variant)}: "
-            f"{idf} · tf part = {cls.tf_formula}</small></span>"
+            f"<b>{escape(variant_summary(variant))}</b>: {escape(idf)} · "
+            f"tf part = {escape(cls.tf_formula)}"
         )
 
     def show_counts(self, result: SearchResult | None, shown: int = 0) -> None:

@@ -17,6 +17,10 @@ from bm25desk.ui.search.results_model import ResultsModel
 from bm25desk.ui.search.results_view import ResultsView
 from bm25desk.ui.search.work import SearchOutcome
 
+MARK_HINT = (
+    "Tip: mark a result relevant (click its ☆ or press Space), then re-rank with relevance feedback"
+)
+
 
 class RelevanceMarks:
     """The relevance-marks part of :class:`~bm25desk.ui.search.panel.SearchPanel` (a mixin).
@@ -29,6 +33,12 @@ class RelevanceMarks:
     view: ResultsView
     _outcome: SearchOutcome | None
     marks_changed: Any
+    status_hint: Any
+
+    def _show_feedback_bar(self) -> None:
+        """Show the bar above the results when there are results and marks or judgements."""
+        listed = self._outcome is not None and bool(self._outcome.rows)
+        self.feedback_bar.setVisible(listed and self.feedback_bar.wanted(self.marks.current))
 
     def search_now(self) -> None:
         """Search again (the panel's)."""
@@ -94,6 +104,8 @@ class RelevanceMarks:
     def _show_marks(self, marks: Marks) -> None:
         self.model.set_marks(marks.marked, marks.judged)
         self.feedback_bar.show_marks(marks, self._outcome)
+        self._show_feedback_bar()
+        self.status_hint.emit("" if marks.marked or self._outcome is None else MARK_HINT)
         self.feedback_action.setChecked(marks.active)
         self.feedback_action.setEnabled(bool(marks.marked))
         self.clear_marks_action.setEnabled(bool(marks.marked))

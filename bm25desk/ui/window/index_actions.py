@@ -103,7 +103,7 @@ class IndexActions(QObject):
     @Slot(object, object)
     def _on_builds_succeeded(self, report: BuildReport, request: BuildRequest) -> None:
         self.last_report = report
-        self.w.index_panel.refresh()
+        self.w.refresh_indexes()
         action = (
             ("skipped", f"Show the {len(report.skipped):,} skipped") if report.skipped else None
         )
@@ -124,7 +124,7 @@ class IndexActions(QObject):
             "Any previous index of that name is unchanged.",
             "error",
         )
-        self.w.index_panel.refresh()
+        self.w.refresh_indexes()
         self.build_finished.emit(None)
 
     @Slot(object)
@@ -134,13 +134,13 @@ class IndexActions(QObject):
             "info",
             timeout_ms=10000,
         )
-        self.w.index_panel.refresh()
+        self.w.refresh_indexes()
         self.build_finished.emit(None)
 
     @Slot(str)
     def _on_builds_deleted(self, name: str) -> None:
         self.w.message_bar.show_message(f"Deleted the index “{name}”.", "info", timeout_ms=8000)
-        self.w.index_panel.refresh()
+        self.w.refresh_indexes()
         if self.w.searcher is None:
             names = self.w.index_panel.names()
             if names:

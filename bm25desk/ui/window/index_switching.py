@@ -72,6 +72,8 @@ class IndexSwitcher(QObject):
         for panel in (w.search_panel, w.compare_panel, w.stats_panel):
             panel.set_searcher(None)
         w.eval_panel.set_index(None, None)
+        w.index_panel.set_open_index("")
+        w.index_picker.set_open("")
         self.label.setText("")
         w.setWindowTitle("bm25desk")
 
@@ -88,6 +90,7 @@ class IndexSwitcher(QObject):
         w.stats_panel.set_searcher(searcher)
         w.eval_panel.set_index(index, searcher)
         w.index_panel.set_open_index(name)
+        w.index_picker.set_open(name)
         w.stack.setCurrentWidget(w.tabs)
         w.settings.last_index = name
         w.setWindowTitle(f"{name} — bm25desk")
@@ -109,6 +112,6 @@ class IndexSwitcher(QObject):
         )
         action = (f"rebuild:{name}", "Rebuild it") if isinstance(exc, IndexCorruptError) else None
         w.message_bar.show_message(readable(exc), "error", action=action)
-        w.index_panel.refresh()
+        w.refresh_indexes()
         if searcher is None and not w.index_panel.names():
             w.stack.setCurrentWidget(w.welcome)

@@ -19,11 +19,11 @@ SHORTCUTS = (
     ("F3 / Shift+F3", "Next / previous highlighted match in the preview"),
     ("Ctrl+O", "Open the selected document's file"),
     ("Ctrl+Shift+C", "Copy the score ledger as text"),
-    ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Search / Compare / Statistics tab"),
+    ("Ctrl+1 … Ctrl+4", "Search / Compare / Statistics / Evaluation tab"),
     ("Ctrl+N", "New index"),
     ("F5", "Update the selected index from its source"),
     ("Ctrl+R", "Rebuild the selected index"),
-    ("Ctrl+I", "Show or hide the index list"),
+    ("Ctrl+I", "Indexes: open, update, rebuild or delete one"),
     ("F1", "This list"),
     ("Ctrl+Q", "Quit"),
 )
@@ -106,10 +106,7 @@ def _make_search_menu(w: Any, menu: QMenu) -> None:
 
 
 def _make_view_menu(w: Any, menu: QMenu) -> None:
-    for i, name in enumerate(("&Search", "&Compare", "S&tatistics")):
+    for i, name in enumerate(("&Search", "&Compare", "S&tatistics", "&Evaluation")):
         add_action(menu, name, lambda _=False, i=i: w.show_tab(i), f"Ctrl+{i + 1}")
     menu.addSeparator()
-    toggle = w.index_dock.toggleViewAction()
-    toggle.setText("&Index list")
-    toggle.setShortcut(QKeySequence("Ctrl+I"))
-    menu.addAction(toggle)
+    add_action(menu, "&Indexes…", w.show_index_manager, "Ctrl+I")
