@@ -313,13 +313,16 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def show_error(self, exc: BaseException) -> None:
         """Show an error as a readable message (never a traceback)."""
-        self.message_bar.show_message(readable(exc), "error")
+        self.message_bar.show_message(readable(exc), "error", owner=self.switcher.current)
 
     @Slot(str)
     def _on_message_bar_action_requested(self, action: str) -> None:
         kind, _, arg = action.partition(":")
         if kind == "skipped" and self.last_report is not None:
             SkipReportDialog(self.last_report, self).exec()
+        elif kind == "build-empty":
+            self.message_bar.hide()
+            self.index_actions.build_empty()
         elif kind == "update" and arg:
             self.message_bar.hide()
             self.update_index(arg)

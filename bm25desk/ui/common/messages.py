@@ -76,6 +76,7 @@ class MessageBar(QWidget):
         layout.addWidget(self.icon)
         layout.addWidget(self.text, 1)
         layout.addWidget(close)
+        self.owner = ""  # the index the message is about ("" for none in particular)
         self._timer = QTimer(self, singleShot=True)
         self._timer.timeout.connect(self.hide)
         self.hide()
@@ -87,8 +88,13 @@ class MessageBar(QWidget):
         *,
         action: tuple[str, str] | None = None,
         timeout_ms: int = 0,
+        owner: str = "",
     ) -> None:
-        """Show ``text`` (``kind``: error, warning or info), with an optional (id, label) link."""
+        """Show ``text`` (``kind``: error, warning or info), with an optional (id, label) link.
+
+        ``owner`` names the index the message is about: switching to another index hides it.
+        """
+        self.owner = owner
         from html import escape
 
         body = escape(text, quote=False)

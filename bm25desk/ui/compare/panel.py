@@ -31,6 +31,8 @@ from bm25desk.ui.common.widgets import combo_box, text_label
 from bm25desk.ui.compare.models import CompareModel, HeatmapModel, TermDeltaModel
 from bm25desk.ui.compare.work import CompareOutcome, DocDelta, doc_delta, run_compare
 
+DELTA_EMPTY = "Select a document to see its score change, term by term."
+
 
 class ComparePanel(QWidget):
     """Ranks the current query under configurations A and B and explains the differences.
@@ -108,9 +110,7 @@ class ComparePanel(QWidget):
         self.delta_model = TermDeltaModel(self)
         self.delta_view, _ = make_table(self.delta_model)  # unsorted: query order
         self.delta_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.delta_title = text_label(
-            "Select a document to see its score change, term by term.", rich=True
-        )
+        self.delta_title = text_label(DELTA_EMPTY, rich=True)
         delta_box = QWidget()
         layout = QVBoxLayout(delta_box)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -182,7 +182,7 @@ class ComparePanel(QWidget):
             return
         self._dirty = False
         searcher, parsed = self.searcher, self._parsed
-        if searcher is None or parsed is None or not parsed.scored:
+        if searcher is None or parsed is None or not parsed.scored or not searcher.index.n_docs:
             self.jobs.invalidate()
             self._clear()
             return
@@ -193,14 +193,22 @@ class ComparePanel(QWidget):
 
     def _clear(self) -> None:
         self._outcome = None
+        self.delta_jobs.invalidate()
         self.model.set_rows(())
         self.delta_model.set_delta(None, TermColors())
+        self.delta_title.setText(DELTA_EMPTY)
         self.heat_model.set_heat((), (), TermColors())
         self.summary.setText("")
 
     def _show_query(self) -> None:
         muted = muted_text(self.palette()).name()
-        if self._parsed is None:
+        searcher = self.searcher
+        if searcher is not None and searcher.index.n_docs == 0:
+            self.query_label.setText(
+                f"<span style='color:{muted}'>“{escape(searcher.index.name)}” has no documents: "
+                "there is nothing to compare.</span>"
+            )
+        elif self._parsed is None:
             self.query_label.setText(
                 f"<span style='color:{muted}'>Type a query on the Search tab: it is ranked here "
                 "under two configurations.</span>"

@@ -90,6 +90,8 @@ class InputsBox(QGroupBox):
         self.inputs = EvalInputs()
         self._paths: dict[str, Path | None] = {"queries": None, "qrels": None}
         self._companions: Companions | None = None
+        self._index_name = ""  # the open index
+        self._loaded_for = ""  # the index the files were read for
         self.loads = JobController(runner, "eval inputs", parent=self)
         self.loads.succeeded.connect(self._on_loads_succeeded)
         self.loads.failed.connect(self._on_loads_failed)
@@ -143,7 +145,15 @@ class InputsBox(QGroupBox):
     # -- the open index --------------------------------------------------------------------------
 
     def set_index(self, index: Index | None) -> None:
-        """Offer the queries and judgements that come with ``index``'s collection, if any."""
+        """Offer the queries and judgements that come with ``index``'s collection, if any.
+
+        Files read for another index are forgotten (they belong to its collection); closing the
+        index, or opening the same one again, keeps them.
+        """
+        if index is not None:
+            if self._loaded_for and index.name != self._loaded_for:
+                self.reset()
+            self._index_name = index.name
         self._companions = companion_files(index)
         if self._companions is not None:
             self.sample_button.setText(self._companions.label)
@@ -179,7 +189,17 @@ class InputsBox(QGroupBox):
 
         for which in jobs:
             (self.queries_label if which == "queries" else self.qrels_label).setText("reading…")
+        self._loaded_for = self._index_name
         return self.loads.start(work, replace=True)
+
+    def reset(self) -> None:
+        """Forget the files read (and stop reading any)."""
+        self.loads.drop()
+        self.inputs = EvalInputs()
+        self._paths = {"queries": None, "qrels": None}
+        self._loaded_for = ""
+        self.show_inputs()
+        self.inputs_loaded.emit(self.inputs)
 
     @Slot(object)
     def _on_loads_succeeded(self, loaded: dict[str, object]) -> None:

@@ -105,7 +105,8 @@ class SetupPane(QScrollArea):
 
     def ready(self) -> bool:
         """Return whether an index is open and both files are loaded."""
-        return self.searcher is not None and self.inputs.ready
+        searcher = self.searcher
+        return searcher is not None and searcher.index.n_docs > 0 and self.inputs.ready
 
     def set_index(self, index: Index | None, searcher: Searcher | None) -> None:
         """Evaluate on ``index`` from now on; a running experiment is dropped."""
@@ -122,8 +123,8 @@ class SetupPane(QScrollArea):
         searcher, inputs = self.searcher, self.inputs
         if self.experiments.busy():
             return None
-        if searcher is None:
-            self.messages.show_message("Open an index first.", "info")
+        if searcher is None or not searcher.index.n_docs:
+            self.messages.show_message("Open an index with documents first.", "info")
             return None
         if not inputs.ready:
             self.messages.show_message("Load a query file and a judgement file first.", "info")
@@ -200,6 +201,8 @@ class SetupPane(QScrollArea):
             return
         if self.searcher is None:
             why = "Open an index to evaluate it."
+        elif not self.searcher.index.n_docs:
+            why = f"“{escape(self.searcher.index.name)}” has no documents: nothing to evaluate."
         elif not self.inputs.ready:
             why = "Load a query file and a judgement file."
         elif n_configs == 0:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -42,6 +42,7 @@ from bm25desk.ui.indexes.analysis_options import AnalysisOptions
 from bm25desk.ui.indexes.build_request import BuildRequest
 
 _TSV_FORMATS = ("tsv-header", "msmarco-docs", "msmarco-passages")
+TYPING_PAUSE_MS = 400
 
 
 def dropped_path(event: QDragEnterEvent | QDropEvent) -> Path | None:
@@ -69,6 +70,8 @@ class NewIndexDialog(QDialog):
         self._source: Path | None = None
         self._detected = ""
         self._name_edited = False
+        self._touched = False  # the user chose or typed a source (errors show only then)
+        self._detect_error = ""
 
         self.analysis = AnalysisOptions()
         self.analysis.changed.connect(self._validate)
@@ -98,7 +101,10 @@ class NewIndexDialog(QDialog):
         self.source_edit.setPlaceholderText(
             "A folder of documents or a corpus file — or drop one here"
         )
-        self.source_edit.editingFinished.connect(self._on_source_edit_editing_finished)
+        self.source_timer = QTimer(self, singleShot=True, interval=TYPING_PAUSE_MS)
+        self.source_timer.timeout.connect(self._on_source_typed)
+        self.source_edit.textEdited.connect(self.source_timer.start)
+        self.source_edit.editingFinished.connect(self._on_source_typed)
         file_button = QPushButton("File…")
         file_button.setToolTip("Choose a corpus file: TSV, BEIR corpus.jsonl, SMART (CISI), TREC")
         folder_button = QPushButton("Folder…")
@@ -183,29 +189,56 @@ class NewIndexDialog(QDialog):
         if path:
             self.set_source(Path(path))
 
-    def set_source(self, path: Path) -> None:
-        """Use ``path`` as the source: detect its format and suggest a name."""
-        self._source = Path(path).expanduser()
-        self.source_edit.setText(str(self._source))
+    def set_source(self, path: Path | None, *, typed: bool = False) -> None:
+        """Use ``path`` as the source: detect its format and suggest a name.
+
+        ``typed``: the path comes from the source box as the user types (it is not rewritten).
+        """
+        self._touched = True
+        self._source = Path(path).expanduser() if path is not None else None
+        if not typed:
+            self.source_edit.blockSignals(True)
+            self.source_edit.setText(str(self._source or ""))
+            self.source_edit.blockSignals(False)
         self._detected = ""
-        try:
-            self._detected = detect_format(self._source)
-        except CorpusError as exc:
-            self._show_detected(str(exc), bad=True)
-        else:
-            self._show_detected(f"Detected: {FORMATS[self._detected]}", bad=False)
-            self.format_combo.blockSignals(True)
-            self.format_combo.setCurrentIndex(self.format_combo.findData(self._detected))
-            self.format_combo.blockSignals(False)
-        if not self._name_edited:
+        self._detect_error = ""
+        if self._source is not None and self._source.exists():
+            try:
+                self._detected = detect_format(self._source)
+            except CorpusError as exc:
+                self._detect_error = str(exc)
+        self._set_format(self._detected)
+        if self._source is not None and not self._name_edited:
             self.name_edit.setText(default_name(self._source))
         self._show_tsv()
         self._validate()
+
+    def _set_format(self, key: str) -> None:
+        """Choose format ``key`` ("": none, so an unrecognised file is not called a folder)."""
+        self.format_combo.blockSignals(True)
+        self.format_combo.setCurrentIndex(self.format_combo.findData(key) if key else -1)
+        self.format_combo.blockSignals(False)
 
     def _show_detected(self, text: str, *, bad: bool) -> None:
         color = status_colors(self.palette())["bad"] if bad else muted_text(self.palette())
         self.detected_label.setStyleSheet(f"color: {color.name()}")
         self.detected_label.setText(text[:1].upper() + text[1:])
+
+    def source_problem(self) -> str:
+        """Return why the source cannot be indexed as chosen ("" when it can)."""
+        source, fmt = self._source, self.fmt()
+        if source is None:
+            return "Choose a folder or a corpus file."
+        if not source.exists():
+            return f"No such file or folder: {source}."
+        if not fmt:
+            what = self._detect_error or "this file's format was not recognised"
+            return f"{what[:1].upper()}{what[1:]}: choose its format, or another source."
+        if fmt == "folder" and not source.is_dir():
+            return "This is a file, not a folder: choose its format, or choose a folder."
+        if fmt != "folder" and source.is_dir() and fmt != "beir":
+            return "A folder can only be indexed as a folder of documents (or a BEIR dataset)."
+        return ""
 
     def _show_tsv(self) -> None:
         fmt = self.fmt()
@@ -263,8 +296,9 @@ class NewIndexDialog(QDialog):
     # -- values ----------------------------------------------------------------------------------
 
     def fmt(self) -> str:
-        """Return the chosen format key."""
-        return str(self.format_combo.currentData())
+        """Return the chosen format key ("" when none is chosen)."""
+        key = self.format_combo.currentData()
+        return str(key) if key is not None else ""
 
     def columns(self) -> ColumnMap | None:
         """Return the column mapping (``tsv-header`` only)."""
@@ -280,16 +314,10 @@ class NewIndexDialog(QDialog):
 
     def problem_text(self) -> str:
         """Return why the index cannot be built yet ("" when it can)."""
-        if self._source is None:
-            return "Choose a folder or a corpus file."
-        if not self._source.exists():
-            return f"There is no file or folder {self._source}."
-        if not self._detected and self.fmt() == "folder" and self._source.is_file():
-            return "This file's format was not recognised: choose the format."
-        if self.fmt() == "folder" and not self._source.is_dir():
-            return "Choose a folder for the 'folder' format, or pick the file's format."
-        if self.fmt() != "folder" and self._source.is_dir() and self.fmt() != "beir":
-            return "A folder can only be indexed as a folder of documents (or a BEIR dataset)."
+        return self.source_problem() or self.other_problem()
+
+    def other_problem(self) -> str:
+        """Return what else stops the build: the name, the columns, the analysis ("" if none)."""
         name = self.name_edit.text().strip()
         try:
             self.store.validate_name(name)
@@ -320,9 +348,18 @@ class NewIndexDialog(QDialog):
 
     @Slot()
     def _validate(self) -> None:
-        problem = self.problem_text()
-        self.build_button.setEnabled(not problem)
-        self.problem.setText(problem)
+        """Enable Build, and say what is wrong: once, where it is, after the user did something."""
+        self.build_button.setEnabled(not self.problem_text())
+        source = self.source_problem()
+        if not self._touched:
+            self._show_detected("", bad=False)  # nothing chosen yet: no error to show
+        elif source:
+            self._show_detected(source, bad=True)
+        elif self._detected:
+            self._show_detected(f"Detected: {FORMATS[self._detected]}", bad=False)
+        else:
+            self._show_detected("", bad=False)
+        self.problem.setText("" if source else self.other_problem())
         self.problem.setStyleSheet(f"color: {status_colors(self.palette())['bad'].name()}")
         name = self.name_edit.text().strip()
         if name and self.store.exists(name):
@@ -332,10 +369,12 @@ class NewIndexDialog(QDialog):
         self.name_note.setStyleSheet(f"color: {status_colors(self.palette())['warn'].name()}")
 
     @Slot()
-    def _on_source_edit_editing_finished(self) -> None:
+    def _on_source_typed(self) -> None:
+        """Check the path in the source box as the user types (after a short pause)."""
         text = self.source_edit.text().strip()
-        if text and (self._source is None or Path(text).expanduser() != self._source):
-            self.set_source(Path(text))
+        path = Path(text).expanduser() if text else None
+        if path != self._source or not self._touched:
+            self.set_source(path, typed=True)
 
     @Slot(int)
     def _on_format_combo_changed(self, _index: int) -> None:

@@ -52,9 +52,10 @@ class WelcomePage(QWidget):
         self.new_button.setMinimumHeight(36)
         self.new_button.clicked.connect(self.new_requested)
         formats = QLabel(
-            f"<span style='color:{muted}'>Folders of txt, md, rst and html files; TSV (MS MARCO "
-            "or with a header row), BEIR corpus.jsonl, SMART (CISI, Cranfield) and TREC files. "
-            "You can also drop a file or folder on this window.</span>"
+            f"<span style='color:{muted}'>Folders of text, Markdown, reStructuredText, HTML, PDF, "
+            "Word (docx), OpenDocument (odt), EPUB and e-mail (eml, mbox) files; TSV (MS MARCO or "
+            "with a header row), BEIR corpus.jsonl, SMART (CISI, Cranfield) and TREC files. You "
+            "can also drop a file or folder on this window.</span>"
         )
         formats.setWordWrap(True)
         formats.setAlignment(Qt.AlignmentFlag.AlignCenter)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
 
 from bm25desk.engine import Hit, QueryError, Searcher, Variant
 from bm25desk.ui.common.colors import TermColors
+from bm25desk.ui.common.formatting import plural
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.messages import readable
@@ -38,6 +39,14 @@ from bm25desk.ui.search.work import (
 )
 
 RESULTS_K = 100
+
+
+def empty_index_text(name: str) -> str:
+    """Return what the Search tab says for an index without documents."""
+    return (
+        f"“{name}” has no documents: nothing was indexed from its source. Add documents to it "
+        "and Update, or build another index (Ctrl+N)."
+    )
 
 
 class SearchPanel(RelevanceMarks, QWidget):
@@ -150,9 +159,10 @@ class SearchPanel(RelevanceMarks, QWidget):
         self._selected_docno = None
         self.model.clear()
         self.detail.clear()
+        self.chips.show_hint("")
+        self.bar.show_counts(None)
         self.query_edit.setEnabled(searcher is not None)
         if searcher is None:
-            self.chips.show_hint("")
             self._show_empty("Open or build an index to search.")
             return
         self.search_now()
@@ -216,17 +226,13 @@ class SearchPanel(RelevanceMarks, QWidget):
         if searcher is None:
             return
         query = self.query_edit.text()
+        if searcher.index.n_docs == 0:
+            self._show_nothing(empty_index_text(searcher.index.name))
+            return
         if not query.strip():
-            self.searches.invalidate()
-            self.snippets.invalidate()
-            self._outcome = None
-            self.model.clear()
-            self.detail.clear()
-            self._selected_docno = None
-            self.chips.show_hint("")
-            self.bar.show_counts(None)
-            self._show_empty(f"Type a query to search {searcher.index.n_docs:,} documents.")
-            self.query_cleared.emit()
+            self._show_nothing(
+                f"Type a query to search {plural(searcher.index.n_docs, 'document')}."
+            )
             return
         variant = self.picker.variant()
         marks = self.marks.peek(query)
@@ -257,9 +263,12 @@ class SearchPanel(RelevanceMarks, QWidget):
     @Slot(object)
     def _on_searches_succeeded(self, outcome: SearchOutcome) -> None:
         result = outcome.result
-        self._outcome = outcome
+        previous, self._outcome = self._outcome, outcome
         self._colors = TermColors(result.analysis.terms)
-        keep = self._selected_docno
+        # A re-ranking of the same query (variant, parameters, feedback) keeps the selected
+        # document; a new query starts at rank 1.
+        same_query = previous is not None and previous.result.query == result.query
+        keep = self._selected_docno if same_query else None
         marks = self.marks.switch(result.query)
         self.model.set_rows(outcome.rows, self._colors)
         self._cut_snippets(outcome)
@@ -279,8 +288,11 @@ class SearchPanel(RelevanceMarks, QWidget):
             self.view.show()
             self._show_feedback_bar()
             row = self.model.row_of_docno(keep) if keep is not None else -1
-            proxy_row = self.proxy.mapFromSource(self.model.index(max(row, 0), 0)).row()
-            self.view.selectRow(proxy_row)
+            index = self.proxy.mapFromSource(self.model.index(max(row, 0), 0))
+            if row < 0:
+                self.view.scrollToTop()
+            self.view.selectRow(index.row())
+            self.view.scrollTo(index)
             if row >= 0:
                 self.request_detail()  # same document, new ranking: refresh its ledger
         self.results_shown.emit(outcome)
@@ -370,6 +382,19 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.failed.emit(exc)
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    def _show_nothing(self, text: str) -> None:
+        """Show no ranking and ``text`` instead (no query, or nothing to search)."""
+        self.searches.invalidate()
+        self.snippets.invalidate()
+        self._outcome = None
+        self.model.clear()
+        self.detail.clear()
+        self._selected_docno = None
+        self.chips.show_hint("")
+        self.bar.show_counts(None)
+        self._show_empty(text)
+        self.query_cleared.emit()
 
     def _show_empty(self, text: str) -> None:
         self.empty_label.setText(text)

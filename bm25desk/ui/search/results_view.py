@@ -7,7 +7,7 @@ and sorting by raw value.
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView, QWidget
 
 from bm25desk.engine import Hit
@@ -87,6 +87,21 @@ class ResultsView(QTableView):
         if row < 0:
             return -1
         return self.proxy.mapFromSource(self.results.index(row, 0)).row()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Home and End go to the first and last result, not column (QWidget.keyPressEvent)."""
+        key = event.key()
+        rows = self.proxy.rowCount()
+        plain = event.modifiers() in (
+            Qt.KeyboardModifier.NoModifier,
+            Qt.KeyboardModifier.KeypadModifier,
+        )
+        if rows and plain and key in (Qt.Key.Key_Home, Qt.Key.Key_End):
+            row = 0 if key == Qt.Key.Key_Home else rows - 1
+            self.selectRow(row)
+            self.scrollTo(self.proxy.index(row, 0))
+            return
+        super().keyPressEvent(event)
 
     def arrange_columns(self) -> None:
         """Put the columns in their visual order and show "before" only with feedback.

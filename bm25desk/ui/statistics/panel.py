@@ -26,6 +26,7 @@ from bm25desk.ui.common.colors import PALETTE, muted_text, status_colors
 from bm25desk.ui.common.formatting import human_size, human_time
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
+from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.plot_style import make_plot, style_plot
 from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.widgets import text_label
@@ -71,7 +72,9 @@ class StatsPanel(QWidget):
             "Document lengths", "length in analysed tokens", "documents", self.palette()
         )
         self.histogram.setMinimumHeight(200)
-        left_layout.addWidget(self.histogram, 1)
+        self.histogram_stack = PlaceholderStack(self.histogram)
+        self.histogram_stack.show_content()
+        left_layout.addWidget(self.histogram_stack, 1)
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self._make_lookup())
         right.addWidget(self._make_terms())
@@ -136,6 +139,7 @@ class StatsPanel(QWidget):
         """Show statistics of ``searcher``'s index (loaded when the tab is visible)."""
         self.searcher = searcher
         self._stats = None
+        self._lookup = None
         self.stats_jobs.invalidate()
         self.lookup_jobs.invalidate()
         self.terms_model.set_terms((), 1)
@@ -223,8 +227,12 @@ class StatsPanel(QWidget):
         item.clear()
         edges = np.asarray(stats.edges)
         counts = np.asarray(stats.counts, dtype=np.float64)
-        if counts.size == 0:
+        if stats.n_docs == 0 or counts.size == 0:
+            self.histogram_stack.show_placeholder(
+                "This index has no documents: no lengths to show."
+            )
             return
+        self.histogram_stack.show_content()
         widths = np.diff(edges)
         bars = pg.BarGraphItem(
             x0=edges[:-1],

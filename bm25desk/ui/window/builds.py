@@ -100,6 +100,7 @@ class Builds(QObject):
                     progress=progress,
                     cancel=cancel,
                     replace=True,  # the New… dialog warned that the name exists
+                    allow_empty=request.allow_empty,
                 )
 
         self.request = request

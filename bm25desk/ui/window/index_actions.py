@@ -5,6 +5,7 @@ The window says how the work ended and opens what it built. The work itself runs
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,12 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QDialog
 
 from bm25desk.engine import BuildReport
+from bm25desk.engine.index.store import EmptyBuildError
 from bm25desk.ui.common.jobs import Job
 from bm25desk.ui.common.messages import readable
 from bm25desk.ui.common.sample import SAMPLE_NAME, SAMPLE_QUERY
 from bm25desk.ui.indexes.build_request import BuildRequest, rebuild_request, sample_request
+from bm25desk.ui.indexes.build_summary import build_summary
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 from bm25desk.ui.window.builds import Builds
 
@@ -36,6 +39,7 @@ class IndexActions(QObject):
         self.w = w
         self.builds = builds
         self.last_report: BuildReport | None = None
+        self._empty_request: BuildRequest | None = None
         builds.succeeded.connect(self._on_builds_succeeded)
         builds.failed.connect(self._on_builds_failed)
         builds.cancelled.connect(self._on_builds_cancelled)
@@ -92,6 +96,11 @@ class IndexActions(QObject):
             self.w.close_index()
         self.builds.delete(name)
 
+    def build_empty(self) -> Job | None:
+        """Build the index that found no documents, empty (the user insisted)."""
+        request, self._empty_request = self._empty_request, None
+        return self.start(request) if request is not None else None
+
     def start(self, request: BuildRequest) -> Job | None:
         """Build, rebuild or update in the background, with progress and Cancel."""
         if self.builds.jobs.busy():
@@ -107,8 +116,15 @@ class IndexActions(QObject):
         action = (
             ("skipped", f"Show the {len(report.skipped):,} skipped") if report.skipped else None
         )
+        kind = ""
+        if self.w.store.exists(report.name):
+            kind = str(self.w.store.info(report.name).source.get("kind", ""))
         self.w.message_bar.show_message(
-            report.summary(), "info", action=action, timeout_ms=0 if report.skipped else 12000
+            build_summary(report, kind),
+            "info",
+            action=action,
+            timeout_ms=0 if report.skipped else 12000,
+            owner=report.name,
         )
         if request.kind == "build" or report.name == self.w.switcher.current:
             query = self.w.search_panel.query()
@@ -119,11 +135,23 @@ class IndexActions(QObject):
 
     @Slot(object, object)
     def _on_builds_failed(self, exc: BaseException, request: BuildRequest) -> None:
-        self.w.message_bar.show_message(
-            f"Could not build “{request.name}”: {readable(exc)} "
-            "Any previous index of that name is unchanged.",
-            "error",
-        )
+        if isinstance(exc, EmptyBuildError) and request.kind != "update":
+            # Nothing readable: say what was skipped; build the empty index only if asked.
+            self._empty_request = dataclasses.replace(request, allow_empty=True)
+            self.w.message_bar.show_message(
+                f"“{request.name}” was not built: {exc}. Any previous index of that "
+                "name is unchanged.",
+                "warning",
+                action=("build-empty", "Build an empty index anyway"),
+                owner=request.name,
+            )
+        else:
+            self.w.message_bar.show_message(
+                f"Could not build “{request.name}”: {readable(exc)} "
+                "Any previous index of that name is unchanged.",
+                "error",
+                owner=request.name,
+            )
         self.w.refresh_indexes()
         self.build_finished.emit(None)
 

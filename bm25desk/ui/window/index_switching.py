@@ -94,9 +94,11 @@ class IndexSwitcher(QObject):
         w.stack.setCurrentWidget(w.tabs)
         w.settings.last_index = name
         w.setWindowTitle(f"{name} — bm25desk")
+        if w.message_bar.owner not in ("", name):  # a message about the previous index
+            w.message_bar.hide()
         self.label.setText(f"{name} · {index.n_docs:,} documents")
         for warning in index.warnings:
-            w.message_bar.show_message(warning[:1].upper() + warning[1:], "warning")
+            w.message_bar.show_message(warning[:1].upper() + warning[1:], "warning", owner=name)
         w.folder_notice.watch(index)
         tab, self.pending_tab = self.pending_tab, None
         if tab is not None:
@@ -111,7 +113,7 @@ class IndexSwitcher(QObject):
             f"{searcher.index.name} · {searcher.index.n_docs:,} documents" if searcher else ""
         )
         action = (f"rebuild:{name}", "Rebuild it") if isinstance(exc, IndexCorruptError) else None
-        w.message_bar.show_message(readable(exc), "error", action=action)
+        w.message_bar.show_message(readable(exc), "error", action=action, owner=self.current)
         w.refresh_indexes()
         if searcher is None and not w.index_panel.names():
             w.stack.setCurrentWidget(w.welcome)

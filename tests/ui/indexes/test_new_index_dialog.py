@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from bm25desk.engine import IndexStore
 from bm25desk.engine.readers.corpus import ColumnMap
+from bm25desk.ui.common.colors import status_colors
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 
 
@@ -111,3 +112,51 @@ def test_dropping_a_file_sets_the_source(qtbot, ui_corpus) -> None:
     )
     dialog.dropEvent(event)
     assert Path(dialog.source_edit.text()) == ui_corpus
+
+
+def _errors(dialog: NewIndexDialog) -> list[str]:
+    """Return the error texts the dialog shows (red labels with text)."""
+    bad = status_colors(dialog.palette())["bad"].name()
+    labels = (dialog.detected_label, dialog.problem)
+    return [label.text() for label in labels if label.text() and bad in label.styleSheet()]
+
+
+def test_nothing_is_wrong_before_the_user_did_anything(qtbot) -> None:
+    """Issue 10: the dialog opened with a red error."""
+    dialog = make(qtbot)
+    dialog.show()
+    assert _errors(dialog) == []
+    assert not dialog.build_button.isEnabled()  # but Build waits for a source
+
+
+def test_the_path_is_checked_as_it_is_typed(qtbot, ui_corpus, tmp_path) -> None:
+    """Issue 10: the path was checked only when the focus left the field."""
+    dialog = make(qtbot)
+    dialog.show()
+    dialog.source_edit.setFocus()
+    qtbot.keyClicks(dialog.source_edit, str(ui_corpus))
+    qtbot.waitUntil(lambda: "TSV with a header" in dialog.detected_label.text(), timeout=3000)
+    assert dialog.source_edit.hasFocus()
+    assert dialog.build_button.isEnabled()
+    # One bad path, one error (not one in each label).
+    dialog.source_edit.clear()
+    qtbot.keyClicks(dialog.source_edit, str(tmp_path / "nowhere"))
+    qtbot.waitUntil(lambda: bool(_errors(dialog)), timeout=3000)
+    assert len(_errors(dialog)) == 1
+    assert "No such file or folder" in _errors(dialog)[0]
+    assert not dialog.build_button.isEnabled()
+
+
+def test_a_binary_file_is_not_called_a_folder_of_documents(qtbot, tmp_path) -> None:
+    """Issue 10: an unrecognised file was shown with the format "Folder of documents"."""
+    dialog = make(qtbot)
+    odd = tmp_path / "odd.bin"
+    odd.write_bytes(b"\x00\x01\x02")
+    dialog.set_source(odd)
+    assert dialog.fmt() == ""
+    assert dialog.format_combo.currentIndex() == -1
+    assert "folder of documents" not in dialog.format_combo.currentText().lower()
+    assert len(_errors(dialog)) == 1
+    assert "binary" in _errors(dialog)[0]
+    dialog.format_combo.setCurrentIndex(dialog.format_combo.findData("tsv-header"))
+    assert "binary" not in dialog.detected_label.text()
