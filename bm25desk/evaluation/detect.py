@@ -8,13 +8,14 @@ detected, the readers check that the result makes sense (see :mod:`bm25desk.eval
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from bm25desk.evaluation.data import EvalInputError
-from bm25desk.evaluation.textio import first_content_line, nonblank
+from bm25desk.evaluation.textio import first_content_line, lines, nonblank
 
 __all__ = [
     "QRELS_FORMATS",
@@ -137,8 +138,9 @@ def detect_qrels_format(text: str, name: str = "") -> str:
 
     - a ``query-id corpus-id`` header → ``beir``;
     - a query id alone on the first line and ``/`` record ends → ``npl`` (``rlv-ass``);
+    - numbers only, a blank line after every line → ``time`` (``TIME.REL``: ``qid docid...``);
     - numbers only, read as ``qid count docid...`` records that each start a line → ``lisa``;
-    - numbers only, lines of different lengths → ``time`` (``qid docid docid ...`` a line);
+    - numbers only, lines of many lengths → ``time`` again;
     - four columns: ``qid docid 0 0`` (CISI, CACM, ADI: the 3rd column is always ``0`` while the
       2nd varies, or the 4th is a decimal like ``0.000000``) → ``smart``; otherwise
       (``qid iteration docid relevance``: the 2nd column is constant, the 3rd varies; MED.REL)
@@ -161,9 +163,16 @@ def detect_qrels_format(text: str, name: str = "") -> str:
         raise EvalInputError(f"{name or 'qrels'}: empty judgement file")
     if [s.lower() for s in sample[0][:2]] == ["query-id", "corpus-id"]:
         return "beir"
+    if sample[0][:1] == ["Query"] and "Relevant Refs" in text[:2000]:
+        raise EvalInputError(
+            f"{name or 'qrels'}: this is LISA.REL, the old LISA judgements; read LISARJ.NUM, "
+            "the current ones (format lisa)"
+        )
     numeric = all(_INT.fullmatch(t) for s in sample for t in s if t != "/")
     if numeric and len(sample[0]) == 1 and any("/" in s for s in sample):
         return "npl"
+    if numeric and _double_spaced(text):
+        return "time"  # TIME.REL, like TIME.ALL and TIME.QUE, has a blank line after every line
     if numeric and _is_lisa(text):
         return "lisa"
     width, n_typical = Counter(len(s) for s in sample).most_common(1)[0]
@@ -180,11 +189,8 @@ def detect_qrels_format(text: str, name: str = "") -> str:
         return "beir"
     if numeric and width == 2 and len(sample) > 1:
         return "time"
-    hint = ""
-    if sample[0][:1] == ["Query"]:
-        hint = " (LISA: read LISARJ.NUM, the current judgements, rather than LISA.REL)"
     raise EvalInputError(
-        f"{name or 'qrels'}: cannot tell the judgement format (lines have {width} columns){hint}; "
+        f"{name or 'qrels'}: cannot tell the judgement format (lines have {width} columns); "
         f"choose one of {', '.join(QRELS_FORMATS)}"
     )
 
@@ -204,6 +210,14 @@ def _smart_or_trec(rows: Sequence[list[str]], base: str) -> str:
     if len({r[1] for r in rows}) > 1:
         return "smart"
     return "smart" if base.endswith(".rel") else "trec"
+
+
+def _double_spaced(text: str) -> bool:
+    """Whether the first lines alternate text and blank (at least two non-blank ones)."""
+    filled = [bool(line.strip()) for _, line in itertools.islice(lines(text), 2 * _SAMPLE_LINES)]
+    while filled and not filled[-1]:
+        filled.pop()
+    return sum(filled) >= 2 and not any(a and b for a, b in itertools.pairwise(filled))
 
 
 def _fits_cranfield(row: Sequence[str]) -> bool:

@@ -19,7 +19,7 @@ Formats (``format=``; ``"auto"`` detects them by content, see :mod:`bm25desk.eva
 ``npl``, ``lisa``, ``time``
     NPL's ``rlv-ass``, LISA's ``LISARJ.NUM``, ``TIME.REL``: see :mod:`bm25desk.evaluation.glasgow`.
 
-A file read in the wrong format does not fail quietly: when more than half of its judgements repeat
+A file read in the wrong format does not fail quietly: when half or more of its judgements repeat
 an earlier (query, document) pair (a TREC file read as SMART takes the constant iteration column
 for the document), or when no judgement is relevant, reading stops with an
 :class:`~bm25desk.evaluation.data.EvalInputError` that names the format assumed and how to choose
@@ -130,7 +130,7 @@ def _check_reading(qrels: Qrels, duplicates: int, detected: bool) -> None:
     choose = f"if that is not its format, choose one (--qrels-format {others})"
     read_as = f"read as {fmt} {QRELS_LAYOUTS[fmt]} ({how})"
     lines_read = qrels.n_judgements + duplicates
-    if 2 * duplicates > lines_read:
+    if duplicates >= 2 and 2 * duplicates >= lines_read:
         raise EvalInputError(
             f"{source}: {duplicates} of {lines_read} judgements repeat an earlier (query, "
             f"document) pair when {read_as}; {choose}"

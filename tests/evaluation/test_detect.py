@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from evalkit import EVAL_DATA
 
+from bm25desk.evaluation.data import EvalInputError
 from bm25desk.evaluation.detect import detect_qrels_format, detect_queries_format
 
 
@@ -40,3 +42,58 @@ class TestDetectQrels:
     )
     def test_detect(self, text, name, fmt):
         assert detect_qrels_format(text, name) == fmt
+
+
+# -- issue 16 item 8: the content decides, not the name -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        ("med/MED.REL", "trec"),  # a .REL name, TREC content
+        ("cacm/qrels.text", "smart"),  # "01 0003  0 0": the 3rd column is 0, the 2nd varies
+        ("adi/ADI.REL", "smart"),
+        ("small.REL", "smart"),
+        ("cranqrel", "cranfield"),
+        ("qrels-test.tsv", "beir"),
+        ("npl/rlv-ass", "npl"),
+        ("lisa/LISARJ.NUM", "lisa"),
+        ("time/TIME.REL", "time"),
+    ],
+)
+def test_qrels_files(path, fmt):
+    p = EVAL_DATA / path
+    assert detect_qrels_format(p.read_text(), p.name) == fmt
+    assert detect_qrels_format(p.read_text(), "judgements.txt") == fmt  # without a telling name
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        ("med/MED.QRY", "smart"),
+        ("cacm/query.text", "smart"),
+        ("adi/ADI.QRY", "smart"),
+        ("npl/query-text", "npl"),
+        ("lisa/LISA.QUE", "lisa"),
+        ("time/TIME.QUE", "time"),
+    ],
+)
+def test_query_files(path, fmt):
+    p = EVAL_DATA / path
+    assert detect_queries_format(p.read_text(), "queries.txt") == fmt
+
+
+def test_a_name_does_not_override_the_content():
+    trec = "1 0 13 1\n1 0 14 1\n2 0 15 1\n"
+    assert detect_qrels_format(trec, "MED.REL") == "trec"
+    assert detect_qrels_format(trec, "cranqrel") == "trec"
+    cisi = "1 28 0 0.000000\n1 35 0 0.000000\n"
+    assert detect_qrels_format(cisi, "qrels.txt") == "smart"
+    # cranqrel without a -1 grade: the name decides only because the grades fit
+    assert detect_qrels_format("1 184 2\n1 29 3\n", "cranqrel") == "cranfield"
+    assert detect_qrels_format("1 184 7\n1 29 3\n", "cranqrel") == "beir"
+
+
+def test_lisa_rel_points_to_lisarj_num():
+    with pytest.raises(EvalInputError, match=r"read LISARJ\.NUM"):
+        detect_qrels_format("Query 1\n2 Relevant Refs:\n3392 3396 -1\n", "LISA.REL")

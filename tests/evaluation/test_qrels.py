@@ -81,3 +81,36 @@ class TestQrels:
     def test_from_mapping(self):
         q = Qrels.from_mapping({1: {"d": 1}})  # type: ignore[dict-item]
         assert q.judgements == {"1": {"d": 1}}
+
+
+# -- issue 16 item 8: a misread file fails loudly -----------------------------------------------
+
+
+class TestMisreadQrels:
+    def test_trec_read_as_smart_collapses_and_is_refused(self):
+        """MED.REL read as SMART: the iteration column (0) becomes every judgement's document."""
+        with pytest.raises(EvalInputError) as info:
+            read_qrels(EVAL_DATA / "med" / "MED.REL", format="smart")
+        message = str(info.value)
+        assert "6 of 9 judgements repeat an earlier (query, document) pair" in message
+        assert "read as smart 'qid docid 0 0' (as chosen)" in message
+        assert "--qrels-format" in message
+        assert "\n" not in message
+
+    def test_smart_read_as_trec_is_refused(self):
+        """CACM's qrels.text read as TREC: the constant 3rd column becomes the document."""
+        with pytest.raises(EvalInputError, match=r"4 of 7 judgements repeat .* read as trec"):
+            read_qrels(EVAL_DATA / "cacm" / "qrels.text", format="trec")
+
+    def test_nothing_relevant_is_refused(self):
+        with pytest.raises(EvalInputError) as info:
+            parse_qrels("q1 0 d1 0\nq1 0 d2 0\nq2 0 d1 -1\n")
+        assert "none of the 3 judgements is relevant" in str(info.value)
+        assert "read as trec 'qid iteration docid relevance' (detected from its content)" in str(
+            info.value
+        )
+
+    def test_a_few_duplicates_are_only_reported(self):
+        q = parse_qrels("1 0 a 1\n1 0 b 1\n1 0 c 1\n1 0 a 1\n")
+        assert q.n_judgements == 3
+        assert lines_of(q) == [4]
