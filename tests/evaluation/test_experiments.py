@@ -5,19 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from evalkit import (
-    JUDGED,
-    QUERIES,
-)
+from evalkit import JUDGED, QUERIES
 
 from bm25desk.engine.progress import Cancelled, CancelToken
 from bm25desk.engine.scoring.variants import get_variant
 from bm25desk.evaluation.data import EvalInputError
 from bm25desk.evaluation.experiments import run_experiment
-from bm25desk.evaluation.metrics import (
-    EvalOptions,
-    evaluate_run,
-)
+from bm25desk.evaluation.metrics import EvalOptions, evaluate_run
 
 
 class TestExperiment:

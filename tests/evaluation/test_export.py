@@ -5,17 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from evalkit import (
-    JUDGED,
-    QUERIES,
-)
+from evalkit import JUDGED, QUERIES
 
 from bm25desk.engine.scoring.variants import get_variant
 from bm25desk.evaluation.experiments import run_experiment
 from bm25desk.evaluation.export import export_experiment
-from bm25desk.evaluation.metrics import (
-    evaluate_run,
-)
+from bm25desk.evaluation.metrics import evaluate_run
 from bm25desk.evaluation.runs import read_run
 
 

@@ -6,10 +6,7 @@ import math
 
 import ir_measures
 import pytest
-from evalkit import (
-    QRELS,
-    run_of,
-)
+from evalkit import QRELS, run_of
 
 from bm25desk.evaluation.data import EvalInputError, Ranking, Run
 from bm25desk.evaluation.metrics import (

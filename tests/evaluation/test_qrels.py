@@ -5,11 +5,7 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from evalkit import (
-    EVAL_DATA,
-    lines_of,
-    reasons,
-)
+from evalkit import EVAL_DATA, lines_of, reasons
 
 from bm25desk.evaluation.data import EvalInputError, Qrels
 from bm25desk.evaluation.qrels import parse_qrels, read_qrels

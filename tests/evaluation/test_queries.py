@@ -6,11 +6,7 @@ import dataclasses
 import gzip
 
 import pytest
-from evalkit import (
-    EVAL_DATA,
-    lines_of,
-    reasons,
-)
+from evalkit import EVAL_DATA, lines_of, reasons
 
 from bm25desk.evaluation.data import EvalInputError, Query
 from bm25desk.evaluation.queries import parse_queries, read_queries

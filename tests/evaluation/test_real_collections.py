@@ -16,10 +16,7 @@ from bm25desk.engine.scoring.search import Searcher
 from bm25desk.engine.scoring.variants import get_variant
 from bm25desk.evaluation.data import Ranking, Run
 from bm25desk.evaluation.experiments import run_experiment
-from bm25desk.evaluation.metrics import (
-    EvalOptions,
-    evaluate_run,
-)
+from bm25desk.evaluation.metrics import EvalOptions, evaluate_run
 from bm25desk.evaluation.qrels import read_qrels
 from bm25desk.evaluation.queries import read_queries
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from evalkit import (
-    lines_of,
-)
+from evalkit import lines_of
 
 from bm25desk.evaluation.data import Ranking, Run
 from bm25desk.evaluation.runs import format_run, parse_run, read_run, write_run

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
-from evalkit import (
-    JUDGED,
-    QUERIES,
-)
+from evalkit import JUDGED, QUERIES
+from scipy import stats
 
 from bm25desk.engine.scoring.variants import get_variant
 from bm25desk.evaluation.experiments import run_experiment
@@ -55,7 +54,6 @@ class TestSignificance:
         assert identical.ties == 60
 
     def test_t_test_against_scipy(self):
-        stats = pytest.importorskip("scipy.stats")
         rng = np.random.default_rng(3)
         for n in (2, 3, 5, 12, 40, 300):
             a = rng.random(n)
@@ -64,6 +62,19 @@ class TestSignificance:
             ref = stats.ttest_rel(b, a)
             assert ours.t == pytest.approx(float(ref.statistic), rel=1e-9)
             assert ours.p_t == pytest.approx(float(ref.pvalue), rel=1e-7, abs=1e-14)
+
+    def test_t_test_by_hand(self):
+        """Differences 1, 2, 3, 4: mean 2.5, sd √(5/3), so t = 2.5 / (√(5/3) / 2) = √15.
+
+        With 3 degrees of freedom Student's t has a closed form,
+        F(t) = 1/2 + (1/π)(atan(t/√3) + (t/√3) / (1 + t²/3)); at t = √15, t/√3 = √5 and
+        1 + t²/3 = 6, so the two-sided p = 2(1 − F) = 1 − (2/π)(atan √5 + √5/6) ≈ 0.030466.
+        """
+        t = paired_test([0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0])
+        assert t.t == pytest.approx(math.sqrt(15), rel=1e-12)
+        expected = 1 - (2 / math.pi) * (math.atan(math.sqrt(5)) + math.sqrt(5) / 6)
+        assert t.p_t == pytest.approx(expected, rel=1e-9)
+        assert t.p_t == pytest.approx(0.030466, abs=5e-7)
 
     def test_errors(self):
         with pytest.raises(ValueError, match="shape"):

@@ -6,10 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from evalkit import (
-    JUDGED,
-    QUERIES,
-)
+from evalkit import JUDGED, QUERIES
 
 from bm25desk.engine.scoring.variants import get_variant
 from bm25desk.evaluation.data import EvalInputError
