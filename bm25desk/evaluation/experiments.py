@@ -78,6 +78,83 @@ class _Inputs:
         return f"read as {fmt} from {source}" if fmt else f"given as {source}"
 
 
+@dataclass(slots=True)
+class _Plan:
+    """What is settled before searching: the topic set, its checks, notes and hints so far."""
+
+    inputs: _Inputs
+    scorer: Scorer
+    judged_without_query: tuple[str, ...]
+    missing: dict[str, tuple[str, ...]]
+    missing_relevant: int
+    notes: list[str]
+    hints: list[str]
+
+    @property
+    def judgements(self) -> Mapping[str, Mapping[str, int]]:
+        return self.inputs.judgements
+
+    @classmethod
+    def of(
+        cls,
+        searcher: SearcherLike,
+        inputs: _Inputs,
+        measures: Sequence[Measure],
+        k: int,
+        opts: EvalOptions,
+    ) -> _Plan:
+        """Check the inputs against each other and the index (raises EvalInputError)."""
+        judgements = inputs.judgements
+        topic = [q.qid for q in inputs.items]
+        scorer = Scorer(tuple(measures), judgements, topic, opts)
+        if not scorer.judged:
+            raise EvalInputError(
+                f"none of the {len(topic)} queries has judgements in {inputs.qrels_source} "
+                f"(query ids like {', '.join(repr(q) for q in topic[:3])}; "
+                f"judged ids like {', '.join(repr(q) for q in list(judgements)[:3])})"
+            )
+        topic_set = set(topic)
+        judged_without_query = tuple(q for q in judgements if q not in topic_set)
+        notes = _input_notes(measures, k, len(judged_without_query))
+        hint = checks.ordinal_ids_hint(inputs.queries, judgements)
+        index = searcher.index
+        missing, missing_relevant = checks.missing_judged(index, scorer.judged, judgements)
+        checks.require_findable(index, scorer.judged, judgements, missing, inputs.said("qrels"))
+        if note := checks.missing_note(missing, missing_relevant):
+            notes.append(note)
+        hints = [hint] if hint else []
+        return cls(inputs, scorer, judged_without_query, missing, missing_relevant, notes, hints)
+
+    def result(
+        self,
+        searcher: SearcherLike,
+        configs: tuple[ConfigResult, ...],
+        searched: tuple[str, ...],
+        k: int,
+    ) -> ExperimentResult:
+        """Assemble the experiment's result (hints are notes too, listed last)."""
+        return ExperimentResult(
+            configs=configs,
+            metrics=self.scorer.names,
+            options=self.scorer.options,
+            k=k,
+            qids=self.scorer.qids,
+            searched=searched,
+            unjudged=self.scorer.unjudged,
+            judged_without_query=self.judged_without_query,
+            missing_judged=self.missing,
+            missing_relevant=self.missing_relevant,
+            index=IndexSummary.of(searcher),
+            queries_source=self.inputs.queries_source,
+            qrels_source=self.inputs.qrels_source,
+            created=_now(),
+            notes=(*self.notes, *self.hints),
+            hints=tuple(self.hints),
+            queries_format=self.inputs.queries_format,
+            qrels_format=self.inputs.qrels_format,
+        )
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
@@ -191,7 +268,6 @@ def _search_variant(
     return Run(rankings, tag=run_tag(name), source=""), seen, seconds
 
 
-# Long by its docstring (the code is ~70 lines: check the inputs, search, check the outcome).
 def run_experiment(
     searcher: SearcherLike,
     queries: Queries | Iterable[Query] | Mapping[str, str],
@@ -263,32 +339,9 @@ def run_experiment(
         Cancellation was requested.
     """
     opts = options or EvalOptions()
-    measures = parse_metrics(metrics)
     names = _config_names(configs, k)
-    inputs = _Inputs.of(queries, qrels)
-    judgements = inputs.judgements
-    topic = [q.qid for q in inputs.items]
-    scorer = Scorer(measures, judgements, topic, opts)
-    if not scorer.judged:
-        raise EvalInputError(
-            f"none of the {len(topic)} queries has judgements in {inputs.qrels_source} "
-            f"(query ids like {', '.join(repr(q) for q in topic[:3])}; "
-            f"judged ids like {', '.join(repr(q) for q in list(judgements)[:3])})"
-        )
-    to_search = [q for q in inputs.items if search_unjudged or q.qid in judgements]
-    topic_set = set(topic)
-    judged_without_query = tuple(q for q in judgements if q not in topic_set)
-    notes = _input_notes(measures, k, len(judged_without_query))
-    hints: list[str] = []
-    if hint := checks.ordinal_ids_hint(inputs.queries, judgements):
-        hints.append(hint)
-
-    index = searcher.index
-    missing, missing_relevant = checks.missing_judged(index, scorer.judged, judgements)
-    checks.require_findable(index, scorer.judged, judgements, missing, inputs.said("qrels"))
-    if note := checks.missing_note(missing, missing_relevant):
-        notes.append(note)
-
+    plan = _Plan.of(searcher, _Inputs.of(queries, qrels), parse_metrics(metrics), k, opts)
+    to_search = [q for q in plan.inputs.items if search_unjudged or q.qid in plan.judgements]
     searches = _Searches(searcher, k + 1 if opts.drop_self_hits else k, tokenize, query_syntax)
     report = Throttle(progress)
     total, done = len(configs) * len(to_search), 0
@@ -303,36 +356,17 @@ def run_experiment(
     stats: list[checks.SearchStats] = []
     for variant, name in zip(configs, names, strict=True):
         run, seen, seconds = _search_variant(
-            searches, variant, name, to_search, judgements, k, opts, step, cancel
+            searches, variant, name, to_search, plan.judgements, k, opts, step, cancel
         )
-        results.append(
-            ConfigResult(variant, name, scorer(run), run if keep_runs else None, seconds)
-        )
+        evaluation = plan.scorer(run)
+        results.append(ConfigResult(variant, name, evaluation, run if keep_runs else None, seconds))
         stats.append(seen)
     if note := searches.note():
-        notes.append(note)
+        plan.notes.append(note)
     searched = tuple(q.qid for q in to_search)
-    if hint := checks.self_hit_hint(stats, searched, index, opts.drop_self_hits):
-        hints.append(hint)
-    result = ExperimentResult(
-        configs=tuple(results),
-        metrics=scorer.names,
-        options=opts,
-        k=k,
-        qids=scorer.qids,
-        searched=searched,
-        unjudged=scorer.unjudged,
-        judged_without_query=judged_without_query,
-        missing_judged=missing,
-        missing_relevant=missing_relevant,
-        index=IndexSummary.of(searcher),
-        queries_source=inputs.queries_source,
-        qrels_source=inputs.qrels_source,
-        created=_now(),
-        notes=(*notes, *hints),
-        hints=tuple(hints),
-        queries_format=inputs.queries_format,
-        qrels_format=inputs.qrels_format,
-    )
+    if hint := checks.self_hit_hint(stats, searched, searcher.index, opts.drop_self_hits):
+        plan.hints.append(hint)
+    result = plan.result(searcher, tuple(results), searched, k)
+    inputs = plan.inputs
     zero = checks.check_nonzero(result, stats, inputs.said("queries"), inputs.said("qrels"))
     return result if zero is None else dataclasses.replace(result, notes=(*result.notes, zero))
