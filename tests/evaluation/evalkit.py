@@ -154,3 +154,9 @@ def run_cli(argv: list[str], searcher: FakeSearcher | None = None) -> int:
         return searcher or FakeSearcher(DOCS)
 
     return int(args.handler(args, open_searcher))
+
+
+def run_with_files(command: str, files: tuple[Path, Path], *extra: str) -> int:
+    """Run ``command`` on index ``tiny`` with the ``cli_files`` fixture's queries and qrels."""
+    queries, qrels = files
+    return run_cli([command, "tiny", "--queries", str(queries), "--qrels", str(qrels), *extra])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from evalkit import EVAL_DATA, FakeSearcher, make_parser, run_cli
+from evalkit import EVAL_DATA, FakeSearcher, make_parser, run_cli, run_with_files
 
 from bm25desk import cli as main_cli
 from bm25desk.engine.index.segment import IndexCorruptError
@@ -16,25 +16,18 @@ from bm25desk.evaluation.data import EvalInputError
 
 class TestCli:
     def test_eval_table(self, cli_files, capsys):
-        q, r = cli_files
-        code = run_cli(
-            [
-                "eval",
-                "tiny",
-                "--queries",
-                str(q),
-                "--qrels",
-                str(r),
-                "--variants",
-                "lucene,okapi:k1=1.5,b=0.75",
-                "--b",
-                "0.5",
-                "--k",
-                "20",
-                "--per-query",
-                "--baseline",
-                "lucene",
-            ]
+        code = run_with_files(
+            "eval",
+            cli_files,
+            "--variants",
+            "lucene,okapi:k1=1.5,b=0.75",
+            "--b",
+            "0.5",
+            "--k",
+            "20",
+            "--per-query",
+            "--baseline",
+            "lucene",
         )
         out, err = capsys.readouterr()
         assert code == 0, err
@@ -47,27 +40,20 @@ class TestCli:
         assert "note:" in err
 
     def test_eval_json_and_run_dir(self, cli_files, capsys, tmp_path):
-        q, r = cli_files
-        code = run_cli(
-            [
-                "eval",
-                "tiny",
-                "--queries",
-                str(q),
-                "--qrels",
-                str(r),
-                "--variants",
-                "bm25plus",
-                "--delta",
-                "0.5",
-                "--metrics",
-                "MRR@10,MAP",
-                "--average",
-                "all",
-                "--json",
-                "--run-dir",
-                str(tmp_path / "runs"),
-            ]
+        code = run_with_files(
+            "eval",
+            cli_files,
+            "--variants",
+            "bm25plus",
+            "--delta",
+            "0.5",
+            "--metrics",
+            "MRR@10,MAP",
+            "--average",
+            "all",
+            "--json",
+            "--run-dir",
+            str(tmp_path / "runs"),
         )
         out, _ = capsys.readouterr()
         assert code == 0
@@ -91,8 +77,7 @@ class TestCli:
         ],
     )
     def test_eval_bad_input(self, cli_files, capsys, extra, message):
-        q, r = cli_files
-        code = run_cli(["eval", "tiny", "--queries", str(q), "--qrels", str(r), *extra])
+        code = run_with_files("eval", cli_files, *extra)
         _, err = capsys.readouterr()
         assert code == 2
         assert message in err
@@ -108,24 +93,17 @@ class TestCli:
         assert "cannot open index 'other'" in capsys.readouterr().err
 
     def test_sweep(self, cli_files, capsys):
-        q, r = cli_files
-        code = run_cli(
-            [
-                "sweep",
-                "tiny",
-                "--queries",
-                str(q),
-                "--qrels",
-                str(r),
-                "--variant",
-                "bm25l",
-                "--k1",
-                "0.5:1.5:0.5",
-                "--b",
-                "0.25,0.75",
-                "--delta",
-                "0.5:1",
-            ]
+        code = run_with_files(
+            "sweep",
+            cli_files,
+            "--variant",
+            "bm25l",
+            "--k1",
+            "0.5:1.5:0.5",
+            "--b",
+            "0.25,0.75",
+            "--delta",
+            "0.5:1",
         )
         out, err = capsys.readouterr()
         assert code == 0, err
@@ -134,23 +112,16 @@ class TestCli:
         assert "best nDCG@10:" in out
 
     def test_sweep_json(self, cli_files, capsys):
-        q, r = cli_files
-        code = run_cli(
-            [
-                "sweep",
-                "tiny",
-                "--queries",
-                str(q),
-                "--qrels",
-                str(r),
-                "--variant",
-                "lucene",
-                "--k1",
-                "0.5:1.0:0.25",
-                "--metric",
-                "RR@10,nDCG@10",
-                "--json",
-            ]
+        code = run_with_files(
+            "sweep",
+            cli_files,
+            "--variant",
+            "lucene",
+            "--k1",
+            "0.5:1.0:0.25",
+            "--metric",
+            "RR@10,nDCG@10",
+            "--json",
         )
         out, _ = capsys.readouterr()
         assert code == 0
@@ -170,8 +141,7 @@ class TestCli:
         ],
     )
     def test_sweep_bad_input(self, cli_files, capsys, extra, message):
-        q, r = cli_files
-        code = run_cli(["sweep", "tiny", "--queries", str(q), "--qrels", str(r), *extra])
+        code = run_with_files("sweep", cli_files, *extra)
         _, err = capsys.readouterr()
         assert code == 2
         assert message in err
@@ -368,9 +338,8 @@ def test_a_bug_is_not_reported_as_bad_input(cli_files, monkeypatch):
         raise ValueError("a bug, not the user's input")
 
     monkeypatch.setattr(cli, "run_experiment", broken)
-    q, r = cli_files
     with pytest.raises(ValueError, match="a bug"):
-        run_cli(["eval", "tiny", "--queries", str(q), "--qrels", str(r)])
+        run_with_files("eval", cli_files)
 
 
 def test_a_damaged_index_is_not_bad_input(cli_files):
@@ -386,9 +355,6 @@ def test_a_damaged_index_is_not_bad_input(cli_files):
 
 
 def test_unknown_variant_parameter_is_bad_input(cli_files, capsys):
-    q, r = cli_files
-    code = run_cli(
-        ["eval", "tiny", "--queries", str(q), "--qrels", str(r), "--variants", "lucene:z=1"]
-    )
+    code = run_with_files("eval", cli_files, "--variants", "lucene:z=1")
     assert code == 2
     assert "has no parameter 'z'" in capsys.readouterr().err
