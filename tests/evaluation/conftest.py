@@ -8,6 +8,13 @@ import pytest
 from evalkit import DOCS, JUDGED, QUERIES, FakeSearcher
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the ``scifact`` marker (pyproject declares it too once the skip policy is in)."""
+    config.addinivalue_line(
+        "markers", "scifact: needs BEIR SciFact (optional data) beside the clone"
+    )
+
+
 @pytest.fixture
 def searcher() -> FakeSearcher:
     return FakeSearcher(DOCS)

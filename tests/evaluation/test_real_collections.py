@@ -20,9 +20,14 @@ from bm25desk.evaluation.metrics import EvalOptions, evaluate_run
 from bm25desk.evaluation.qrels import read_qrels
 from bm25desk.evaluation.queries import read_queries
 
-needs_scifact = pytest.mark.skipif(
-    not (SHARED_DATA / "scifact" / "queries.jsonl").exists(), reason="SciFact not in ../shared/data"
-)
+SCIFACT = SHARED_DATA / "scifact"
+
+
+def needs_scifact(test):
+    """Mark ``test`` as needing SciFact (optional data); skip it when SciFact is not there."""
+    missing = not (SCIFACT / "queries.jsonl").exists()
+    skip = pytest.mark.skipif(missing, reason=f"optional data not found: {SCIFACT}")
+    return skip(pytest.mark.scifact(test))
 
 
 def test_cisi_files():
@@ -40,9 +45,9 @@ def test_cisi_files():
 
 @needs_scifact
 def test_scifact_files():
-    q = read_queries(SHARED_DATA / "scifact" / "queries.jsonl")
-    test = read_qrels(SHARED_DATA / "scifact" / "qrels" / "test.tsv")
-    train = read_qrels(SHARED_DATA / "scifact" / "qrels" / "train.tsv")
+    q = read_queries(SCIFACT / "queries.jsonl")
+    test = read_qrels(SCIFACT / "qrels" / "test.tsv")
+    train = read_qrels(SCIFACT / "qrels" / "train.tsv")
     assert len(q) == 1109
     assert (test.format, test.n_queries, test.n_judgements) == ("beir", 300, 339)
     assert (train.n_queries, train.n_judgements) == (809, 919)
@@ -87,12 +92,10 @@ def test_cisi_acceptance_mrr10(cisi_searcher, average, expected):
 def test_scifact_acceptance(tmp_path):
     store = IndexStore(tmp_path)
     analyzer = Analyzer.create(stopwords="en", stemmer="porter")
-    build_index(
-        SHARED_DATA / "scifact" / "corpus.jsonl", name="scifact", analyzer=analyzer, store=store
-    )
+    build_index(SCIFACT / "corpus.jsonl", name="scifact", analyzer=analyzer, store=store)
     searcher = Searcher(store.open("scifact"))
-    queries = read_queries(SHARED_DATA / "scifact" / "queries.jsonl")
-    qrels = read_qrels(SHARED_DATA / "scifact" / "qrels" / "test.tsv")
+    queries = read_queries(SCIFACT / "queries.jsonl")
+    qrels = read_qrels(SCIFACT / "qrels" / "test.tsv")
     lucene = get_variant("lucene", k1=0.9, b=0.4)
     res = run_experiment(searcher, queries, qrels, [lucene], ["nDCG@10", "R@100"], k=100)
     agg = res.configs[0].aggregate
