@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import VERSION_A, as_json, popen_python, write_version
+from conftest import VERSION_A, answers, as_json, popen_python, write_version
 
 from bm25desk.engine import IndexStore, build_index
 
@@ -88,4 +88,4 @@ def test_readers_never_fail_while_a_writer_updates_and_rebuilds(
     assert commits >= 5
     assert len(seen) == 2  # both states were seen: the reader really raced the writer
     with store.open("victim") as index:
-        assert as_json(__import__("conftest").answers(index)) in (expected["A"], expected["B"])
+        assert as_json(answers(index)) in (expected["A"], expected["B"])
