@@ -90,7 +90,8 @@ class EvalPanel(QWidget):
 
         self.setup.inputs_box.inputs_loaded.connect(self.inputs_loaded)
         self.setup.changed.connect(self._on_setup_changed)
-        self.setup.experiments.started.connect(lambda _job: self.results.show_running())
+        self.setup.experiments.started.connect(lambda _job: self.results.set_running(True))
+        self.setup.experiments.finished.connect(lambda: self.results.set_running(False))
         self.setup.experiment_finished.connect(self._on_setup_experiment_finished)
         self.per_query.open_query_requested.connect(self.open_query_requested)
         self.sweep.run_requested.connect(self.run_sweep)
@@ -191,6 +192,7 @@ class EvalPanel(QWidget):
     @Slot()
     def _on_setup_changed(self) -> None:
         self.sweep.set_ready(self.setup.ready())
+        self.results.set_next_step(self.setup.next_step())
 
     def busy(self) -> bool:
         """Return whether an experiment, a sweep, a file read or an export is running."""

@@ -39,9 +39,8 @@ from bm25desk.ui.evaluation.result_models import SummaryModel, TestColumn, Tests
 from bm25desk.ui.evaluation.work import BaselineTests, baseline_tests, export_runs
 
 EMPTY = (
-    "Load a query file and a judgement file, check ranking functions and metrics, then Run "
-    "evaluation: a table and a chart of the results, and paired tests against a baseline, appear "
-    "here."
+    "The results of an evaluation (a table, a chart, and paired tests against a baseline) "
+    "appear here."
 )
 RUNNING = "Evaluating… the results appear when every configuration has searched every judged query."
 
@@ -56,6 +55,8 @@ class ResultsTab(PlaceholderStack):
         self.messages = messages
         self._result: ExperimentResult | None = None
         self._index_name = ""
+        self._next_step = ""
+        self._running = False
         self.tests_jobs = LatestOnly(runner, "eval baseline", self)
         self.tests_jobs.succeeded.connect(self._on_tests_jobs_succeeded)
         self.tests_jobs.failed.connect(self._on_failed)
@@ -128,10 +129,17 @@ class ResultsTab(PlaceholderStack):
         """Return the experiment shown."""
         return self._result
 
-    def show_running(self) -> None:
-        """Say that an experiment runs (when no result is shown yet)."""
+    def set_next_step(self, text: str) -> None:
+        """Say what comes next (what is missing, or that Run is ready) while no result is shown."""
+        self._next_step = text
+        if self._result is None and not self._running:
+            self.placeholder.setText(f"{text}\n\n{EMPTY}")
+
+    def set_running(self, running: bool) -> None:
+        """Say that an experiment runs (while no result is shown), or no longer."""
+        self._running = running
         if self._result is None:
-            self.placeholder.setText(RUNNING)
+            self.placeholder.setText(RUNNING if running else f"{self._next_step}\n\n{EMPTY}")
 
     def show_result(self, result: ExperimentResult | None, index_name: str = "") -> None:
         """Show ``result`` of an experiment on index ``index_name`` (None: the empty state)."""
@@ -150,7 +158,7 @@ class ResultsTab(PlaceholderStack):
         if result is None:
             self.result_label.setText("")
             self.tests_note.setText("")
-            self.show_placeholder(EMPTY)
+            self.show_placeholder(f"{self._next_step}\n\n{EMPTY}")
             return
         self.result_label.setText(self._describe(result))
         self.show_content()

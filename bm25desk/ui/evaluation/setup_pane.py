@@ -35,7 +35,7 @@ from bm25desk.ui.evaluation.options_box import OptionsBox
 from bm25desk.ui.evaluation.work import EvalInputs, ExperimentRequest, run_eval
 
 
-class SetupPane(QScrollArea):
+class SetupPane(QWidget):
     """Chooses an experiment and runs it.
 
     Signals
@@ -79,23 +79,33 @@ class SetupPane(QScrollArea):
         self.run_status = QLabel()
         self.run_status.setWordWrap(True)
 
-        run_row = QHBoxLayout()
-        run_row.addWidget(self.run_button, 1)
-        run_row.addWidget(self.cancel_button)
         inner = QWidget()
         column = QVBoxLayout(inner)
         column.setContentsMargins(6, 6, 6, 6)
         column.addWidget(self.inputs_box)
         column.addWidget(self.configs_box, 1)
         column.addWidget(self.options_box)
-        column.addLayout(run_row)
-        column.addWidget(self.progress)
-        column.addWidget(self.run_status)
-        self.setWidget(inner)
-        self.setWidgetResizable(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
+        scroll = QScrollArea()
+        scroll.setWidget(inner)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Run, its progress and what it will do stay in view under the scrolling choices.
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.run_button, 1)
+        run_row.addWidget(self.cancel_button)
+        self.progress.setMinimumHeight(self.progress.sizeHint().height())
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 6)
+        layout.setSpacing(4)
+        layout.addWidget(scroll, 1)
+        bottom = QVBoxLayout()
+        bottom.setContentsMargins(6, 0, 6, 0)
+        bottom.addLayout(run_row)
+        bottom.addWidget(self.progress)
+        bottom.addWidget(self.run_status)
+        layout.addLayout(bottom)
         self.setMinimumWidth(420)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.update_run()
 
     @property
@@ -193,27 +203,32 @@ class SetupPane(QScrollArea):
     def update_run(self) -> None:
         """Enable Run and Cancel, and say what a run would do or what it still needs."""
         running = self.experiments.busy()
-        n_configs = len(self.configs_box.configs())
-        n_metrics = len(self.options_box.metrics())
-        self.run_button.setEnabled(self.ready() and not running and n_configs > 0 and n_metrics > 0)
+        can_run = bool(self.configs_box.configs()) and bool(self.options_box.metrics())
+        self.run_button.setEnabled(self.ready() and not running and can_run)
         self.cancel_button.setEnabled(running)
-        if running:
-            return
+        if not running:
+            self.run_status.setText(small(escape(self.next_step()), self))
+
+    def next_step(self) -> str:
+        """Return what a run would do, or what it still needs (one plain sentence)."""
+        n_configs = len(self.configs_box.configs())
         if self.searcher is None:
-            why = "Open an index to evaluate it."
-        elif not self.searcher.index.n_docs:
-            why = f"“{escape(self.searcher.index.name)}” has no documents: nothing to evaluate."
-        elif not self.inputs.ready:
-            why = "Load a query file and a judgement file."
-        elif n_configs == 0:
-            why = "Check at least one ranking function."
-        elif n_metrics == 0:
-            why = "Check at least one metric."
-        else:
-            n_queries = self.inputs.judged_queries()
-            why = (
-                f"{plural(n_configs, 'configuration')} × "
-                f"{plural(n_queries, 'judged query', 'judged queries')} on "
-                f"“{escape(self.index.name if self.index is not None else '')}”."
-            )
-        self.run_status.setText(small(why, self))
+            return "Open an index to evaluate it."
+        if not self.searcher.index.n_docs:
+            return f"“{self.searcher.index.name}” has no documents: nothing to evaluate."
+        if self.inputs.queries is None and self.inputs.qrels is None:
+            return "Load a query file and a judgement file."
+        if self.inputs.queries is None:
+            return "Load a query file (the judgements are loaded)."
+        if self.inputs.qrels is None:
+            return "Load a judgement file (the queries are loaded)."
+        if n_configs == 0:
+            return "Check at least one ranking function."
+        if not self.options_box.metrics():
+            return "Check at least one metric."
+        n_queries = self.inputs.judged_queries()
+        return (
+            f"Ready: {plural(n_configs, 'configuration')} × "
+            f"{plural(n_queries, 'judged query', 'judged queries')} on "
+            f"“{self.index.name if self.index is not None else ''}”."
+        )
