@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from bm25desk.engine.scoring.variants import _g
 from bm25desk.ui.common.colors import TermColors, highlight_background, status_colors
+from bm25desk.ui.common.plain_text import plain_tooltip
 from bm25desk.ui.common.table_model import ROW_ROLE, SORT_ROLE, RowTableModel
 from bm25desk.ui.compare.work import CompareRow, DocDelta, HeatColumn, TermDelta
 
@@ -192,7 +193,7 @@ class HeatmapModel(RowTableModel[str]):
         horizontal = orientation == Qt.Orientation.Horizontal
         if horizontal and role == Qt.ItemDataRole.ToolTipRole and 0 <= section < len(self._columns):
             c = self._columns[section]
-            return f"#{c.rank} {c.title or c.docid}\nscore {sum(c.weights):.4f}"
+            return plain_tooltip(f"#{c.rank} {c.title or c.docid}\nscore {sum(c.weights):.4f}")
         if horizontal and role == Qt.ItemDataRole.TextAlignmentRole:
             return None
         return super().headerData(section, orientation, role)

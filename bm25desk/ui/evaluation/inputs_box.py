@@ -30,6 +30,7 @@ from bm25desk.ui.common.formatting import plural
 from bm25desk.ui.common.job_controller import JobController
 from bm25desk.ui.common.jobs import Job, JobRunner
 from bm25desk.ui.common.messages import MessageBar
+from bm25desk.ui.common.plain_text import plain_tooltip
 from bm25desk.ui.common.widgets import combo_box, text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.work import (
@@ -99,6 +100,7 @@ class InputsBox(QGroupBox):
         self.queries_label = QLabel("no file")
         self.qrels_label = QLabel("no file")
         for label in (self.queries_label, self.qrels_label):
+            label.setTextFormat(Qt.TextFormat.RichText)  # file names are escaped
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.queries_format = combo_box(
@@ -251,7 +253,7 @@ class InputsBox(QGroupBox):
                 label.setToolTip("")
             else:
                 label.setText(escape(path.name))
-                label.setToolTip(str(path))
+                label.setToolTip(plain_tooltip(str(path)) or "")
         self.summary.setText("<br>".join(self._summary_lines()))
         skipped = [s for obj in (q, r) if obj is not None for s in obj.skipped]
         if skipped:

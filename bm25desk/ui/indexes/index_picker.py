@@ -7,11 +7,12 @@ another when one is chosen.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from bm25desk.engine import IndexInfo
 from bm25desk.ui.common.formatting import plural
+from bm25desk.ui.common.plain_text import plain_tooltip
 
 
 def index_caption(info: IndexInfo) -> str:
@@ -63,11 +64,8 @@ class IndexPicker(QWidget):
         self.combo.clear()
         for info in infos:
             self.combo.addItem(index_caption(info), info.name)
-            self.combo.setItemData(
-                self.combo.count() - 1,
-                str(info.source.get("path", "")),
-                3,  # ToolTipRole
-            )
+            tip = plain_tooltip(str(info.source.get("path", "")))
+            self.combo.setItemData(self.combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.combo.blockSignals(False)
         self.set_open(open_name or self._open)
 
