@@ -5,18 +5,25 @@ it empties every tab.
 
 Opening reads the manifest and builds the analyser, whose stemmer import can take seconds the
 first time: the window stays responsive meanwhile.
+
+Another program (the CLI, a second window) may commit a new generation of the open index: the
+index folder is watched (and checked every few seconds where watching is not possible), the
+manifest's generation is compared in the background, and a newer one is opened in its place.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QLabel
 
 from bm25desk.engine import IndexCorruptError, Searcher
 from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.messages import readable
+
+CHECK_DEBOUNCE_MS = 500  # after the index folder changed (a commit writes several files)
+CHECK_EVERY_MS = 5000  # and regularly, where the folder cannot be watched
 
 
 class IndexSwitcher(QObject):
@@ -41,6 +48,49 @@ class IndexSwitcher(QObject):
         self.jobs = LatestOnly(w.runner, "open index", self)
         self.jobs.succeeded.connect(self._on_jobs_succeeded)
         self.jobs.failed.connect(self._on_jobs_failed)
+        self.checks = LatestOnly(w.runner, "check generation", self)
+        self.checks.succeeded.connect(self._on_checks_succeeded)
+        self.check_timer = QTimer(self, singleShot=True, interval=CHECK_DEBOUNCE_MS)
+        self.check_timer.timeout.connect(self.check_generation)
+        self.folder_watch = QFileSystemWatcher(self)
+        self.folder_watch.directoryChanged.connect(lambda _path: self.check_timer.start())
+        self.poll_timer = QTimer(self, interval=CHECK_EVERY_MS)
+        self.poll_timer.timeout.connect(self.check_generation)
+
+    def check_generation(self) -> None:
+        """Reopen the index if another program committed a newer generation (in the background)."""
+        searcher = self.searcher
+        if searcher is None or self.jobs.busy() or self.w.builds.jobs.busy():
+            return
+        index, store = searcher.index, self.w.store
+        name, generation = index.name, index.generation
+        self.checks.request(lambda: (name, generation, store.current_generation(name)))
+
+    @Slot(object)
+    def _on_checks_succeeded(self, found: tuple[str, int, int | None]) -> None:
+        name, seen, current = found
+        searcher = self.searcher
+        if searcher is None or searcher.index.name != name or searcher.index.generation != seen:
+            return  # switched or reopened meanwhile
+        if current is not None and current != seen:
+            self.w.message_bar.show_message(
+                f"“{name}” was changed by another program: showing its new version.",
+                "info",
+                timeout_ms=8000,
+                owner=name,
+            )
+            self.open(name, force=True)
+
+    def _watch(self, name: str) -> None:
+        """Watch the folder of index ``name`` for commits ("" : watch nothing)."""
+        dirs = self.folder_watch.directories()
+        if dirs:
+            self.folder_watch.removePaths(dirs)
+        if name:
+            self.folder_watch.addPath(str(self.w.store.path(name)))
+            self.poll_timer.start()
+        else:
+            self.poll_timer.stop()
 
     @property
     def current(self) -> str:
@@ -67,6 +117,8 @@ class IndexSwitcher(QObject):
         """Stop searching the open index: every tab shows no index."""
         self.searcher = None
         self.jobs.invalidate()
+        self.checks.invalidate()
+        self._watch("")
         w = self.w
         w.folder_notice.watch(None)
         for panel in (w.search_panel, w.compare_panel, w.stats_panel):
@@ -100,6 +152,7 @@ class IndexSwitcher(QObject):
         for warning in index.warnings:
             w.message_bar.show_message(warning[:1].upper() + warning[1:], "warning", owner=name)
         w.folder_notice.watch(index)
+        self._watch(name)
         tab, self.pending_tab = self.pending_tab, None
         if tab is not None:
             w.show_tab(tab)
