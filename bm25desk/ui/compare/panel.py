@@ -31,6 +31,12 @@ from bm25desk.ui.common.widgets import combo_box, text_label
 from bm25desk.ui.compare.models import CompareModel, HeatmapModel, TermDeltaModel
 from bm25desk.ui.compare.work import CompareOutcome, DocDelta, doc_delta, run_compare
 
+TAU_TIP = (
+    "Kendall's τ-b compares the order of the documents in either top k under A and under B, "
+    "each at its full rank (a document that does not match at all ranks last). Pairs tied "
+    "under A or under B (both not matching) count neither for nor against; τ-b divides by the "
+    "pairs not tied in each ranking, so 1 means the same order and −1 the reverse."
+)
 DELTA_EMPTY = "Select a document to see its score change, term by term."
 
 
@@ -59,6 +65,7 @@ class ComparePanel(QWidget):
 
         self.query_label = text_label(rich=True)
         self.summary = text_label(rich=True)
+        self.summary.setToolTip(TAU_TIP)
         middle = QSplitter(Qt.Orientation.Horizontal)
         middle.addWidget(self._make_rankings())
         middle.addWidget(self._make_delta())
@@ -234,8 +241,8 @@ class ComparePanel(QWidget):
         denom = max(1, min(k, n_a))
         self.summary.setText(
             f"<b>overlap@{k} = {outcome.overlap}/{denom}</b> ({outcome.overlap / denom:.0%}) · "
-            f"<b>Kendall τ = {tau}</b> over the {len(outcome.rows)} documents in either top {k} · "
-            f"{moved} moved, {entered} entered, {left} left"
+            f"<b>Kendall τ-b = {tau}</b> over the {len(outcome.rows)} documents in either top {k} "
+            f"(ties counted as τ-b does) · {moved} moved, {entered} entered, {left} left"
             f"<br><small>A = {escape(variant_summary(outcome.variant_a))} &nbsp;·&nbsp; "
             f"B = {escape(variant_summary(outcome.variant_b))}</small>"
         )

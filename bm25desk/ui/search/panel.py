@@ -29,11 +29,10 @@ from bm25desk.ui.search.detail_panel import DetailPanel
 from bm25desk.ui.search.query_bar import QueryBar
 from bm25desk.ui.search.relevance import RelevanceMarks
 from bm25desk.ui.search.results_view import ResultsView
+from bm25desk.ui.search.snippet_filler import SnippetFiller
 from bm25desk.ui.search.work import (
     DetailOutcome,
     SearchOutcome,
-    Snippet,
-    cut_snippets,
     run_detail,
     run_search,
 )
@@ -92,9 +91,6 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.details = LatestOnly(runner, "explain", self)
         self.details.succeeded.connect(self._on_details_succeeded)
         self.details.failed.connect(self._on_details_failed)
-        self.snippets = LatestOnly(runner, "snippets", self)
-        self.snippets.succeeded.connect(self._on_snippets_succeeded)
-        self.snippets.failed.connect(self._on_details_failed)
 
         self.picker = VariantPicker(self, layout="detached")
         self.picker.combo.setToolTip(
@@ -131,6 +127,8 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.view.selectionModel().selectionChanged.connect(self._on_view_selection_changed)
         self.view.mark_toggled.connect(self.toggle_mark)
         self.view.menu_requested.connect(self._on_view_menu_requested)
+        self.snippets = SnippetFiller(self.runner, self.model, self.outcome, self)
+        self.snippets.jobs.failed.connect(self._on_details_failed)
         self.mark_action = self.view.mark_action
         self.mark_action.triggered.connect(self.toggle_selected_mark)
         self._make_relevance()
@@ -154,7 +152,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.marks.set_index(searcher.index.name if searcher is not None else None)
         self.searches.invalidate()
         self.details.invalidate()
-        self.snippets.invalidate()
+        self.snippets.cancel()
         self._outcome = None
         self._selected_docno = None
         self.model.clear()
@@ -271,7 +269,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         keep = self._selected_docno if same_query else None
         marks = self.marks.switch(result.query)
         self.model.set_rows(outcome.rows, self._colors)
-        self._cut_snippets(outcome)
+        self.snippets.fill(self.searcher, outcome)
         self.model.set_marks(marks.marked, marks.judged)
         self.view.arrange_columns()
         self._show_marks(marks)
@@ -296,22 +294,6 @@ class SearchPanel(RelevanceMarks, QWidget):
             if row >= 0:
                 self.request_detail()  # same document, new ranking: refresh its ledger
         self.results_shown.emit(outcome)
-
-    def _cut_snippets(self, outcome: SearchOutcome) -> None:
-        """Cut the snippets the ranking left blank, in the background (see SNIPPETS_FIRST)."""
-        searcher = self.searcher
-        if not outcome.pending or searcher is None:
-            self.snippets.invalidate()
-            return
-        index, pending = searcher.index, outcome.pending
-        terms = frozenset(outcome.result.analysis.terms)
-        self.snippets.request(lambda: (outcome, cut_snippets(index, pending, terms)))
-
-    @Slot(object)
-    def _on_snippets_succeeded(self, payload: tuple[SearchOutcome, dict[int, Snippet]]) -> None:
-        outcome, snippets = payload
-        if outcome is self._outcome:  # not a ranking replaced meanwhile
-            self.model.set_snippets(snippets)
 
     @Slot(object)
     def _on_searches_failed(self, exc: BaseException) -> None:
@@ -386,7 +368,7 @@ class SearchPanel(RelevanceMarks, QWidget):
     def _show_nothing(self, text: str) -> None:
         """Show no ranking and ``text`` instead (no query, or nothing to search)."""
         self.searches.invalidate()
-        self.snippets.invalidate()
+        self.snippets.cancel()
         self._outcome = None
         self.model.clear()
         self.detail.clear()
