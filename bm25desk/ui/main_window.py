@@ -27,7 +27,6 @@ from bm25desk.engine import (
     IndexStore,
     Searcher,
     StoreError,
-    Variant,
 )
 from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.ui.common.icons import app_icon
@@ -53,6 +52,7 @@ from bm25desk.ui.window.folder_notice import FolderNotice
 from bm25desk.ui.window.index_actions import IndexActions
 from bm25desk.ui.window.index_switching import IndexSwitcher
 from bm25desk.ui.window.menus import make_menus
+from bm25desk.ui.window.panel_wiring import PanelWiring
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,7 @@ class MainWindow(QMainWindow):
         self._make_central()
         self._make_index_manager()
         self._make_status_bar()
+        self.wiring = PanelWiring(self)
         self.menu_actions = make_menus(self)
         self.new_action = self.menu_actions.new
         self.menu_actions.auto_update.setChecked(self.settings.auto_update_folders)
@@ -127,11 +128,7 @@ class MainWindow(QMainWindow):
         self.welcome.sample_requested.connect(self.build_sample)
         self.welcome.new_requested.connect(self.new_index)
         self.search_panel = SearchPanel(self.runner)
-        self.search_panel.results_shown.connect(self._on_search_panel_results_shown)
-        self.search_panel.query_cleared.connect(self._on_search_panel_query_cleared)
-        self.search_panel.variant_changed.connect(self._on_search_panel_variant_changed)
         self.search_panel.failed.connect(self.show_error)
-        self.search_panel.status_hint.connect(self._on_search_panel_status_hint)
         self.compare_panel = ComparePanel(self.runner)
         self.compare_panel.jobs.failed.connect(self.show_error)
         self.compare_panel.delta_jobs.failed.connect(self.show_error)
@@ -139,10 +136,6 @@ class MainWindow(QMainWindow):
         self.stats_panel.stats_jobs.failed.connect(self.show_error)
         self.stats_panel.lookup_jobs.failed.connect(self.show_error)
         self.eval_panel = EvalPanel(self.runner)
-        self.eval_panel.apply_parameters_requested.connect(
-            self._on_eval_panel_apply_parameters_requested
-        )
-        self.eval_panel.open_query_requested.connect(self._on_eval_panel_open_query_requested)
 
     def _make_central(self) -> None:
         self.tabs = QTabWidget()
@@ -151,7 +144,6 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.compare_panel, "Compare")
         self.tabs.addTab(self.stats_panel, "Statistics")
         self.tabs.addTab(self.eval_panel, "Evaluation")
-        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.welcome)
         self.stack.addWidget(self.tabs)
@@ -346,42 +338,6 @@ class MainWindow(QMainWindow):
     def show_about(self) -> None:
         """Say what this is."""
         about.show_about(self, self.settings.file_name)
-
-    # -- panel wiring ----------------------------------------------------------------------------
-
-    @Slot(object)
-    def _on_search_panel_results_shown(self, outcome: object) -> None:
-        self.compare_panel.set_query(outcome.result.analysis.parsed)  # type: ignore[attr-defined]
-
-    @Slot(str)
-    def _on_search_panel_status_hint(self, text: str) -> None:
-        if text:
-            self.statusBar().showMessage(text)
-        else:
-            self.statusBar().clearMessage()
-
-    @Slot()
-    def _on_search_panel_query_cleared(self) -> None:
-        self.compare_panel.set_query(None)
-
-    @Slot(object)
-    def _on_search_panel_variant_changed(self, variant: Variant) -> None:
-        self.variant_label.setText(variant_summary(variant))
-
-    @Slot(int)
-    def _on_tabs_current_changed(self, index: int) -> None:
-        self.compare_panel.set_active(self.tabs.widget(index) is self.compare_panel)
-        self.stats_panel.set_active(self.tabs.widget(index) is self.stats_panel)
-
-    @Slot(object)
-    def _on_eval_panel_apply_parameters_requested(self, variant: Variant) -> None:
-        self.search_panel.set_variant(variant)
-        self.show_tab(self.tabs.indexOf(self.search_panel))
-
-    @Slot(str, object)
-    def _on_eval_panel_open_query_requested(self, text: str, relevant: frozenset[str]) -> None:
-        self.search_panel.set_query(text, relevant)
-        self.show_tab(self.tabs.indexOf(self.search_panel))
 
     # -- drag and drop ---------------------------------------------------------------------------
 

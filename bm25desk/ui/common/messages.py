@@ -10,7 +10,7 @@ import logging
 import traceback
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QWidget
 
 from bm25desk.engine import (
     AnalysisError,
@@ -101,7 +101,12 @@ class MessageBar(QWidget):
         if action is not None:
             body += f' &nbsp; <a href="{escape(action[0])}">{escape(action[1])}</a>'
         self.text.setText(body)
-        self.icon.setText({"error": "⛔", "warning": "⚠", "info": "ℹ"}.get(kind, "ℹ"))
+        icon = {
+            "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+            "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
+        }.get(kind, QStyle.StandardPixmap.SP_MessageBoxInformation)
+        size = self.fontMetrics().height()
+        self.icon.setPixmap(self.style().standardIcon(icon).pixmap(size, size))
         self._paint(kind)
         self.setProperty("kind", kind)
         self.show()

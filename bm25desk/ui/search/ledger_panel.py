@@ -13,10 +13,12 @@ from html import escape
 from PySide6.QtCore import QModelIndex, Qt, Slot
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
+    QScrollArea,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -77,6 +79,16 @@ class LedgerPanel(QWidget):
         self.formulas.setWordWrap(True)
         self.formulas.setTextFormat(Qt.TextFormat.RichText)
         self.formulas.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.formulas.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # A long formula (BM25Adpt) scrolls rather than pushing the ledger's rows out of view.
+        self.formulas_area = QScrollArea()
+        self.formulas_area.setWidget(self.formulas)
+        self.formulas_area.setWidgetResizable(True)
+        self.formulas_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.formulas_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        lines = self.fontMetrics().lineSpacing()
+        self.formulas_area.setMinimumHeight(3 * lines + 4)
+        self.formulas_area.setMaximumHeight(4 * lines + 6)
         head = QVBoxLayout()
         head.setSpacing(0)
         head.addWidget(self.title)
@@ -90,7 +102,7 @@ class LedgerPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.check)
-        layout.addWidget(self.formulas)
+        layout.addWidget(self.formulas_area)
         self._colors = TermColors()
         self._remark = ""
 
@@ -154,11 +166,11 @@ class LedgerPanel(QWidget):
         remark = ""
         if self._remark:
             color = status_colors(self.palette())["warn"].name()
-            remark = f"<br><small style='color:{color}'>{escape(self._remark)}</small>"
+            remark = f" · <span style='color:{color}'>{escape(self._remark)}</span>"
         self.heading.setText(
             f"score <b>{_g(round(e.score, 6))}</b> under {escape(variant_summary(e.variant))}"
             f"{not_match}<br><small style='color:{muted}'>L = {e.length} terms, "
-            f"Lavg = {e.avgdl:.2f}, N = {e.n_docs:,} documents</small>{remark}"
+            f"Lavg = {e.avgdl:.2f}, N = {e.n_docs:,} documents{remark}</small>"
         )
 
     def explanation(self) -> Explanation | None:

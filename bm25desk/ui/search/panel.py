@@ -159,6 +159,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.detail.clear()
         self.chips.show_hint("")
         self.bar.show_counts(None)
+        self.status_hint.emit("")
         self.query_edit.setEnabled(searcher is not None)
         if searcher is None:
             self._show_empty("Open or build an index to search.")
@@ -284,6 +285,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         else:
             self.empty_label.hide()
             self.view.show()
+            self.detail.show()
             self._show_feedback_bar()
             row = self.model.row_of_docno(keep) if keep is not None else -1
             index = self.proxy.mapFromSource(self.model.index(max(row, 0), 0))
@@ -354,8 +356,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.detail.ledger.set_remark(
             ""
             if fb is None
-            else "Relevance feedback: idf = Robertson/Sparck Jones weight from the "
-            f"R = {len(fb.relevant)} documents marked relevant"
+            else f"idf = Robertson/Sparck Jones weight, R = {len(fb.relevant)} marked relevant"
         )
         self.detail.show_outcome(outcome, self._colors)
 
@@ -382,6 +383,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.empty_label.setText(text)
         self.empty_label.setVisible(bool(text))
         self.view.setVisible(not text)
+        self.detail.setVisible(not text)  # no document to explain: the sentence gets the room
         self._show_feedback_bar()
 
     def _show_formula(self, outcome: SearchOutcome) -> None:

@@ -33,6 +33,7 @@ SYMBOLS = ("o", "s", "t", "d", "star", "h", "p", "t1", "x", "+")
 SYMBOL_GLYPHS = ("●", "■", "▲", "◆", "★", "⬢", "⬟", "▼", "✕", "✚")
 """The same shapes as text, for the legend."""
 POINTS_Z = 10  # above curves and lines
+POINTS_NOTE = "Points: this document's query terms. Curves: the current variant and parameters."
 
 
 def decade_label(exponent: int) -> str:
@@ -89,9 +90,14 @@ class PlotsPanel(QWidget):
         ):
             plot.setMinimumSize(MIN_PLOT_SIZE)
             self.tabs.addTab(plot, title)
-        self.tabs.setTabToolTip(0, "The tf part over tf, at this document's length")
-        self.tabs.setTabToolTip(1, "The tf part over the document length, at each term's tf")
-        self.tabs.setTabToolTip(2, "The variant's idf over df (log scale), the query terms marked")
+        for i, tip in enumerate(
+            (
+                "The tf part over tf, at this document's length",
+                "The tf part over the document length, at each term's tf",
+                "The variant's idf over df (log scale), the query terms marked",
+            )
+        ):
+            self.tabs.setTabToolTip(i, f"{tip}. {POINTS_NOTE}")
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
@@ -160,15 +166,15 @@ class PlotsPanel(QWidget):
         ]
         lines = [f"┆ Lavg = {data.avgdl:.1f}"]
         if data.length is not None:
-            lines.append(f"│ this document, L = {data.length:.0f}")
-        notes = list(data.notes)
-        if data.tf_points:
-            notes.insert(0, "Points: this document's terms; curves: the current parameters.")
+            lines.append(f"│ this doc L = {data.length:.0f}")
         text = " &nbsp; ".join(keys)
         if self.tabs.currentWidget() is self.length_plot:
             text += " &nbsp; " + " &nbsp; ".join(escape(line) for line in lines)
-        if notes:
-            text += f"<br><small style='color:{muted}'>{escape(' '.join(notes))}</small>"
+        # Notes about the idf (BM25Adpt's G¹, relevance feedback) show under the idf plot; all
+        # notes are in the legend's tooltip.
+        self.legend.setToolTip(" ".join((POINTS_NOTE, *data.notes)))
+        if data.notes and self.tabs.currentWidget() is self.idf_plot:
+            text += f"<br><small style='color:{muted}'>{escape(' '.join(data.notes))}</small>"
         return text
 
     def _glyph(self, term: str) -> str:

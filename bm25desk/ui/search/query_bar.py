@@ -5,14 +5,13 @@ The analysed query shows as chips; typing waits a moment before it searches.
 
 from __future__ import annotations
 
-from html import escape
-
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from bm25desk.engine import SearchResult, Variant
 from bm25desk.ui.common.colors import muted_text
+from bm25desk.ui.common.elided_label import ElidedLabel
 from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
 from bm25desk.ui.search.query_chips import QueryChips
 
@@ -54,8 +53,11 @@ class QueryBar(QWidget):
         self.query_edit.returnPressed.connect(self.search_requested)
         self.query_edit.installEventFilter(self)
         self.chips = QueryChips()
-        self.formula = QLabel()
-        self.formula.setWordWrap(True)
+        self.variant_name = QLabel()
+        font = self.variant_name.font()
+        font.setBold(True)
+        self.variant_name.setFont(font)
+        self.formula = ElidedLabel()
         self.status = QLabel()
         self.status.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.debounce = QTimer(self)
@@ -68,6 +70,7 @@ class QueryBar(QWidget):
         top.addWidget(picker.combo, 0)
         top.addWidget(picker.params, 0)
         under = QHBoxLayout()
+        under.addWidget(self.variant_name, 0)
         under.addWidget(self.formula, 1)
         under.addWidget(self.status, 0)
         layout = QVBoxLayout(self)
@@ -89,11 +92,9 @@ class QueryBar(QWidget):
         if feedback_r is not None:
             idf = f"idf → RSJ weight, R = {feedback_r} marked relevant"
             tip = RSJ_TIP
-        self.formula.setToolTip(tip)
-        self.formula.setText(
-            f"<b>{escape(variant_summary(variant))}</b>: {escape(idf)} · "
-            f"tf part = {escape(cls.tf_formula)}"
-        )
+        self.variant_name.setText(f"{variant_summary(variant)}:")
+        text = f"{idf} · tf part = {cls.tf_formula}"
+        self.formula.set_full_text(text, f"{text}\n\n{tip}" if tip else text)
 
     def show_counts(self, result: SearchResult | None, shown: int = 0) -> None:
         """Show how many documents match, how many are listed, and how long it took."""
