@@ -307,6 +307,10 @@ def dark_palette() -> Any:
         (role.Link, "#7fb0e6"),
     ):
         p.setColor(r, QColor(c))
+    disabled = QPalette.ColorGroup.Disabled
+    for r in (role.WindowText, role.Text, role.ButtonText):
+        p.setColor(disabled, r, QColor("#7a7a7a"))
+    p.setColor(disabled, role.Button, QColor("#2f2f2f"))
     return p
 
 

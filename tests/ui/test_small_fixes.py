@@ -5,7 +5,8 @@ page that listed only txt/md/rst/html.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDialog, QLabel
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDialog, QLabel
 
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.ui.indexes.build_summary import build_summary
@@ -82,3 +83,22 @@ def test_the_start_page_lists_every_folder_format(qtbot) -> None:
     texts = " ".join(label.text() for label in page.findChildren(QLabel))
     for name in ("PDF", "docx", "odt", "EPUB", "eml", "mbox", "Markdown", "HTML"):
         assert name in texts, name
+
+
+def test_tab_goes_from_the_query_to_its_ranking_function_and_parameters(qtbot, window) -> None:
+    """Seen under Xvfb: Tab jumped from the ranking function to the index picker."""
+    panel = window.search_panel
+    window.activateWindow()
+    panel.query_edit.setFocus()
+    qtbot.waitUntil(lambda: panel.query_edit.hasFocus(), timeout=2000)
+    order = []
+    for _ in range(4):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        order.append(QApplication.focusWidget())
+    k1 = panel.picker.params.controls()["k1"]
+    assert order == [
+        panel.picker.combo,
+        k1.slider,
+        k1.spin,
+        panel.picker.params.controls()["b"].slider,
+    ]

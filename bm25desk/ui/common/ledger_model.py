@@ -67,7 +67,7 @@ HEADER_TIPS = {
 }
 STATUS_TEXT = {
     "matched": "matched",
-    "unmatched": "not in this document",
+    "unmatched": "absent",
     "unknown": "in no document",
     "stop": "stop word",
     "short": "too short",

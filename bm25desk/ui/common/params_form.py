@@ -134,6 +134,15 @@ class ParamsForm(QWidget):
             self.none_label.show()
             self.reset_button.hide()
 
+    def focus_chain(self) -> list[QWidget]:
+        """Return the controls in keyboard (Tab) order: each slider and spin box, then Defaults."""
+        chain: list[QWidget] = []
+        for control in self._controls.values():
+            chain.extend((control.slider, control.spin))
+        if self._controls:
+            chain.append(self.reset_button)
+        return chain
+
     def values(self) -> dict[str, float]:
         """Return the values shown."""
         return {name: c.value() for name, c in self._controls.items()}

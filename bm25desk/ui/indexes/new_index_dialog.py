@@ -208,7 +208,7 @@ class NewIndexDialog(QDialog):
             except CorpusError as exc:
                 self._detect_error = str(exc)
         self._set_format(self._detected)
-        if self._source is not None and not self._name_edited:
+        if self._source is not None and self._source.exists() and not self._name_edited:
             self.name_edit.setText(default_name(self._source))
         self._show_tsv()
         self._validate()

@@ -120,6 +120,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         layout.addWidget(self.splitter, 1)
         self.bar.show_formula(self.picker.variant())
         self._show_empty("Type a query to search.")
+        self._chain_focus()
 
     def _make_results(self) -> QWidget:
         self.view = ResultsView()
@@ -246,8 +247,22 @@ class SearchPanel(RelevanceMarks, QWidget):
 
     # -- slots -------------------------------------------------------------------------------
 
+    def _chain_focus(self) -> None:
+        """Tab goes query → ranking function → its parameters → results → document → ledger."""
+        chain = [
+            self.query_edit,
+            self.picker.combo,
+            *self.picker.params.focus_chain(),
+            self.view,
+            self.detail.preview.text,
+            self.detail.ledger.view,
+        ]
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
+
     @Slot(object)
     def _on_picker_variant_changed(self, variant: Variant) -> None:
+        self._chain_focus()
         self.bar.show_formula(variant)
         self.variant_changed.emit(variant)
         self.search_now()
