@@ -12,6 +12,7 @@ shows its rank without feedback and how it moved (see :mod:`bm25desk.ui.search.f
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 
@@ -257,7 +258,7 @@ class SearchPanel(RelevanceMarks, QWidget):
             self.detail.preview.text,
             self.detail.ledger.view,
         ]
-        for first, second in zip(chain, chain[1:], strict=False):
+        for first, second in itertools.pairwise(chain):
             QWidget.setTabOrder(first, second)
 
     @Slot(object)
