@@ -29,7 +29,13 @@ from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
 from bm25desk.ui.common.widgets import combo_box, text_label
 from bm25desk.ui.compare.models import CompareModel, HeatmapModel, TermDeltaModel
-from bm25desk.ui.compare.work import CompareOutcome, DocDelta, doc_delta, run_compare
+from bm25desk.ui.compare.work import (
+    CompareOutcome,
+    DocDelta,
+    compare_row,
+    doc_delta,
+    run_compare,
+)
 
 TAU_TIP = (
     "Kendall's τ-b compares the order of the documents in either top k under A and under B, "
@@ -57,6 +63,7 @@ class ComparePanel(QWidget):
         self._colors = TermColors()
         self._active = False
         self._dirty = False
+        self._wanted: int | None = None  # a document the user asked to explain (Search's menu)
 
         self.jobs = LatestOnly(runner, "compare", self)
         self.jobs.succeeded.connect(self._on_jobs_succeeded)
@@ -157,12 +164,15 @@ class ComparePanel(QWidget):
         """Compare on ``searcher``'s index."""
         self.searcher = searcher
         self._parsed = None
+        self._wanted = None
         self.jobs.invalidate()
         self._clear()
         self._show_query()
 
     def set_query(self, parsed: ParsedQuery | None) -> None:
         """Compare on ``parsed`` (the search tab's query; None: no query)."""
+        if parsed is None or self._parsed is None or parsed.text != self._parsed.text:
+            self._wanted = None
         self._parsed = parsed
         self._show_query()
         self.refresh()
@@ -255,10 +265,41 @@ class ComparePanel(QWidget):
             ),
             0,
         )
-        if self.proxy.rowCount():
-            self.view.selectRow(moved_row)
+        wanted = self._row_of(self._wanted) if self._wanted is not None else -1
+        if wanted < 0 and self._wanted is not None:
+            self._explain(self._wanted)  # asked for, outside both top k
+        elif self.proxy.rowCount():
+            self.view.selectRow(wanted if wanted >= 0 else moved_row)
         else:
             self.delta_model.set_delta(None, self._colors)
+
+    def show_document(self, docno: int) -> None:
+        """Explain document ``docno``'s change from A to B (selected if it is listed)."""
+        self._wanted = docno
+        row = self._row_of(docno)
+        if row >= 0:
+            self.view.selectRow(row)
+        elif self._outcome is not None:
+            self._explain(docno)
+        else:
+            self.refresh()  # the comparison will select it when it arrives
+
+    def _row_of(self, docno: int) -> int:
+        for i in range(self.proxy.rowCount()):
+            if self.proxy.index(i, 0).data(ROW_ROLE).docno == docno:
+                return i
+        return -1
+
+    def _explain(self, docno: int) -> None:
+        """Explain a document that is in neither top k (its ranks are computed too)."""
+        o, searcher, parsed = self._outcome, self.searcher, self._parsed
+        if o is None or searcher is None or parsed is None:
+            return
+        self.view.clearSelection()
+        a, b, k = o.variant_a, o.variant_b, o.k
+        self.delta_jobs.request(
+            lambda: doc_delta(searcher, parsed, compare_row(searcher, parsed, docno, a, b, k), a, b)
+        )
 
     @Slot()
     def _show_heat(self, *_args: object) -> None:
@@ -276,6 +317,7 @@ class ComparePanel(QWidget):
         if not rows or o is None or searcher is None or parsed is None:
             return
         row = rows[0].data(ROW_ROLE)
+        self._wanted = row.docno  # kept selected when the configurations change
         a, b = o.variant_a, o.variant_b
         self.delta_jobs.request(lambda: doc_delta(searcher, parsed, row, a, b))
 

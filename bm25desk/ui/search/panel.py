@@ -29,6 +29,7 @@ from bm25desk.ui.common.variant_picker import VariantPicker
 from bm25desk.ui.search.detail_panel import DetailPanel
 from bm25desk.ui.search.query_bar import QueryBar
 from bm25desk.ui.search.relevance import RelevanceMarks
+from bm25desk.ui.search.result_menu import add_document_actions
 from bm25desk.ui.search.results_view import ResultsView
 from bm25desk.ui.search.snippet_filler import SnippetFiller
 from bm25desk.ui.search.work import (
@@ -67,6 +68,8 @@ class SearchPanel(RelevanceMarks, QWidget):
         unmarked documents, turned feedback on or off).
     status_hint(str)
         A hint for the status bar ("" to clear it).
+    explain_requested(int)
+        Explain this document (docno) in the Compare tab.
     """
 
     results_shown = Signal(object)
@@ -75,6 +78,7 @@ class SearchPanel(RelevanceMarks, QWidget):
     failed = Signal(object)
     marks_changed = Signal(object)
     status_hint = Signal(str)
+    explain_requested = Signal(int)
 
     def __init__(self, runner: JobRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -340,6 +344,8 @@ class SearchPanel(RelevanceMarks, QWidget):
     @Slot(QMenu, object)
     def _on_view_menu_requested(self, menu: QMenu, hit: Hit | None) -> None:
         if hit is not None:
+            add_document_actions(menu, hit, lambda h: self.explain_requested.emit(h.docno))
+            menu.addSeparator()
             marked = hit.docid in self.marks.current.marked
             self.mark_action.setText("Unmark as relevant" if marked else "Mark as relevant")
             menu.addAction(self.mark_action)

@@ -129,8 +129,8 @@ class ResultsView(QTableView):
             if hit is not None:
                 self.mark_toggled.emit(hit.docid)
 
-    @Slot(QPoint)
-    def _on_custom_context_menu_requested(self, pos: QPoint) -> None:
+    def context_menu(self, pos: QPoint) -> QMenu:
+        """Return the menu for a right-click at ``pos`` (the row there is selected first)."""
         index = self.indexAt(pos)
         menu = QMenu(self)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -138,4 +138,8 @@ class ResultsView(QTableView):
         if hit is not None:
             self.selectRow(index.row())
         self.menu_requested.emit(menu, hit)
-        menu.popup(self.viewport().mapToGlobal(pos))
+        return menu
+
+    @Slot(QPoint)
+    def _on_custom_context_menu_requested(self, pos: QPoint) -> None:
+        self.context_menu(pos).popup(self.viewport().mapToGlobal(pos))

@@ -28,6 +28,7 @@ class PanelWiring(QObject):
         search.query_cleared.connect(lambda: w.compare_panel.set_query(None))
         search.variant_changed.connect(self._on_search_variant_changed)
         search.status_hint.connect(self._on_search_status_hint)
+        search.explain_requested.connect(self._on_search_explain_requested)
         w.eval_panel.apply_parameters_requested.connect(self._on_eval_apply_parameters)
         w.eval_panel.open_query_requested.connect(self._on_eval_open_query)
         w.tabs.currentChanged.connect(self._on_tabs_current_changed)
@@ -48,6 +49,11 @@ class PanelWiring(QObject):
     @Slot(object)
     def _on_search_variant_changed(self, variant: Variant) -> None:
         self.w.variant_label.setText(variant_summary(variant))
+
+    @Slot(int)
+    def _on_search_explain_requested(self, docno: int) -> None:
+        self.w.compare_panel.show_document(docno)
+        self.w.show_tab(self.w.tabs.indexOf(self.w.compare_panel))
 
     @Slot(str)
     def _on_search_status_hint(self, text: str) -> None:
