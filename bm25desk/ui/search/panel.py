@@ -344,11 +344,11 @@ class SearchPanel(RelevanceMarks, QWidget):
     @Slot(QMenu, object)
     def _on_view_menu_requested(self, menu: QMenu, hit: Hit | None) -> None:
         if hit is not None:
-            add_document_actions(menu, hit, lambda h: self.explain_requested.emit(h.docno))
-            menu.addSeparator()
             marked = hit.docid in self.marks.current.marked
             self.mark_action.setText("Unmark as relevant" if marked else "Mark as relevant")
             menu.addAction(self.mark_action)
+            menu.addSeparator()
+            add_document_actions(menu, hit, lambda h: self.explain_requested.emit(h.docno))
             menu.addSeparator()
         menu.addAction(self.feedback_action)
         menu.addAction(self.clear_marks_action)
