@@ -213,3 +213,21 @@ def test_shortcuts_exist_for_the_common_actions(window) -> None:
         "Ctrl+Shift+C",
     ):
         assert key in shortcuts, key
+
+
+def test_the_layout_is_remembered(qtbot, make_window, ui_index) -> None:
+    """Issue 10: splitter positions and the chosen layout (here the plot shown) come back."""
+    first = make_window()
+    first.resize(1280, 720)
+    first.show()
+    qtbot.waitUntil(lambda: first.searcher is not None, timeout=15000)
+    splitter = first.search_panel.splitter
+    splitter.setSizes([200, sum(splitter.sizes()) - 200])
+    sizes = splitter.sizes()
+    first.search_panel.detail.plots.tabs.setCurrentIndex(2)
+    first.close()
+    second = make_window()
+    second.show()
+    qtbot.waitUntil(lambda: second.searcher is not None, timeout=15000)
+    assert second.search_panel.splitter.sizes() == sizes
+    assert second.search_panel.detail.plots.tabs.currentIndex() == 2

@@ -1,7 +1,8 @@
 """What the window remembers between runs.
 
-Geometry, dock and splitter positions, the results' columns, the variant and parameters of Search
-and Compare, the open index, query and tab.
+Geometry, splitter positions (Search, Compare, Statistics, Evaluation), the results' columns, the
+plot shown, the index manager's place, the variant and parameters of Search and Compare, the open
+index, query and tab.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ def splitters(w: Any) -> dict[str, QSplitter]:
         "detail_right": w.search_panel.detail.right,
         "compare": w.compare_panel.splitter,
         "stats": w.stats_panel.splitter,
+        "evaluation": w.eval_panel.splitter,
+        "evaluation_results": w.eval_panel.results.splitter,
+        "evaluation_per_query": w.eval_panel.per_query.splitter,
     }
 
 
@@ -42,6 +46,13 @@ def restore_layout(w: Any, s: Settings) -> None:
     if header is not None:
         w.search_panel.view.horizontalHeader().restoreState(header)
         w.search_panel.view.arrange_columns()
+    try:
+        w.search_panel.detail.plots.tabs.setCurrentIndex(int(s.value("layout/plot", 0)))
+    except (TypeError, ValueError):
+        pass
+    manager = s.layout("index_manager")
+    if manager is not None:
+        w.index_manager.restoreGeometry(manager)
 
 
 def restore_variants(w: Any, s: Settings) -> None:
@@ -77,6 +88,8 @@ def save(w: Any, s: Settings) -> None:
     for key, splitter in splitters(w).items():
         s.set_layout(f"splitter/{key}", splitter.saveState())
     s.set_layout("results_header", w.search_panel.view.horizontalHeader().saveState())
+    s.set_value("layout/plot", w.search_panel.detail.plots.tabs.currentIndex())
+    s.set_layout("index_manager", w.index_manager.saveGeometry())
     picker = w.search_panel.picker
     s.variant = picker.variant().key
     for key, values in picker.remembered().items():
