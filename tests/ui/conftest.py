@@ -104,3 +104,26 @@ def shown_text(text: str) -> str:
 def shown() -> Callable[[str], str]:
     """Return :func:`shown_text` (what a label or tooltip shows for a string)."""
     return shown_text
+
+
+def build_tsv_index(source: Path, name: str, **options: object) -> object:
+    """Build index ``name`` from a TSV with a header (id, title, text) into the test's store."""
+    from bm25desk.engine import IndexStore, build_index
+    from bm25desk.engine.analysis.analyzer import Analyzer
+    from bm25desk.engine.readers.corpus import ColumnMap
+
+    return build_index(
+        source,
+        name=name,
+        fmt="tsv-header",
+        columns=ColumnMap("id", ("text",), "title"),
+        analyzer=Analyzer.create(stopwords="en", stemmer="porter"),
+        store=IndexStore(),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def tsv_index() -> Callable[..., object]:
+    """Return :func:`build_tsv_index`."""
+    return build_tsv_index

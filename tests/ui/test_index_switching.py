@@ -12,9 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from bm25desk.engine import IndexStore, build_index, get_variant
-from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.readers.corpus import ColumnMap
+from bm25desk.engine import IndexStore, get_variant
 from tests.conftest import UI_INDEX, write_ui_corpus
 
 GARDEN = (
@@ -25,17 +23,9 @@ GARDEN = (
 
 
 @pytest.fixture
-def two_indexes(ui_index: Path, tmp_path: Path) -> str:
+def two_indexes(ui_index: Path, tmp_path: Path, tsv_index) -> str:
     """The orchard test index and a second one, "garden"; return the second's name."""
-    source = write_ui_corpus(tmp_path / "garden.tsv", GARDEN)
-    build_index(
-        source,
-        name="garden",
-        fmt="tsv-header",
-        columns=ColumnMap("id", ("text",), "title"),
-        analyzer=Analyzer.create(stopwords="en", stemmer="porter"),
-        store=IndexStore(),
-    )
+    tsv_index(write_ui_corpus(tmp_path / "garden.tsv", GARDEN), "garden")
     return "garden"
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from bm25desk.engine import IndexStore, build_index, get_variant
-from bm25desk.engine.readers.corpus import ColumnMap
 from bm25desk.ui.compare.models import HeatmapModel
 from bm25desk.ui.evaluation.query_models import DocColumn, RelevantDocsModel
 from bm25desk.ui.evaluation.work import query_detail
@@ -25,7 +24,7 @@ TITLE = "<img src=file:///etc/passwd> & <b>bold</b>"
 TIP = Qt.ItemDataRole.ToolTipRole
 
 
-def _hostile_index(tmp_path: Path) -> Path:
+def _hostile_index(tmp_path: Path, tsv_index) -> Path:
     folder = tmp_path / "<b>odd<b> folder"
     folder.mkdir()
     docs = (
@@ -33,18 +32,14 @@ def _hostile_index(tmp_path: Path) -> Path:
         ("d2", "Plain", "Another apple."),
     )
     source = write_ui_corpus(folder / "hostile.tsv", docs)
-    build_index(
-        source,
-        name="hostile",
-        fmt="tsv-header",
-        columns=ColumnMap("id", ("text",), "title"),
-        store=IndexStore(),
-    )
+    tsv_index(source, "hostile")
     return source
 
 
-def test_document_text_shows_as_text_everywhere(qtbot, make_window, tmp_path, shown) -> None:
-    source = _hostile_index(tmp_path)
+def test_document_text_shows_as_text_everywhere(
+    qtbot, make_window, tmp_path, shown, tsv_index
+) -> None:
+    source = _hostile_index(tmp_path, tsv_index)
     window = make_window()
     window.show()
     qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)

@@ -1,11 +1,11 @@
-"""Small widgets made the same way everywhere: wrapped labels and combo boxes of (text, key)."""
+"""Small widgets made one way everywhere: wrapped labels, (text, key) combo boxes, columns."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLabel
+from PySide6.QtWidgets import QComboBox, QLabel, QLayout, QVBoxLayout, QWidget
 
 
 def text_label(text: str = "", *, rich: bool = False, selectable: bool = False) -> QLabel:
@@ -26,3 +26,18 @@ def combo_box(items: Iterable[tuple[str, object]], tip: str = "") -> QComboBox:
     if tip:
         combo.setToolTip(tip)
     return combo
+
+
+def column(*items: QWidget | QLayout, stretch: int = -1, margins: int = 0) -> QWidget:
+    """Return a widget stacking ``items`` top to bottom; item ``stretch`` takes the spare height."""
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(margins, margins, margins, margins)
+    grows = stretch % len(items) if items else 0
+    for i, item in enumerate(items):
+        stretch_of = 1 if i == grows else 0
+        if isinstance(item, QLayout):
+            layout.addLayout(item, stretch_of)
+        else:
+            layout.addWidget(item, stretch_of)
+    return box

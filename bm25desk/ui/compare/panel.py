@@ -27,7 +27,7 @@ from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.table_model import ROW_ROLE
 from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
-from bm25desk.ui.common.widgets import combo_box, text_label
+from bm25desk.ui.common.widgets import column, combo_box, text_label
 from bm25desk.ui.compare.models import CompareModel, HeatmapModel, TermDeltaModel
 from bm25desk.ui.compare.work import (
     CompareOutcome,
@@ -125,12 +125,7 @@ class ComparePanel(QWidget):
         self.delta_view, _ = make_table(self.delta_model)  # unsorted: query order
         self.delta_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.delta_title = text_label(DELTA_EMPTY, rich=True)
-        delta_box = QWidget()
-        layout = QVBoxLayout(delta_box)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.delta_title)
-        layout.addWidget(self.delta_view, 1)
-        return delta_box
+        return column(self.delta_title, self.delta_view)
 
     def _make_heatmap(self) -> QWidget:
         self.heat_model = HeatmapModel(self)
@@ -151,12 +146,7 @@ class ComparePanel(QWidget):
         )
         head.addWidget(self.heat_which)
         head.addStretch(1)
-        heat_box = QWidget()
-        layout = QVBoxLayout(heat_box)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(head)
-        layout.addWidget(self.heat_view, 1)
-        return heat_box
+        return column(head, self.heat_view)
 
     # -- inputs ----------------------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.table_model import ROW_ROLE
 from bm25desk.ui.common.table_view import compact_rows, make_table
 from bm25desk.ui.common.variant_picker import variant_summary
-from bm25desk.ui.common.widgets import text_label
+from bm25desk.ui.common.widgets import column, text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.query_models import DocColumn, PerQueryModel, RelevantDocsModel
 from bm25desk.ui.evaluation.work import EvalInputs, QueryDetail, WhyNot, query_detail, why_not
@@ -149,12 +149,7 @@ class PerQueryTab(PlaceholderStack):
             self._on_docs_view_selection_changed
         )
         self.docs_title = text_label(rich=True)
-        docs = QWidget()
-        layout = QVBoxLayout(docs)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.docs_title)
-        layout.addWidget(self.docs_view, 1)
-        return docs
+        return column(self.docs_title, self.docs_view)
 
     def _make_why(self) -> QWidget:
         self.why_title = text_label(rich=True, selectable=True)
@@ -178,12 +173,7 @@ class PerQueryTab(PlaceholderStack):
         self.ledger_tabs.setDocumentMode(True)
         self.ledger_tabs.addTab(self.ledger_text, "Ledger (text)")
         self.ledger_tabs.addTab(self.ledger_view, "Ledger (table)")
-        why = QWidget()
-        layout = QVBoxLayout(why)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.why_title)
-        layout.addWidget(self.ledger_tabs, 1)
-        return why
+        return column(self.why_title, self.ledger_tabs)
 
     # -- the result ------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from bm25desk.ui.common.messages import MessageBar
 from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import variant_summary
-from bm25desk.ui.common.widgets import text_label
+from bm25desk.ui.common.widgets import column, text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.plots import MetricBars
 from bm25desk.ui.evaluation.result_models import SummaryModel, TestColumn, TestsModel
@@ -86,12 +86,7 @@ class ResultsTab(PlaceholderStack):
         self.show_result(None)
 
     def _make_top(self) -> QWidget:
-        top = QWidget()
-        layout = QVBoxLayout(top)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.result_label)
-        layout.addWidget(self.summary_view, 1)
-        return top
+        return column(self.result_label, self.summary_view)
 
     def _make_tests(self) -> QWidget:
         self.baseline_combo = QComboBox()
@@ -115,13 +110,7 @@ class ResultsTab(PlaceholderStack):
         base_row.addWidget(self.baseline_combo)
         base_row.addStretch(1)
         base_row.addWidget(self.export_button)
-        tests = QWidget()
-        layout = QVBoxLayout(tests)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(base_row)
-        layout.addWidget(self.tests_view, 1)
-        layout.addWidget(self.tests_note)
-        return tests
+        return column(base_row, self.tests_view, self.tests_note, stretch=1)
 
     # -- the result ------------------------------------------------------------------------------
 

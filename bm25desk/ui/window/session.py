@@ -7,6 +7,7 @@ index, query and tab.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -46,10 +47,8 @@ def restore_layout(w: Any, s: Settings) -> None:
     if header is not None:
         w.search_panel.view.horizontalHeader().restoreState(header)
         w.search_panel.view.arrange_columns()
-    try:
+    with contextlib.suppress(TypeError, ValueError):
         w.search_panel.detail.plots.tabs.setCurrentIndex(int(s.value("layout/plot", 0)))
-    except (TypeError, ValueError):
-        pass
     manager = s.layout("index_manager")
     if manager is not None:
         w.index_manager.restoreGeometry(manager)
