@@ -52,7 +52,7 @@ import numpy as np
 
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import F64, I32, I64
-from bm25desk.engine.scoring.variants import TermWeight
+from bm25desk.engine.scoring.variant import TermWeight
 
 try:
     from bm25desk.engine.scoring import _topk  # type: ignore[attr-defined]
