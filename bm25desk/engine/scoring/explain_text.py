@@ -1,4 +1,8 @@
-"""An explanation as text: JSON for programs, a Lucene-style tree for the terminal, Markdown."""
+"""An explanation as text: JSON for programs, a Lucene-style tree for the terminal, Markdown.
+
+A variant is named for people by :meth:`~bm25desk.engine.scoring.variant.Variant.display_name`
+(its label and key, with its parameters); JSON also keeps the key and parameter values.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from bm25desk.engine.scoring.formulas import fmt
 from bm25desk.engine.scoring.results import variant_dict
 
 if TYPE_CHECKING:
+    from bm25desk.engine.scoring.constraints import ConstraintCheck
     from bm25desk.engine.scoring.explain import Explanation, TermExplanation
 
 
@@ -25,7 +30,7 @@ def as_dict(e: Explanation) -> dict[str, Any]:
         "length": e.length,
         "avgdl": e.avgdl,
         "documents": e.n_docs,
-        "variant": variant_dict(e.variant),
+        "variant": {"name": e.variant.display_name(), **variant_dict(e.variant)},
         "contributions": [
             {
                 "term": t.term,
@@ -42,9 +47,11 @@ def as_dict(e: Explanation) -> dict[str, Any]:
                 "weight": t.weight,
                 "share": t.share,
                 "notes": list(t.notes),
+                "plain": t.plain,
             }
             for t in e.terms
         ],
+        "constraints": [c.as_dict() for c in e.constraints],
     }
 
 
@@ -55,9 +62,8 @@ def as_json(e: Explanation) -> str:
 
 def as_text(e: Explanation) -> str:
     """Return a Lucene-style indented tree (``score = sum of: …``)."""
-    v = e.variant
     lines = [
-        f"{fmt(e.score)} = score of {e.docid!r} under {v!r}, sum of:"
+        f"{fmt(e.score)} = score of {e.docid!r} under {e.variant.display_with_params()}, sum of:"
         + ("" if e.matches else f"   [not a match: {e.reason}]")
     ]
     for t in e.terms:
@@ -72,16 +78,21 @@ def as_text(e: Explanation) -> str:
                 f"(tf {t.tf}, L {e.length}, Lavg {fmt(e.avgdl)})"
             )
             lines.extend(f"    note: {n}" for n in t.notes)
+            if t.plain:
+                lines.append(f"    in plain words: {t.plain}")
         else:
             lines.append(f"  0 = {_status_text(t)}")
+            if t.plain and t.status == "unmatched":
+                lines.append(f"    in plain words: {t.plain}")
     lines.append(f"  check: parts sum to {fmt(e.parts_sum)} (score {fmt(e.score)})")
+    lines.extend(f"  {_constraint_text(c)}" for c in e.constraints)
     return "\n".join(lines)
 
 
 def as_markdown(e: Explanation) -> str:
     """Return the ledger as a Markdown table."""
     head = (
-        f"**{e.docid}** — score {fmt(e.score)} under `{e.variant!r}` "
+        f"**{e.docid}** — score {fmt(e.score)} under {e.variant.display_with_params()} "
         f"(L = {e.length}, Lavg = {fmt(e.avgdl)}, N = {e.n_docs})\n\n"
         "| term | status | qtf | tf | df | idf | tf part | weight | share |\n"
         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
@@ -91,7 +102,25 @@ def as_markdown(e: Explanation) -> str:
         f"{fmt(t.idf)} | {fmt(t.tf_part)} | {fmt(t.weight)} | {t.share:.1%} |"
         for t in e.terms
     ]
-    return head + "\n".join(rows) + f"\n\nSum of parts: {fmt(e.parts_sum)}\n"
+    text = head + "\n".join(rows) + f"\n\nSum of parts: {fmt(e.parts_sum)}\n"
+    plain = [f"- {t.surface}: {t.plain}" for t in e.terms if t.plain]
+    if plain:
+        text += "\nIn plain words:\n\n" + "\n".join(plain) + "\n"
+    if e.constraints:
+        text += "\nConstraints:\n\n" + "\n".join(f"- {_constraint_text(c)}" for c in e.constraints)
+        text += "\n"
+    return text
+
+
+def _constraint_text(c: ConstraintCheck) -> str:
+    """Return one constraint line: ``constraint "a b" (phrase): holds — the words occur …``."""
+    con = c.constraint
+    pairs = ", ".join(
+        w if a is None else (w if w == a else f"{w} → {a}")
+        for w, a in zip(con.words, con.analysed, strict=True)
+    )
+    verdict = "holds" if c.held else "fails"
+    return f"constraint {con.label} ({con.kind}; {pairs}): {verdict}, {c.reason}"
 
 
 def _status_text(t: TermExplanation) -> str:

@@ -41,6 +41,7 @@ from bm25desk.engine.scoring.results import (
     Hit,
     QueryAnalysis,
     SearchResult,
+    tie_groups,
     variant_dict,
 )
 from bm25desk.engine.scoring.suggest import Suggester, Suggestion
@@ -216,24 +217,29 @@ class Searcher:
         """
         started = time.perf_counter()
         variant = variant or Lucene()
-        if k < 1:
-            raise QueryError("k must be at least 1")
+        k = self.check_k(k)
         analysis = self.analyze(parsed)
         if not parsed.scored:
             raise QueryError(_empty_reason(parsed))
         terms = self._weighted(parsed, variant, feedback)
         allowed = allowed_mask(self.index, parsed) if parsed.has_constraints else None
-        top = topk.top_k(self.index, terms, k, allowed)
+        # One document more than asked for: whether the last hit ties with the next one.
+        top = topk.top_k(self.index, terms, k + 1, allowed)
         n_matches = topk.count_matches(self.index, terms, allowed) if count else -1
-        docnos, scores = top.docnos.tolist(), top.scores.tolist()
+        docnos, scores = top.docnos[:k].tolist(), top.scores[:k].tolist()
+        groups = tie_groups(scores, float(top.scores[k]) if top.scores.size > k else None)
         if contributions:
-            hits = self._hits(terms, docnos, scores, top.tfs.tolist(), top.parts.tolist())
+            hits = self._hits(terms, docnos, scores, top.tfs[:k].tolist(), top.parts[:k].tolist())
         else:  # ids and scores only: what a run file needs, ~10× cheaper at k = 1000
             docid, doclen = self.index.docid, self.index.doclen
             hits = tuple(
                 Hit(i + 1, d, docid(d), s, "", "", int(doclen[d]), ())
                 for i, (d, s) in enumerate(zip(docnos, scores, strict=True))
             )
+        hits = tuple(
+            h if g is None else dataclasses.replace(h, tie_group=g)
+            for h, g in zip(hits, groups, strict=True)
+        )
         return SearchResult(
             parsed.text,
             analysis,
@@ -245,6 +251,21 @@ class Searcher:
             time.perf_counter() - started,
             feedback,
         )
+
+    def check_k(self, k: Any) -> int:
+        """Return how many hits to rank for a request of ``k``: at most every live document.
+
+        Raises
+        ------
+        QueryError
+            When ``k`` is not a whole number of at least 1.
+        """
+        if isinstance(k, bool) or not isinstance(k, int | np.integer):
+            raise QueryError(f"k must be a whole number, not {k!r}")
+        if k < 1:
+            raise QueryError("k must be at least 1")
+        # Asking for more than every document means every document (-k 99999999999999999999).
+        return min(int(k), max(self.index.n_docs, 1))
 
     def _hits(
         self,
@@ -338,5 +359,8 @@ def _empty_reason(parsed: ParsedQuery) -> str:
     if stopped and all(t.term is None for t in parsed.tokens):
         return f"nothing to search for: {', '.join(stopped)} are stop words"
     if all(t.role == "prohibited" for t in parsed.tokens):
-        return "nothing to search for: the query only excludes words"
+        return (
+            "nothing to search for: the query only excludes words, and a query of only "
+            "excluded words matches nothing to rank; add a word to search for"
+        )
     return "nothing to search for after analysis"
