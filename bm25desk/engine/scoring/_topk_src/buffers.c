@@ -47,7 +47,9 @@ get_buffer(PyObject *obj, Py_buffer *view, char kind, const char *what)
         return -1;
     }
     if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        if (PyErr_ExceptionMatches(PyExc_BufferError)) {
+        /* numpy says "ndarray is not C-contiguous" (a ValueError): name the argument. */
+        if (PyErr_ExceptionMatches(PyExc_BufferError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError, "%s: expected a C-contiguous %s array", what,
                          kind_name(kind));
@@ -78,19 +80,23 @@ get_optional_buffer(PyObject *obj, Py_buffer *view, int *have, char kind, const 
 }
 
 int
-get_count(PyObject *obj, const char *what, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t *out)
+get_count(PyObject *obj, const char *what, Py_ssize_t lo, Py_ssize_t hi, int clamp,
+          Py_ssize_t *out)
 {
     if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s must be an integer, not %.80s", what,
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    /* NULL: clamp instead of raising, so that huge values get the range message below. */
-    Py_ssize_t v = PyNumber_AsSsize_t(obj, NULL);
+    Py_ssize_t v = PyNumber_AsSsize_t(obj, NULL); /* clamped to the Py_ssize_t range */
     if (v == -1 && PyErr_Occurred()) {
         return -1;
     }
-    if (v < lo || v > hi) {
+    if (clamp && v == PY_SSIZE_T_MAX) {
+        *out = hi; /* a count beyond any size: "all of them" */
+        return 0;
+    }
+    if (v < lo || v > hi || v == PY_SSIZE_T_MAX || v == PY_SSIZE_T_MIN) {
         if (hi == PY_SSIZE_T_MAX) {
             PyErr_Format(PyExc_ValueError, "%s must be at least %zd", what, lo);
         }

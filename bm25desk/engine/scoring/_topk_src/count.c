@@ -24,7 +24,7 @@ read_count_arguments(Count *c, PyObject *args, PyObject *kwds)
                                      &deny)) {
         return -1;
     }
-    if (get_count(ndocs, "n_docs", 0, INT32_MAX - 1, &c->ndocs) < 0) {
+    if (get_count(ndocs, "n_docs", 0, INT32_MAX - 1, 0, &c->ndocs) < 0) {
         return -1;
     }
     c->lists = PySequence_Tuple(lists);

@@ -219,8 +219,8 @@ PostingList_init(PostingList *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "PostingList is already initialised");
         return -1;
     }
-    if ((cap_obj && get_count(cap_obj, "cap", 1, MAX_CAP, &cap) < 0) ||
-        (shift_obj && get_count(shift_obj, "shift", 2, 16, &shift) < 0)) {
+    if ((cap_obj && get_count(cap_obj, "cap", 1, MAX_CAP, 0, &cap) < 0) ||
+        (shift_obj && get_count(shift_obj, "shift", 2, 16, 0, &shift) < 0)) {
         return -1;
     }
     self->cap = (int)cap;

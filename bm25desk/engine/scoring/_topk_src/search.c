@@ -82,8 +82,8 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
         return -1;
     }
     /* k beyond the postings means "all of them": a huge k is clamped, not an overflow. */
-    if (get_count(k, "k", 1, PY_SSIZE_T_MAX, &s->k) < 0 ||
-        get_count(ncols, "ncols", 0, MAX_COLUMNS, &s->ncols) < 0) {
+    if (get_count(k, "k", 1, PY_SSIZE_T_MAX, 1, &s->k) < 0 ||
+        get_count(ncols, "ncols", 0, MAX_COLUMNS, 0, &s->ncols) < 0) {
         return -1;
     }
     s->terms = PySequence_Tuple(terms);
@@ -105,7 +105,7 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
     s->have_dli = 1;
     s->ndocs = buf_len(&s->dli);
     Py_ssize_t b = 0;
-    if (base && get_count(base, "base", 0, PY_SSIZE_T_MAX - s->ndocs, &b) < 0) {
+    if (base && get_count(base, "base", 0, PY_SSIZE_T_MAX - s->ndocs, 0, &b) < 0) {
         return -1;
     }
     s->base = (int64_t)b;
@@ -251,7 +251,7 @@ setup_term(Search *s, int i)
     }
     PostingList *pl = as_posting_list(plo);
     Py_ssize_t col;
-    if (!pl || get_count(colobj, "column", 0, PY_SSIZE_T_MAX, &col) < 0) {
+    if (!pl || get_count(colobj, "column", 0, PY_SSIZE_T_MAX, 0, &col) < 0) {
         return -1;
     }
     if (!isfinite(qw)) {

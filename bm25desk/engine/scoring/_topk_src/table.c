@@ -75,7 +75,7 @@ Table_init(Table *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Table is already initialised");
         return -1;
     }
-    if (cap_obj && get_count(cap_obj, "cap", 1, MAX_CAP, &cap) < 0) {
+    if (cap_obj && get_count(cap_obj, "cap", 1, MAX_CAP, 0, &cap) < 0) {
         return -1;
     }
     if (get_buffer(t_obj, &self->t_view, 'd', "values") < 0) {

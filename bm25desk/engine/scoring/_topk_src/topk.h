@@ -72,8 +72,10 @@
 int get_buffer(PyObject *obj, Py_buffer *view, char kind, const char *what);
 /* The same for an optional argument (None: no buffer, *have = 0). */
 int get_optional_buffer(PyObject *obj, Py_buffer *view, int *have, char kind, const char *what);
-/* An integer argument clamped to [lo, hi] with a ValueError naming it when it is outside. */
-int get_count(PyObject *obj, const char *what, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t *out);
+/* An integer argument in [lo, hi], else a TypeError/ValueError naming it; with `clamp`, one
+ * beyond any size (>= 2**63 - 1) reads as hi. */
+int get_count(PyObject *obj, const char *what, Py_ssize_t lo, Py_ssize_t hi, int clamp,
+              Py_ssize_t *out);
 /* n * m * size fits a Py_ssize_t (so a result of that many bytes can be allocated). */
 int product_fits(Py_ssize_t n, Py_ssize_t m, Py_ssize_t size);
 
