@@ -14,6 +14,7 @@ parser: it is analysed as one text, so plain words behave exactly as a bag of wo
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections import Counter
@@ -286,23 +287,64 @@ def _parser_errors() -> tuple[type[BaseException], ...]:
     return (QueryParserError, NotImplementedError, IndexError)
 
 
-def _syntax_tree(text: str) -> tuple[Any, bool]:
-    """Return whoosh's query tree for ``text`` and whether it is empty once normalised.
-
-    Raises one of :func:`_parser_errors`. An empty tree comes back unnormalised: normalising
-    drops a query of only prohibitions ("-cat"), and the searcher should say that such a query
-    has nothing to rank rather than call it empty.
-    """
+def _tree(text: str, *, normalize: bool = True) -> Any:
+    """Return whoosh's query tree for ``text`` (raises one of :func:`_parser_errors`)."""
     global _PARSER
-    from whoosh import query as wq
-
     with _PARSER_LOCK:
         if _PARSER is None:
             _PARSER = _parser()
-        tree = _PARSER.parse(text)
-        if tree is not wq.NullQuery:
-            return tree, False
-        return _PARSER.parse(text, normalize=False), True
+        return _PARSER.parse(text, normalize=normalize)
+
+
+def _walk(text: str, tree: Any, analyzer: Analyzer) -> _Collector:
+    """Collect the terms and constraints of ``text``'s normalised ``tree``."""
+    from whoosh import query as wq
+
+    collector = _Collector(analyzer)
+    if tree is wq.NullQuery:
+        # Normalising drops a query of only prohibitions ("-cat"): keep them, from the tree as
+        # parsed, so that the searcher can say such a query has nothing to rank.
+        collector.walk(_tree(text, normalize=False), "optional")
+        return _Collector(analyzer) if collector.scored else collector
+    collector.walk(tree, "optional")
+    if "+" in text and not collector.required:
+        _restore_required(collector, text)
+    return collector
+
+
+def _restore_required(collector: _Collector, text: str) -> None:
+    """Take back the "+" that normalising drops from a lone required group ("+a -b").
+
+    whoosh turns ``AndMaybe(+a, nothing)`` into the plain term ``a``. When the tree as parsed
+    requires exactly the terms that are scored, they are required (and shown so).
+    """
+    typed = _Collector(collector.analyzer)
+    typed.walk(_tree(text, normalize=False), "optional")
+    required = set(typed.required)
+    if not required or required != set(collector.scored):
+        return
+    collector.required = typed.required
+    collector.constraints = [
+        *(c for c in typed.constraints if c.kind == "required"),
+        *collector.constraints,
+    ]
+    collector.tokens = [
+        dataclasses.replace(t, role="required")
+        if t.role == "optional" and t.term in required
+        else t
+        for t in collector.tokens
+    ]
+
+
+def _in_typed_order(text: str, constraints: list[Constraint]) -> tuple[Constraint, ...]:
+    """Return the distinct constraints in the order they are typed (by their first word)."""
+    folded = text.casefold()
+
+    def position(c: Constraint) -> int:
+        at = folded.find(c.words[0].casefold()) if c.words else -1
+        return at if at >= 0 else len(text)
+
+    return tuple(sorted(dict.fromkeys(constraints), key=position))
 
 
 def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> ParsedQuery:
@@ -316,14 +358,12 @@ def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> Parsed
     used_syntax = syntax and has_syntax(text)
     if used_syntax:
         try:
-            tree, empty = _syntax_tree(text)
-        except _parser_errors():
+            tree = _tree(text)
+        except _parser_errors():  # only the parsing: a bug in the walk below is not hidden
             warnings.append(UNREADABLE)
             used_syntax = False
         else:
-            collector.walk(tree, "optional")
-            if empty and collector.scored:  # only its prohibitions are kept from an empty tree
-                collector = _Collector(analyzer)
+            collector = _walk(text, tree, analyzer)
     if not used_syntax:
         collector.scored = collector.words(text, "optional")
     counts = Counter(collector.scored)
@@ -340,7 +380,7 @@ def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> Parsed
         tuple(dict.fromkeys(collector.title_prohibited)),
         used_syntax,
         tuple(warnings),
-        tuple(dict.fromkeys(collector.constraints)),
+        _in_typed_order(text, collector.constraints),
     )
 
 
