@@ -181,7 +181,7 @@ def call_search(case: Case, terms: Any, **over: Any) -> Any:
 
 
 def oracle_search(case: Case) -> tuple[list[int], list[float], list[int], list[float]]:
-    """The top k by (score desc, docno asc), scores summed in query order from 0.0."""
+    """Return the top k by (score desc, docno asc), scores summed in query order from 0.0."""
     rows: list[tuple[float, int, list[int], list[float]]] = []
     nc = case.ncols
     if case.prev is not None:
@@ -261,6 +261,7 @@ def strided(a: np.ndarray) -> np.ndarray:
 
 @mutation
 def valid_raw_tables(case: Case, rng: random.Random) -> Outcome:
+    """Search with plain (T, U) arrays: the oracle's result."""
     pls = build(case)
     return (
         "valid",
@@ -271,6 +272,7 @@ def valid_raw_tables(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def valid_table_objects(case: Case, rng: random.Random) -> Outcome:
+    """Search with checked Table objects and any seeding ratio, with statistics."""
     pls = build(case)
     seed = rng.choice([0.0, -1.0, math.nan, math.inf, 4.0, 1e-9])
     return (
@@ -282,6 +284,7 @@ def valid_table_objects(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def absurd_k(case: Case, rng: random.Random) -> Outcome:
+    """Call with k of 0, negative, huge, or not an integer (huge means every document)."""
     pls = build(case)
     k = rng.choice([0, -1, -(2**70), 2**70, 10**6, 1.5, "3", None, True])
     if isinstance(k, int) and not isinstance(k, bool) and k >= 1:
@@ -296,6 +299,7 @@ def absurd_k(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_ncols(case: Case, rng: random.Random) -> Outcome:
+    """Call with fewer columns than terms, a negative or huge count, or a float."""
     pls = build(case)
     n = len(pls)
     ncols = rng.choice([-1, 2**40, 2**70, max(n - 1, -1) if n else -1, 2.0])
@@ -304,6 +308,7 @@ def bad_ncols(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_base(case: Case, rng: random.Random) -> Outcome:
+    """Call with a negative base, one that would overflow docnos, or a string."""
     pls = build(case)
     base = rng.choice([-1, 2**63 - 1, 2**70, -(2**70), "0"])
     return "error", lambda: call_search(case, search_args(case, pls), base=base)
@@ -311,6 +316,7 @@ def bad_base(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def other_dl_index(case: Case, rng: random.Random) -> Outcome:
+    """Call with a length index other than the PostingLists were built with."""
     pls = build(case)
     dl = case.dl_index
     choice = rng.choice(["copy", "short", "long", "float", "strided", "list", "int64"])
@@ -330,6 +336,7 @@ def other_dl_index(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_masks(case: Case, rng: random.Random) -> Outcome:
+    """Call with allow/deny masks that are short, float, strided or not arrays."""
     pls = build(case)
     name = rng.choice(["allow", "deny"])
     n = case.n_docs
@@ -354,6 +361,7 @@ def bad_masks(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_term_shapes(case: Case, rng: random.Random) -> Outcome:
+    """Call with terms that are not a sequence of well-formed tuples, or bad weights."""
     pls = build(case)
     terms = search_args(case, pls)
     choice = rng.choice(["not a sequence", "list item", "short item", "string", "qw", "huge qw"])
@@ -376,6 +384,7 @@ def bad_term_shapes(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def uninitialised_objects(case: Case, rng: random.Random) -> Outcome:
+    """Use a PostingList or Table that was never (or not successfully) initialised."""
     k = kernel()
     choice = rng.choice(["new", "failed", "info", "overflow", "table", "count"])
     pl = k.PostingList.__new__(k.PostingList)
@@ -398,6 +407,7 @@ def uninitialised_objects(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_tables(case: Case, rng: random.Random) -> Outcome:
+    """Call with tables of the wrong dtype or size, non-finite, negative or non-monotone."""
     pls = build(case)
     if not pls:
         return "valid", lambda: call_search(case, []), lambda r: check_search_result(case, r)
@@ -434,6 +444,7 @@ def bad_tables(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_table_objects(case: Case, rng: random.Random) -> Outcome:
+    """Make a Table from writable, ragged or non-monotone arrays, or misuse one."""
     k = kernel()
     choice = rng.choice(["writable", "cap", "bounds given", "U bumpy", "empty", "twice", "cap 0"])
     if choice == "writable":
@@ -468,6 +479,7 @@ def bad_table_objects(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_overflow(case: Case, rng: random.Random) -> Outcome:
+    """Call with overflow values missing, of the wrong size or dtype, NaN or negative."""
     pls = build(case)
     ovf = [i for i, pl in enumerate(pls) if pl.n_overflow]
     if not ovf:
@@ -489,6 +501,7 @@ def bad_overflow(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_columns(case: Case, rng: random.Random) -> Outcome:
+    """Call with columns out of range, of the wrong type, repeated or out of order."""
     pls = build(case)
     if not pls:
         return "error", lambda: call_search(case, [(None,)])
@@ -503,6 +516,7 @@ def bad_columns(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_prev(case: Case, rng: random.Random) -> Outcome:
+    """Call with previous top-k arrays of the wrong arity, dtype or size."""
     pls = build(case)
     d = np.array([0, 1], dtype=np.int64)
     s = np.array([1.0, 2.0])
@@ -524,7 +538,7 @@ def bad_prev(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def chained_segments(case: Case, rng: random.Random) -> Outcome:
-    """A previous call's bytes fed back as ``prev`` (how topk.py chains segments)."""
+    """Feed a previous call's bytes back as ``prev`` (how topk.py chains segments)."""
     pls = build(case)
     first = replace(case, base=0, prev=None)
     second = replace(case, base=case.n_docs + 5)
@@ -584,6 +598,7 @@ def written_after_build(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def bad_posting_lists(case: Case, rng: random.Random) -> Outcome:
+    """Build PostingLists from inconsistent arrays and options (or twice)."""
     k = kernel()
     n = case.n_docs
     dl = case.dl_index
@@ -642,6 +657,7 @@ def bad_posting_lists(case: Case, rng: random.Random) -> Outcome:
 
 @mutation
 def count_calls(case: Case, rng: random.Random) -> Outcome:
+    """Call count() validly (the oracle's number) or with inconsistent arguments."""
     k = kernel()
     pls = build(case)
     choice = rng.choice(["valid", "n_docs", "huge", "not list", "not pl", "short mask", "float"])
@@ -829,7 +845,7 @@ BAD_K: list[Any] = [0, -1, -(2**70), 1.5, "3", None, True]
 
 @pytest.fixture(scope="module")
 def small() -> Any:
-    """A three-document in-memory index (rank_bm25's facade) and a term spec for "b"."""
+    """Yield a three-document in-memory index (rank_bm25's facade) and a term spec for "b"."""
     from bm25desk.engine.rank import BM25
     from bm25desk.engine.scoring.variants import get_variant
 

@@ -2,7 +2,7 @@
 
 Each class states its idf and tf part once (numpy, plus a template for the formula text); the
 pieces several of them share — BM25's saturation, the RSJ idf, Lv & Zhai's normalised tf — live in
-:mod:`~bm25desk.engine.scoring.formulas` and in the two small bases below. BM25Adpt, whose k1 is
+:mod:`~bm25desk.engine.scoring.formulas` and in the three small bases below. BM25Adpt, whose k1 is
 fitted per term, is in :mod:`~bm25desk.engine.scoring.adpt`. The registry (and the order the
 variants are listed in) is :mod:`~bm25desk.engine.scoring.variants`.
 """
@@ -61,6 +61,16 @@ class RSJWeighted(Variant):
     def idf(self, df: FloatArray, stats: CollectionStats) -> FloatArray:
         """Return ln((N − df + 0.5)/(df + 0.5))."""
         return rsj_idf(df, stats.n_docs)
+
+
+class SmoothedIdf(Variant):
+    """A variant whose idf is ``ln((N + 1)/df)`` (BM25+ and TF₁∘δ∘p×IDF)."""
+
+    idf_template: ClassVar[str] = "ln(({N} + 1)/{df})"
+
+    def idf(self, df: FloatArray, stats: CollectionStats) -> FloatArray:
+        """Return ln((N + 1)/df)."""
+        return np.log((stats.n_docs + 1.0) / df)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +211,7 @@ class BM25L(Variant):
 
 
 @dataclass(frozen=True, slots=True)
-class BM25Plus(Saturating):
+class BM25Plus(Saturating, SmoothedIdf):
     """BM25+ (Lv & Zhai, CIKM 2011), as in Kamphuis et al. (ECIR 2020).
 
     idf = ln((N + 1)/df); tf part = tf·(k1+1)/(tf + K) + δ (only for documents containing t).
@@ -209,16 +219,11 @@ class BM25Plus(Saturating):
 
     key: ClassVar[str] = "bm25plus"
     label: ClassVar[str] = "BM25+ (Lv & Zhai 2011)"
-    idf_template: ClassVar[str] = "ln(({N} + 1)/{df})"
     tf_template: ClassVar[str] = SATURATION + " + {delta}"
     citation: ClassVar[str] = "Lv & Zhai, CIKM 2011; Kamphuis et al., ECIR 2020"
     k1: float = k1_field()
     b: float = b_field()
     delta: float = delta_field(1.0, 3.0, "lower bound δ")
-
-    def idf(self, df: FloatArray, stats: CollectionStats) -> FloatArray:
-        """Return ln((N + 1)/df)."""
-        return np.log((stats.n_docs + 1.0) / df)
 
     def tf_part(
         self, tf: FloatArray, dl: FloatArray, stats: CollectionStats, k1: float | None = None
@@ -228,7 +233,7 @@ class BM25Plus(Saturating):
 
 
 @dataclass(frozen=True, slots=True)
-class TFlDpIDF(Variant):
+class TFlDpIDF(SmoothedIdf):
     """TF_l∘δ∘p×IDF (Rousseau & Vazirgiannis, SIGIR 2013).
 
     idf = ln((N + 1)/df); tf part = 1 + ln(1 + ln(c + δ)), c = tf/(1 − b + b·L/Lavg); floored at 0.
@@ -236,15 +241,10 @@ class TFlDpIDF(Variant):
 
     key: ClassVar[str] = "tfldp"
     label: ClassVar[str] = "TF₁∘δ∘p×IDF (Rousseau & Vazirgiannis 2013)"
-    idf_template: ClassVar[str] = "ln(({N} + 1)/{df})"
     tf_template: ClassVar[str] = "max(0, 1 + ln(1 + ln({c} + {delta}))),  " + NORMALISED_TF
     citation: ClassVar[str] = "Rousseau & Vazirgiannis, SIGIR 2013, doi:10.1145/2484028.2484159"
     b: float = b_field()
     delta: float = delta_field(1.0, 2.0, "lower-bound shift δ")
-
-    def idf(self, df: FloatArray, stats: CollectionStats) -> FloatArray:
-        """Return ln((N + 1)/df)."""
-        return np.log((stats.n_docs + 1.0) / df)
 
     def tf_part(
         self, tf: FloatArray, dl: FloatArray, stats: CollectionStats, k1: float | None = None

@@ -33,8 +33,14 @@ from bm25desk.engine.scoring import topk
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
 from bm25desk.engine.scoring.explain import Explanation, TermExplanation, explain_document
 from bm25desk.engine.scoring.family import Lucene
-from bm25desk.engine.scoring.feedback import Feedback, with_feedback
-from bm25desk.engine.scoring.query import ParsedQuery, parse_query, parse_terms
+from bm25desk.engine.scoring.feedback import Feedback, rsj_text, rsj_weight, with_feedback
+from bm25desk.engine.scoring.query import (
+    ParsedQuery,
+    QueryToken,
+    contains_phrase,
+    parse_query,
+    parse_terms,
+)
 from bm25desk.engine.scoring.results import (
     TIE_RULE,
     Contribution,
@@ -47,19 +53,29 @@ from bm25desk.engine.scoring.results import (
 from bm25desk.engine.scoring.suggest import Suggester, Suggestion
 from bm25desk.engine.scoring.variant import TermWeight, Variant
 
-__all__ = [
+__all__ = [  # with the names this module used to hold or import (the old path re-exports it)
     "TIE_RULE",
     "ConstraintCheck",
     "Contribution",
     "Explanation",
     "Feedback",
     "Hit",
+    "Lucene",
+    "ParsedQuery",
     "QueryAnalysis",
     "QueryError",
+    "QueryToken",
     "SearchResult",
     "Searcher",
     "Suggestion",
     "TermExplanation",
+    "TermWeight",
+    "Variant",
+    "contains_phrase",
+    "parse_query",
+    "parse_terms",
+    "rsj_text",
+    "rsj_weight",
     "variant_dict",
 ]
 
@@ -170,13 +186,9 @@ class Searcher:
             When nothing is left to search for after analysis, or ``k`` is not a whole number
             of at least 1.
         """
+        parsed = self.parse(query, syntax=syntax)
         return self.search_parsed(
-            self.parse(query, syntax=syntax),
-            variant,
-            k,
-            feedback=feedback,
-            contributions=contributions,
-            count=count,
+            parsed, variant, k, feedback=feedback, contributions=contributions, count=count
         )
 
     def search_terms(
@@ -190,13 +202,9 @@ class Searcher:
         count: bool = True,
     ) -> SearchResult:
         """Rank for already-analysed terms (used as they are: no analyser, no syntax)."""
+        parsed = parse_terms(list(terms))
         return self.search_parsed(
-            parse_terms(list(terms)),
-            variant,
-            k,
-            feedback=feedback,
-            contributions=contributions,
-            count=count,
+            parsed, variant, k, feedback=feedback, contributions=contributions, count=count
         )
 
     def search_parsed(

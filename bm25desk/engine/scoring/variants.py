@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterator
 from typing import TypeVar
 
-from bm25desk.engine.index.stats import CollectionStats, TermStats
+from bm25desk.engine.index.stats import CollectionStats, IntArray, TermStats
 from bm25desk.engine.scoring.adpt import (
     _ADPT_BINS,
     _ADPT_DIRECT,
@@ -62,6 +62,7 @@ __all__ = [
     "BM25Plus",
     "CollectionStats",
     "FloatArray",
+    "IntArray",
     "Lucene",
     "Okapi",
     "ParamSpec",

@@ -33,8 +33,10 @@ def _checks(e: object) -> list[tuple[str, str, bool, tuple[bool, ...]]]:
 
 
 def test_a_document_with_the_phrase(tiny_index: Index) -> None:
-    """tiny-4 ("The quick brown fox jumps over the lazy dog.") has the phrase and "dog", not
-    "cat": every constraint holds."""
+    """Every constraint holds where the phrase, "dog" and no "cat" are.
+
+    tiny-4 is "The quick brown fox jumps over the lazy dog.".
+    """
     e = Searcher(tiny_index).explain('"quick brown fox" +dog -cat', "tiny-4")
     assert e.matches
     assert _checks(e) == [
@@ -49,8 +51,11 @@ def test_a_document_with_the_phrase(tiny_index: Index) -> None:
 
 
 def test_a_document_without_the_phrase(tiny_index: Index) -> None:
-    """tiny-1 ("The cat sat on the mat. A dog barked at the cat.") has none of the phrase's words,
-    has "dog", and has the prohibited "cat": the phrase and -cat fail, and the reason says so."""
+    """The phrase and -cat fail where neither holds, and the reason names both.
+
+    tiny-1 ("The cat sat on the mat. A dog barked at the cat.") has none of the phrase's words,
+    has "dog", and has the prohibited "cat".
+    """
     e = Searcher(tiny_index).explain('"quick brown fox" +dog -cat', "tiny-1")
     assert not e.matches
     assert _checks(e) == [
@@ -107,8 +112,10 @@ _SYNTAX_WORDS = st.sampled_from(
 )
 @given(words=st.lists(_SYNTAX_WORDS, min_size=1, max_size=5))
 def test_explained_match_equals_the_ranking(tiny_index: Index, words: list[str]) -> None:
-    """For any query, a document is explained as a match exactly when the ranking returns it,
-    and every constraint that fails is named in the reason."""
+    """Explain a document as a match exactly when the ranking returns it, for any query.
+
+    Every constraint that fails is named in the reason.
+    """
     s = Searcher(tiny_index)
     parsed = s.parse(" ".join(words))
     if not parsed.scored:
@@ -128,6 +135,7 @@ def test_explained_match_equals_the_ranking(tiny_index: Index, words: list[str])
 
 
 def test_constraints_in_json_text_and_markdown(tiny_index: Index) -> None:
+    """The constraint checks are in the explanation's JSON, text tree and Markdown."""
     e = Searcher(tiny_index).explain('"quick brown fox" -cat', "tiny-1")
     d = json.loads(e.as_json())
     assert d["constraints"] == [
@@ -160,6 +168,7 @@ def test_constraints_in_json_text_and_markdown(tiny_index: Index) -> None:
 
 
 def test_cli_explain_shows_the_constraints(tiny_index: Index, capsys) -> None:
+    """``bm25desk explain`` and ``search --explain`` show them, as text and as JSON."""
     from bm25desk.cli import main
 
     assert main(["explain", "tiny", '"quick brown fox" +dog', "tiny-4"]) == 0
@@ -196,7 +205,7 @@ def test_plain_words_for_a_fitted_k1(make_index) -> None:
 
 
 def test_plain_words_when_the_term_never_occurs_twice() -> None:
-    """c = (1): df = 1, df₂ = 0 (test_adpt_fit_stops_where_no_document_reaches_the_next_count)."""
+    """Say so when c = (1): df = 1, df₂ = 0 (see test_variants' cut at df_{r+1} = 0)."""
     fit = adpt_fit(np.array([1.0]), 1, 10)
     assert fit_in_plain_words(fit, 1, 0) == (
         "this term never occurs twice in any document (after length normalisation), so its "
@@ -205,7 +214,7 @@ def test_plain_words_when_the_term_never_occurs_twice() -> None:
 
 
 def test_plain_words_when_a_second_occurrence_says_less(make_index) -> None:
-    """apple in the three-document corpus of test_variants: df 2, df₂ = 1, G¹ = log2 0.8 < 0."""
+    """Say so for apple in test_variants' three documents: df 2, df₂ = 1, G¹ = log2 0.8 < 0."""
     index = make_index(("apple apple banana", "apple cherry", "banana durian elder fig"))
     e = Searcher(index).explain("apple", "d0", get_variant("bm25adpt"))
     assert e.terms[0].plain == (
@@ -216,8 +225,11 @@ def test_plain_words_when_a_second_occurrence_says_less(make_index) -> None:
 
 
 def test_plain_words_when_the_gain_stops_after_two() -> None:
-    """c = (3, 2, 2, 2, 1), N = 40: df = 5, df₂ = 4, df₃ = 1, so G¹ = log2(4.5/6) − base > 0 and
-    G² = log2(1.5/5) − base < G¹: the curve stops at T = 1."""
+    """Say so when the curve stops at T = 1 though G¹ > 0.
+
+    c = (3, 2, 2, 2, 1), N = 40: df = 5, df₂ = 4, df₃ = 1, so G¹ = log2(4.5/6) − base > 0 and
+    G² = log2(1.5/5) − base < G¹.
+    """
     c = np.array([3.0, 2.0, 2.0, 2.0, 1.0])
     fit = adpt_fit(c, 5, 40)
     assert fit.df_r == (40, 5)
@@ -242,6 +254,7 @@ def test_plain_words_for_the_rare_fallbacks(fit: AdptFit, start: str) -> None:
 
 
 def test_only_bm25adpt_has_plain_words(tiny_index: Index) -> None:
+    """The fixed-formula variants have nothing to add in words; BM25Adpt has for every term."""
     s = Searcher(tiny_index)
     for v in all_variants():
         e = s.explain("cat mat zebra", "tiny-1", v)
@@ -255,6 +268,7 @@ def test_only_bm25adpt_has_plain_words(tiny_index: Index) -> None:
 
 @pytest.mark.parametrize("v", list(all_variants()), ids=lambda v: v.key)
 def test_explanations_name_the_variant_by_label_and_key(tiny_index: Index, v) -> None:
+    """Text and Markdown say "label [key]", never the repr; JSON has the name and the key."""
     e = Searcher(tiny_index).explain("cat", "tiny-1", v)
     name = f"{v.label} [{v.key}]"
     assert v.display_name() == name
@@ -267,6 +281,7 @@ def test_explanations_name_the_variant_by_label_and_key(tiny_index: Index, v) ->
 
 
 def test_display_name_with_parameters() -> None:
+    """The name with parameters uses their symbols; the repr (the canonical id) is unchanged."""
     v = get_variant("bm25l", k1=0.9)
     assert v.display_with_params() == "BM25L (Lv & Zhai 2011) [bm25l] k1=0.9 b=0.75 δ=0.5"
     assert get_variant("bim").display_with_params() == "BIM (binary independence; teaching) [bim]"
@@ -274,6 +289,7 @@ def test_display_name_with_parameters() -> None:
 
 
 def test_cli_search_names_the_variant(tiny_index: Index, capsys) -> None:
+    """``bm25desk search``'s first line names the variant by label, key and parameters."""
     from bm25desk.cli import main
 
     assert main(["search", "tiny", "cat", "--variant", "tfldp"]) == 0

@@ -24,6 +24,7 @@ HUGE = 99999999999999999999
 def test_absurd_k_means_every_document(
     tiny_index: Index, monkeypatch: pytest.MonkeyPatch, kernel: bool, k: int
 ) -> None:
+    """Any k beyond the documents ranks them all, with the kernel and without it."""
     if not kernel:
         monkeypatch.setattr(topk, "HAVE_KERNEL", False)
     s = Searcher(tiny_index)
@@ -46,11 +47,13 @@ def test_absurd_k_means_every_document(
     ],
 )
 def test_bad_k_is_a_clear_query_error(tiny_index: Index, k: object, message: str) -> None:
+    """A k that is not a whole number of at least 1 is a QueryError saying so."""
     with pytest.raises(QueryError, match=message):
         Searcher(tiny_index).search("cat", k=k)  # type: ignore[arg-type]
 
 
 def test_cli_accepts_an_absurd_k(tiny_index: Index, capsys: pytest.CaptureFixture[str]) -> None:
+    """``bm25desk search -k 99999999999999999999`` lists every match (it was a traceback)."""
     from bm25desk.cli import main
 
     assert main(["search", "tiny", "cat", "-k", str(HUGE)]) == 0
@@ -63,6 +66,7 @@ def test_cli_accepts_an_absurd_k(tiny_index: Index, capsys: pytest.CaptureFixtur
 
 
 def test_tie_groups_of_a_ranking() -> None:
+    """Runs of equal scores share the rank of their first; a last tie beyond the list counts."""
     assert tie_groups([]) == []
     assert tie_groups([3.0, 2.0, 1.0]) == [None, None, None]
     assert tie_groups([3.0, 2.0, 2.0, 1.0]) == [None, 2, 2, None]
@@ -73,7 +77,7 @@ def test_tie_groups_of_a_ranking() -> None:
 
 
 def test_hits_carry_their_tie_group(make_index) -> None:
-    """Scores under BIM (tf part 1): "x" alone in d0, d2, d4; with "y" in d1, d3 (more idf)."""
+    """Hits carry tie groups: under BIM (tf part 1) d0, d2, d4 ("x") tie, as d1, d3 ("x y") do."""
     index = make_index(["x", "x y", "x", "x y", "x", "z"])
     s = Searcher(index)
     hits = s.search("x y", get_variant("bim"), k=10).hits
@@ -88,6 +92,7 @@ def test_hits_carry_their_tie_group(make_index) -> None:
 
 
 def test_no_ties_no_groups(tiny_index: Index) -> None:
+    """Distinct scores have no tie groups."""
     r = Searcher(tiny_index).search("cat mat dog", get_variant("lucene"), k=10)
     assert len({h.score for h in r.hits}) == len(r.hits)
     assert [h.tie_group for h in r.hits] == [None] * len(r.hits)
@@ -95,5 +100,6 @@ def test_no_ties_no_groups(tiny_index: Index) -> None:
 
 
 def test_the_tie_rule_is_said_in_words() -> None:
+    """The tie rule a view can quote names index order."""
     assert "index order" in TIE_RULE
     assert "sorted path order for a folder" in TIE_RULE

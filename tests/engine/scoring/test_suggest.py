@@ -29,11 +29,12 @@ DOCS = (
 
 @pytest.fixture
 def porter_index(make_index) -> Index:
+    """Return the documents above, analysed with English stop words and Porter's stemmer."""
     return make_index(DOCS, PORTER)
 
 
 def test_suggestions_are_surface_words_not_stems(porter_index: Index) -> None:
-    """ "fuzzzy" analyses to "fuzzzi", close to the stem "fuzzi": the user is offered "fuzzy"."""
+    """Offer "fuzzy" for "fuzzzy" (analysed "fuzzzi", close to the stem "fuzzi")."""
     s = Searcher(porter_index)
     assert PORTER.terms("fuzzzy") == ["fuzzzi"]
     assert "fuzzi" in porter_index.vocabulary()
@@ -44,6 +45,7 @@ def test_suggestions_are_surface_words_not_stems(porter_index: Index) -> None:
 
 
 def test_suggestions_follow_the_capitalisation_typed(porter_index: Index) -> None:
+    """A suggestion is capitalised as the word was typed."""
     s = Searcher(porter_index)
     assert s.suggest("fuzzzi", typed="Fuzzzy") == ["Fuzzy"]
     assert s.suggest("fuzzzi", typed="FUZZZY") == ["FUZZY"]
@@ -51,6 +53,7 @@ def test_suggestions_follow_the_capitalisation_typed(porter_index: Index) -> Non
 
 
 def test_a_word_only_ever_in_capitals_keeps_them(porter_index: Index) -> None:
+    """A word the index only has in capitals ("NASA") is offered so."""
     assert Searcher(porter_index).suggest("nas") == ["NASA"]
 
 
@@ -69,8 +72,11 @@ def test_surface_forms_are_read_from_a_bounded_sample(make_index, monkeypatch) -
 
 @pytest.mark.parametrize("texts", [[], ["", "   "], ["the of and"]], ids=["none", "blank", "stop"])
 def test_an_empty_index_has_no_suggestions_and_no_hits(make_index, texts: list[str]) -> None:
-    """0 documents, or documents without a single indexed word: every search and the suggester
-    return an honest empty result (whoosh's corrector raised IndexError on an empty vocabulary)."""
+    """Return honest empty results on an index without a single indexed word.
+
+    0 documents, or documents with none: every search and the suggester return nothing
+    (whoosh's corrector raised IndexError on an empty vocabulary).
+    """
     index = make_index(texts, PORTER)
     s = Searcher(index)
     assert index.vocabulary() == []

@@ -30,6 +30,15 @@ worse(double s1, int64_t d1, double s2, int64_t d2)
     return s1 < s2 || (s1 == s2 && d1 > d2);
 }
 
+/* Put entry (s, d, slot) at position i. */
+static inline void
+heap_set(Heap *h, Py_ssize_t i, double s, int64_t d, Py_ssize_t slot)
+{
+    h->s[i] = s;
+    h->d[i] = d;
+    h->slot[i] = slot;
+}
+
 static void
 heap_sift_down(Heap *h, Py_ssize_t i)
 {
@@ -48,14 +57,10 @@ heap_sift_down(Heap *h, Py_ssize_t i)
         if (!worse(h->s[m], h->d[m], s, d)) {
             break;
         }
-        h->s[i] = h->s[m];
-        h->d[i] = h->d[m];
-        h->slot[i] = h->slot[m];
+        heap_set(h, i, h->s[m], h->d[m], h->slot[m]);
         i = m;
     }
-    h->s[i] = s;
-    h->d[i] = d;
-    h->slot[i] = sl;
+    heap_set(h, i, s, d, sl);
 }
 
 /* Insert (s, d) if it belongs to the top k; return the row slot it now owns, or -1. */
@@ -70,14 +75,10 @@ heap_push(Heap *h, double s, int64_t d)
             if (!worse(s, d, h->s[p], h->d[p])) {
                 break;
             }
-            h->s[i] = h->s[p];
-            h->d[i] = h->d[p];
-            h->slot[i] = h->slot[p];
+            heap_set(h, i, h->s[p], h->d[p], h->slot[p]);
             i = p;
         }
-        h->s[i] = s;
-        h->d[i] = d;
-        h->slot[i] = sl;
+        heap_set(h, i, s, d, sl);
         return sl;
     }
     if (!worse(h->s[0], h->d[0], s, d)) {
