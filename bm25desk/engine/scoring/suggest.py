@@ -105,8 +105,9 @@ class Suggester:
             if self._corrector is None and not self._empty:
                 vocabulary = sorted(self.index.vocabulary(min_df=1))
                 # whoosh's corrector fails on an empty list (IndexError): an empty index has none.
+                # Its skipper never looks at the list's first word: "" goes first (never offered).
                 self._empty = not vocabulary
-                self._corrector = ListCorrector(vocabulary) if vocabulary else None
+                self._corrector = ListCorrector(["", *vocabulary]) if vocabulary else None
             return self._corrector
 
 

@@ -86,3 +86,17 @@ def test_an_empty_index_has_no_suggestions_and_no_hits(make_index, texts: list[s
         r = s.search("cat dog", v, k=10)
         assert (r.hits, r.n_matches, r.n_docs) == ((), 0, len(texts))
         assert r.analysis.unknown == ("cat", "dog")
+
+
+def test_closest_and_commonest_first(make_index) -> None:
+    """Offer candidates closest first and, at the same distance, commonest first.
+
+    whoosh's own order was alphabetical, it kept the alphabetically last when there were more
+    candidates than asked for, and it never offered the vocabulary's first word ("bat" here).
+    """
+    index = make_index(["cot", "cot", "cot cap", "cap", "cut", "bat", "cast"])
+    s = Searcher(index)
+    assert s.suggest("cat", 3) == ["cot", "cap", "bat"]  # distance 1: df 3, 2, 1 (bat < cut)
+    assert s.suggest("cat", 5) == ["cot", "cap", "bat", "cast", "cut"]
+    assert suggest.edit_distance("cat", "cast") == 1
+    assert suggest.edit_distance("libari", "liber") == 2
