@@ -9,6 +9,7 @@ bit-identical to numpy's.
 """
 
 import os
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -27,11 +28,18 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
+# The kernel's C sources are split by concern (cursors, postings, tables, the MaxScore loop,
+# search, count): see bm25desk/engine/scoring/_topk_src/topk.h.
+TOPK_SOURCES = sorted(str(p) for p in Path("bm25desk/engine/scoring/_topk_src").glob("*.c"))
+
 extensions = []
 if os.environ.get("BM25DESK_NO_EXTENSION", "") in ("", "0"):
     extensions += [
         Extension(
-            "bm25desk.engine.scoring._topk", ["bm25desk/engine/scoring/_topk.c"], optional=True
+            "bm25desk.engine.scoring._topk",
+            TOPK_SOURCES,
+            depends=["bm25desk/engine/scoring/_topk_src/topk.h"],
+            optional=True,
         ),
         Extension(
             "bm25desk.engine.analysis._tokens",

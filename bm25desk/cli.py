@@ -531,9 +531,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         for h, d in zip(result.hits, data["hits"], strict=True):
             d["explanation"] = searcher.explain_docno(a.parsed, h.docno, variant).as_dict()
     lines = [
-        f"{result.n_matches:,} matching documents for {', '.join(a.terms)} under {variant!r} "
-        f"({result.seconds * 1000:.1f} ms)"
+        f"{result.n_matches:,} matching documents for {', '.join(a.terms)} under "
+        f"{variant.display_with_params()} ({result.seconds * 1000:.1f} ms)"
     ]
+    lines.extend(f"note: {w}" for w in a.parsed.warnings)
     if a.unknown:
         lines.append(f"not in any document: {', '.join(a.unknown)}")
     if a.stopped:

@@ -20,7 +20,10 @@ from bm25desk.engine.index.segment import IndexCorruptError
 from bm25desk.engine.index.stats import CollectionStats
 from bm25desk.engine.index.store import IndexInfo, IndexStore, StoreError
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn
+from bm25desk.engine.scoring.query import Constraint
 from bm25desk.engine.scoring.search import (
+    TIE_RULE,
+    ConstraintCheck,
     Contribution,
     Explanation,
     Feedback,
@@ -29,6 +32,7 @@ from bm25desk.engine.scoring.search import (
     QueryError,
     Searcher,
     SearchResult,
+    Suggestion,
     TermExplanation,
 )
 from bm25desk.engine.scoring.variants import (
@@ -40,12 +44,15 @@ from bm25desk.engine.scoring.variants import (
 )
 
 __all__ = [
+    "TIE_RULE",
     "AnalysisError",
     "Analyzer",
     "BuildReport",
     "CancelToken",
     "Cancelled",
     "CollectionStats",
+    "Constraint",
+    "ConstraintCheck",
     "Contribution",
     "DocRecord",
     "Explanation",
@@ -61,6 +68,7 @@ __all__ = [
     "SearchResult",
     "Searcher",
     "StoreError",
+    "Suggestion",
     "TermExplanation",
     "Variant",
     "VariantError",

@@ -38,19 +38,6 @@ corpora = st.lists(
 queries = st.lists(st.sampled_from([*WORDS, "zz"]), min_size=1, max_size=4)
 
 
-@st.composite
-def variants(draw: st.DrawFn, key: str) -> Variant:
-    """The variant ``key`` with its defaults or with parameters drawn from their ranges."""
-    cls = {c.key: c for c in variant_classes()}[key]
-    if draw(st.booleans()):
-        return get_variant(key)
-    values = {
-        p.name: draw(st.sampled_from([p.lo, p.hi, p.default]) | st.floats(p.lo, p.hi))
-        for p in cls.params()
-    }
-    return get_variant(key, **values)
-
-
 # -- an independent float64 implementation of DESIGN.md's formulas ------------------------------
 
 
@@ -171,7 +158,7 @@ def brute_force_ranking(scores: Sequence[float], matches: Sequence[bool]) -> lis
 @pytest.mark.slow
 @SWEEP
 @given(data=st.data(), texts=corpora, query=queries)
-def test_sweep_every_variant(make_index, data, texts, query) -> None:
+def test_sweep_every_variant(make_index, variants, data, texts, query) -> None:
     """Every registered variant on random tiny corpora (with default or random parameters):
     finite scores equal to the DESIGN.md formulas, explanations (also of non-matching documents)
     that sum to the score, top-k equal to a brute-force float64 ranking with the documented tie
