@@ -674,7 +674,9 @@ def _folder_filters(include: Any, exclude: Any) -> dict[str, Any]:
 def _write_skips(directory: Path, skipped: tuple[Skip, ...]) -> None:
     """Keep the skip list with the index (the app shows it in the index's report)."""
     lines = [f"{s.where}\t{s.reason}" for s in skipped[:100_000]]
-    (directory / "skipped.tsv").write_text("\n".join(lines), encoding="utf-8")
+    (directory / "skipped.tsv").write_text(
+        "\n".join(lines), encoding="utf-8", errors="surrogateescape"
+    )
 
 
 def update_index(
