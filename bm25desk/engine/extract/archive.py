@@ -158,8 +158,8 @@ class Archive:
                         raise ExtractError(too_large(unpacked, limits.unpacked, " when unpacked"))
                     if done > INFLATE_GRACE and done > ratio_cap:
                         raise ExtractError(
-                            f"unpacks to more than {limits.ratio:g} times its size "
-                            f"({info.filename}: a ZIP bomb?)"
+                            f"refused: {info.filename} unpacks to more than {limits.ratio:g} "
+                            "times its compressed size (a ZIP bomb?)"
                         )
                     sink(part)
         except ExtractError:

@@ -12,6 +12,7 @@ __all__ = [
     "collapse",
     "is_blank",
     "join_title",
+    "missing_library",
     "printable",
     "shorten",
     "tidy_lines",
@@ -28,6 +29,11 @@ return an empty title to let the reader use the file name."""
 
 MESSAGE_QUOTE_LIMIT = 80
 """Characters of document content (ids, column names, lines) quoted in one message at most."""
+
+
+def missing_library(fmt: str, package: str) -> ExtractError:
+    """Return the skip reason for a format whose library is not installed."""
+    return ExtractError(f"{fmt} support is not installed (pip install {package})")
 
 
 def collapse(s: str) -> str:

@@ -10,8 +10,8 @@ from bm25desk.engine.extract.archive import DC, Archive, parse_xml, qname
 from bm25desk.engine.extract.common import ExtractError, collapse
 from bm25desk.engine.extract.decoding import decode_html
 from bm25desk.engine.extract.html_text import parse_html
-from bm25desk.engine.extract.limits import Deadline
-from bm25desk.engine.extract.workers import BytesSource, run_limited
+from bm25desk.engine.extract.limits import BytesSource, Deadline
+from bm25desk.engine.extract.pool import run_limited
 
 __all__ = ["epub_text", "extract_epub"]
 

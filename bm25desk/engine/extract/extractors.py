@@ -14,9 +14,9 @@ from bm25desk.engine.extract.mail import (
 )
 from bm25desk.engine.extract.odt import extract_odt, odt_text
 from bm25desk.engine.extract.pdf import extract_pdf, pdf_text
+from bm25desk.engine.extract.pool import run_limited
 from bm25desk.engine.extract.registry import FORMAT_EXTRACTORS
 from bm25desk.engine.extract.word import docx_text, extract_docx
-from bm25desk.engine.extract.workers import run_limited
 
 
 def html_text(markup: str) -> tuple[str, str]:

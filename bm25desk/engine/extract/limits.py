@@ -7,16 +7,21 @@ when an extraction starts (:func:`current`), and travel with it to the worker pr
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import IO
 
 from bm25desk.engine.extract.common import ExtractError
 
 __all__ = [
+    "CHECK_EVERY",
     "MAX_INFLATE_RATIO",
     "MEMORY_LIMIT",
     "SIZE_LIMIT",
     "TIME_LIMIT",
     "UNPACKED_LIMIT",
+    "Body",
+    "BytesSource",
     "Deadline",
     "Limits",
     "current",
@@ -104,3 +109,12 @@ class Deadline:
         """Raise :class:`ExtractError` when the budget is spent."""
         if time.monotonic() > self._end:
             raise ExtractError(timed_out(self.seconds))
+
+
+BytesSource = IO[bytes]
+Body = Callable[[BytesSource, Deadline], tuple[str, str]]
+"""``body(stream, deadline) -> (title, text)``: an extractor's work on the opened file. It runs in a
+worker process, so it must be a module-level function (it travels there by name)."""
+
+CHECK_EVERY = 64
+"""Paragraphs (or table cells, or XML elements / 64) between an extractor's deadline checks."""

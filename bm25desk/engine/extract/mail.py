@@ -21,11 +21,11 @@ from bm25desk.engine.extract.common import ExtractError, collapse, join_title
 from bm25desk.engine.extract.decoding import decode_text
 from bm25desk.engine.extract.epub import epub_text
 from bm25desk.engine.extract.html_text import parse_html
-from bm25desk.engine.extract.limits import Deadline
+from bm25desk.engine.extract.limits import Body, BytesSource, Deadline
 from bm25desk.engine.extract.odt import odt_text
 from bm25desk.engine.extract.pdf import pdf_text
+from bm25desk.engine.extract.pool import run_limited
 from bm25desk.engine.extract.word import docx_text
-from bm25desk.engine.extract.workers import Body, BytesSource, run_limited
 
 __all__ = [
     "MAX_ATTACHMENT_DEPTH",

@@ -8,8 +8,8 @@ from xml.etree import ElementTree as ET
 
 from bm25desk.engine.extract.archive import DC, Archive, parse_xml, qname
 from bm25desk.engine.extract.common import ExtractError, collapse, tidy_lines
-from bm25desk.engine.extract.limits import Deadline
-from bm25desk.engine.extract.workers import CHECK_EVERY, BytesSource, run_limited
+from bm25desk.engine.extract.limits import CHECK_EVERY, BytesSource, Deadline
+from bm25desk.engine.extract.pool import run_limited
 
 __all__ = ["extract_odt", "odt_text"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bm25desk.engine.extract.common import ExtractError, collapse
-from bm25desk.engine.extract.limits import Deadline
-from bm25desk.engine.extract.workers import BytesSource, missing_library, run_limited
+from bm25desk.engine.extract.common import ExtractError, collapse, missing_library
+from bm25desk.engine.extract.limits import BytesSource, Deadline
+from bm25desk.engine.extract.pool import run_limited
 
 __all__ = ["extract_pdf", "pdf_text"]
 

@@ -6,7 +6,7 @@ Extensions registered by an application stay as they were (built-ins never repla
 
 Plain text, Markdown, reST and HTML are read in the calling process (they are read in bounded
 steps). PDF, Word, OpenDocument, EPUB and mail go through :class:`IsolatedExtractor`: the parsing
-runs in a worker process within the memory and time limits (:mod:`.workers`).
+runs in a worker process within the memory and time limits (:mod:`.pool`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from pathlib import Path
 from bm25desk.engine.extract.common import Extractor
 from bm25desk.engine.extract.epub import epub_text
 from bm25desk.engine.extract.html_text import extract_html
+from bm25desk.engine.extract.limits import Body
 from bm25desk.engine.extract.mail import eml_text, mbox_text
 from bm25desk.engine.extract.odt import odt_text
 from bm25desk.engine.extract.pdf import pdf_text
 from bm25desk.engine.extract.plain import extract_markdown, extract_rst, extract_txt
+from bm25desk.engine.extract.pool import run_limited
 from bm25desk.engine.extract.word import docx_text
-from bm25desk.engine.extract.workers import Body, run_limited
 
 __all__ = [
     "BUILTIN",
@@ -38,7 +39,7 @@ __all__ = [
 class IsolatedExtractor:
     """An :data:`Extractor` whose work (``body``) runs in a worker process within the limits.
 
-    Calling it extracts one file through the shared pool (:func:`.workers.run_limited`); the folder
+    Calling it extracts one file through the shared pool (:func:`.pool.run_limited`); the folder
     reader instead hands ``body`` to its own pool, several files at a time.
 
     Parameters

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bm25desk.engine.extract.archive import Archive
-from bm25desk.engine.extract.common import ExtractError, collapse
-from bm25desk.engine.extract.limits import Deadline
-from bm25desk.engine.extract.workers import CHECK_EVERY, BytesSource, missing_library, run_limited
+from bm25desk.engine.extract.common import ExtractError, collapse, missing_library
+from bm25desk.engine.extract.limits import CHECK_EVERY, BytesSource, Deadline
+from bm25desk.engine.extract.pool import run_limited
 
 if TYPE_CHECKING:
     from docx.document import Document as DocxDocument

@@ -476,9 +476,9 @@ class SegmentWriter:
         save_array(d / "doclen.npy", doclen)
         save_array(d / "mtime.npy", np.frombuffer(self._mtime, dtype=np.float64))
         save_array(d / "size.npy", np.frombuffer(self._size, dtype=np.int64))
-        keys = [name_bytes(docid) for docid in self._docids]
-        order = sorted(range(len(keys)), key=keys.__getitem__)
-        save_array(d / "docid_order.npy", np.array(order, dtype=np.int32))
+        docid_keys = [name_bytes(docid) for docid in self._docids]
+        docid_order = sorted(range(len(docid_keys)), key=docid_keys.__getitem__)
+        save_array(d / "docid_order.npy", np.array(docid_order, dtype=np.int32))
         meta = {
             "n_docs": len(doclen),
             "n_terms": n_terms,

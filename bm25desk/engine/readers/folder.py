@@ -18,8 +18,8 @@ from pathlib import Path
 
 from bm25desk.engine.extract import limits as extract_limits
 from bm25desk.engine.extract.common import ExtractError, collapse, is_blank, printable, shorten
+from bm25desk.engine.extract.pool import WORKERS, Ticket, WorkerPool
 from bm25desk.engine.extract.registry import IsolatedExtractor, register_builtin
-from bm25desk.engine.extract.workers import WORKERS, Ticket, WorkerPool
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn, Throttle
 from bm25desk.engine.readers.document import Document, ReadReport
 from bm25desk.engine.readers.scan import (
@@ -77,7 +77,7 @@ def read_folder(
         Also read links to files outside the folder.
     workers
         Worker processes for the rich formats (default
-        :data:`~bm25desk.engine.extract.workers.WORKERS`); started only if such files come.
+        :data:`~bm25desk.engine.extract.pool.WORKERS`); started only if such files come.
 
     Returns
     -------

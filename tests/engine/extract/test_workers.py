@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from extract_helpers import MIXED, extract
 
-from bm25desk.engine.extract import limits, workers
+from bm25desk.engine.extract import limits
 from bm25desk.engine.extract.common import ExtractError
 from bm25desk.engine.extract.limits import Deadline
+from bm25desk.engine.extract.pool import WorkerPool, run_limited
 from bm25desk.engine.extract.registry import EXTRACTORS, IsolatedExtractor
-from bm25desk.engine.extract.workers import WorkerPool, run_limited
 from bm25desk.engine.readers.document import ReadReport
 from bm25desk.engine.readers.folder import read_folder
 
@@ -197,22 +197,12 @@ def test_closing_a_folder_read_stops_its_workers(tmp_path: Path) -> None:
         del EXTRACTORS[".stuck"]
 
 
-def test_idle_workers_of_the_shared_pool_exit(tmp_path: Path) -> None:
-    pool = WorkerPool(1, idle_exit=0.2)
-    try:
-        path = _file(tmp_path, "a.txt", "hello")
+def test_idle_workers_exit_and_are_replaced(tmp_path: Path) -> None:
+    path = _file(tmp_path, "a.txt", "hello")
+    with WorkerPool(1, idle_exit=0.2) as pool:
         assert pool.run(echo, path)[1] == "hello"
-        (pid,) = pool.pids
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            if not any(w.proc.is_alive() for w in pool._workers):
-                break
-            time.sleep(0.05)
+        (worker,) = pool._workers
+        worker.proc.join(10)  # it exits on its own once idle for 0.2 s
+        assert worker.proc.exitcode == 0
         assert pool.run(echo, path)[1] == "hello"  # a new worker takes over
-    finally:
-        pool.close()
-    assert workers.IDLE_EXIT > 0
+        assert pool.pids != [worker.proc.pid]
