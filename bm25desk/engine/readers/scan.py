@@ -3,12 +3,13 @@
 Hidden files and folders, folders in :data:`JUNK_DIRS` and links to folders are not entered
 (following folder links risks loops and the same files twice under two names). A link to a *file*
 is followed when its target lies inside the folder; one that leads out of it (say to
-``/etc/passwd``) is left out and reported, unless ``follow_external_links`` is set. Link loops
-end as "broken link", never as a hang.
+``/etc/passwd``) is left out and reported, unless ``follow_external_links`` is set. A link loop is
+reported ("link loop"), never followed round.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -170,10 +171,10 @@ def walk_folder(
                 cancel.check()
             rel = prefix + entry.name
             try:
-                is_dir = entry.is_dir()
                 is_link = entry.is_symlink()
-            except OSError as exc:  # pragma: no cover - racing deletions
-                report.skip(entry.path, f"unreadable: {exc.strerror or exc}")
+                is_dir = entry.is_dir()
+            except OSError as exc:  # a link loop, or an entry deleted while listed
+                report.skip(entry.path, _unreadable(exc, entry.is_symlink()))
                 continue
             if is_dir:
                 if entry.name in JUNK_DIRS:
@@ -195,6 +196,12 @@ def walk_folder(
                 yield found
 
 
+def _unreadable(exc: OSError, is_link: bool) -> str:
+    if exc.errno == errno.ELOOP:
+        return "link loop (not followed)"
+    return "broken link" if is_link else f"unreadable: {exc.strerror or exc}"
+
+
 def _found_file(
     entry: os.DirEntry[str],
     rel: str,
@@ -206,8 +213,7 @@ def _found_file(
     try:
         st = entry.stat()
     except OSError as exc:
-        reason = "broken link" if is_link else f"unreadable: {exc.strerror or exc}"
-        report.skip(entry.path, reason)
+        report.skip(entry.path, _unreadable(exc, is_link))
         return None
     if not stat.S_ISREG(st.st_mode):
         report.skip(entry.path, "not a regular file")

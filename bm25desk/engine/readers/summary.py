@@ -30,7 +30,10 @@ class FolderSummary:
     root: str
     """The folder (absolute)."""
     to_index: dict[str, int] = field(default_factory=dict)
-    """Extension (lower case, no dot) → number of files that will be read, most common first."""
+    """Extension (lower case, no dot) → number of files that will be read, most common first.
+
+    "Read", not "indexed": a file whose content turns out binary, damaged or empty is skipped when
+    it is read (finding that out means opening it)."""
     bytes: int = 0
     """Total size of those files."""
     unsupported: dict[str, int] = field(default_factory=dict)
@@ -61,6 +64,11 @@ class FolderSummary:
         else:
             head = "no documents to index"
         return f"{head}; {self.n_skipped:,} skipped" if self.n_skipped else head
+
+
+def _by_count(counts: Counter[str]) -> dict[str, int]:
+    """Most common first; equal counts by name, so the same folder always reads the same."""
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def folder_summary(
@@ -136,8 +144,8 @@ def folder_summary(
             size += st.st_size
     return FolderSummary(
         root=str(base),
-        to_index=dict(to_index.most_common()),
+        to_index=_by_count(to_index),
         bytes=size,
-        unsupported=dict(unsupported.most_common()),
+        unsupported=_by_count(unsupported),
         skipped=tuple(report.skipped),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from reader_helpers import read_all, skips, write
@@ -57,3 +58,23 @@ def test_beir_gz_and_bad_bytes(tmp_path: Path) -> None:
     docs, report = read_all(f)
     assert docs == [Document("x", "T\ncaf\ufffd é", "T")]
     assert report.skipped == []
+
+
+def test_a_record_without_text_is_indexed_by_its_title_with_a_note(tmp_path: Path) -> None:
+    """Issue 16.10: not silently. BEIR's BM25 indexes title + text, and TREC-COVID judges such
+    records, so the title is indexed; the report notes it with the record's line."""
+    lines = [
+        '{"_id": "a", "title": "Full", "text": "Body."}',
+        '{"_id": "b", "title": "Only a title"}',
+        '{"_id": "c", "title": "Blank text", "text": "  "}',
+        '{"_id": "b", "title": "Duplicate", "text": ""}',
+    ]
+    f = write(tmp_path / "corpus.jsonl", "\n".join(lines) + "\n")
+    docs, report = read_all(f)
+    assert [d.docid for d in docs] == ["a", "b", "c"]
+    assert docs[1] == Document("b", "Only a title", "Only a title")
+    assert [(os.path.basename(n.where), n.message) for n in report.notes] == [
+        ("corpus.jsonl:2", "no text: indexed by its title only"),
+        ("corpus.jsonl:3", "no text: indexed by its title only"),
+    ]
+    assert skips(report) == [("corpus.jsonl:4", "duplicate id 'b' (first seen at line 2)")]

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from reader_helpers import write
+from reader_helpers import read_all, write
 
 from bm25desk.engine.readers.api import read_corpus
 from bm25desk.engine.readers.detect import detect_format
@@ -60,3 +60,26 @@ def test_detect_format_refuses(tmp_path: Path, name: str, content: str, message:
 def test_detect_missing(tmp_path: Path) -> None:
     with pytest.raises(CorpusError, match="no such file or folder"):
         detect_format(tmp_path / "nothing")
+
+
+def test_a_stray_nul_does_not_make_a_corpus_binary(tmp_path: Path) -> None:
+    """One NUL byte in record 21 (issue 16.10): detection goes by a sample, not by one byte."""
+    lines = [f"{i}\tpassage number {i}\n" for i in range(40)]
+    lines[20] = "20\tpassage\x00 number 20\n"
+    f = write(tmp_path / "p.tsv", "".join(lines))
+    assert detect_format(f) == "msmarco-passages"
+    docs, report = read_all(f)
+    assert len(docs) == 40
+    assert report.skipped == []
+
+
+def test_a_binary_file_says_how_to_read_it_as_a_corpus(tmp_path: Path) -> None:
+    f = write(tmp_path / "blob.dat", bytes(range(256)) * 40)
+    with pytest.raises(CorpusError) as info:
+        detect_format(f)
+    message = str(info.value)
+    assert "binary" in message
+    assert "--format" in message
+    pdf = write(tmp_path / "paper.pdf", b"%PDF-1.4\n" + bytes(range(256)) * 40)
+    with pytest.raises(CorpusError, match="choose the folder that holds them"):
+        detect_format(pdf)

@@ -17,9 +17,10 @@ from bm25desk.engine.readers.document import (
     Document,
     ExtractError,
     ReadReport,
+    Skip,
 )
 from bm25desk.engine.readers.folder import read_folder
-from bm25desk.engine.readers.scan import scan_folder
+from bm25desk.engine.readers.scan import LINK_OUTSIDE, scan_folder
 
 
 def test_read_folder(tree: Path) -> None:
@@ -149,3 +150,48 @@ def test_extractor_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         "encrypted document",
         "could not extract text: ValueError: corrupt archive",
     ]
+
+
+def test_skipped_files_carry_their_state_for_change_detection(tree: Path) -> None:
+    """Files found but not indexed report mtime and size, so an index can leave them be."""
+    report = ReadReport()
+    list(read_folder(tree, report=report))
+    by_file = {os.path.relpath(s.where, tree): s for s in report.skipped}
+    for rel in ("bin.txt", "empty.md"):
+        st = (tree / rel).stat()
+        skip = by_file[rel]
+        assert (skip.relpath, skip.mtime, skip.size) == (rel, st.st_mtime, st.st_size)
+    # Entries that are not files the scan lists carry no state.
+    assert by_file[".hidden.txt"].mtime is None
+    assert by_file["."].relpath is None  # "unsupported type .png (2 files)"
+    assert Skip("a", "b") == Skip("a", "b", None, None, None)  # the old two-field form still works
+
+
+def test_a_link_out_of_the_folder_is_not_read_even_when_asked_for(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    write(root / "ok.txt", "fine")
+    write(tmp_path / "secret.txt", "not in the folder")
+    (root / "passwd.txt").symlink_to(tmp_path / "secret.txt")
+    report = ReadReport()
+    docs = list(read_folder(root, ["ok.txt", "passwd.txt"], report=report))
+    assert [d.docid for d in docs] == ["ok.txt"]
+    assert [(os.path.basename(s.where), s.reason) for s in report.skipped] == [
+        ("passwd.txt", LINK_OUTSIDE)
+    ]
+    docs = list(read_folder(root, ["passwd.txt"], follow_external_links=True))
+    assert [d.text for d in docs] == ["not in the folder"]
+
+
+def test_names_that_are_not_utf8_are_read_and_kept(tmp_path: Path) -> None:
+    name = os.fsdecode(b"caf\xe9.txt")
+    text = b"coffee " * 20  # a first line too long for a title: the file name is the title
+    (tmp_path / os.fsdecode(b"empty\xff.txt")).write_bytes(b"")
+    (tmp_path / name).write_bytes(text)
+    report = ReadReport()
+    (doc,) = read_folder(tmp_path, report=report)
+    assert os.fsencode(doc.docid) == b"caf\xe9.txt"
+    assert Path(doc.location).read_bytes() == text  # the location opens the file
+    assert doc.title == "caf\ufffd.txt"  # a title is text to show: the stray byte is replaced
+    (skip,) = report.skipped
+    assert os.fsencode(skip.where).endswith(b"empty\xff.txt")
+    assert skip.reason == "no text"

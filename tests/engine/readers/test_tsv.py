@@ -89,3 +89,20 @@ def test_preview_rows(tmp_path: Path) -> None:
     assert len(preview_rows(f, 10)) == 4
     with pytest.raises(CorpusError):
         preview_rows(tmp_path / "nope.tsv")
+
+
+def test_messages_quote_at_most_a_line_of_content(tmp_path: Path) -> None:
+    """A one-line TSV of a megabyte once gave a megabyte of error message (issue 16.10)."""
+    wide = "w" * 500_000
+    f = write(tmp_path / "one.tsv", f"{wide}\t{wide}\n")
+    with pytest.raises(CorpusError) as info:
+        read_corpus(f, "tsv-header")
+    assert len(str(info.value)) < 400 + len(str(f))
+    with pytest.raises(CorpusError) as info:
+        read_corpus(f, "tsv-header", columns=ColumnMap(wide + "x", (wide,)))
+    assert len(str(info.value)) < 400 + len(str(f))
+    dup = write(tmp_path / "dup.tsv", f"{wide}\tone\n{wide}\ttwo\n")
+    _, report = read_all(dup, "msmarco-passages")
+    (skip,) = report.skipped
+    assert skip.reason.startswith("duplicate id 'www")
+    assert len(skip.reason) < 150
