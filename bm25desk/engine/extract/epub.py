@@ -90,7 +90,7 @@ def epub_text(stream: BytesSource, deadline: Deadline) -> tuple[str, str]:
             data = archive.get(chapter)
             if data is None:
                 continue  # a missing chapter costs that chapter
-            text = parse_html(decode_html(data)).body
+            text = parse_html(decode_html(data), deadline).body
             if text:
                 texts.append(text)
     if not texts:

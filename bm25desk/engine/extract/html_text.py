@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from bm25desk.engine.extract import limits
 from bm25desk.engine.extract.common import collapse, join_title, tidy_lines
 from bm25desk.engine.extract.decoding import decode_html, read_file_bytes
+from bm25desk.engine.extract.limits import Deadline
 
 __all__ = ["HtmlText", "extract_html", "parse_html"]
 
@@ -68,6 +70,7 @@ _BLOCK = frozenset(
     ]
 )
 _SPACE = re.compile(r"\s+")
+_PIECE = 1 << 18  # characters fed to the parser at a time, between deadline checks
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,21 +138,32 @@ class _Parser(HTMLParser):
         self.parts.append(data if self.pre_depth else _SPACE.sub(" ", data))
 
 
-def parse_html(markup: str) -> HtmlText:
+def parse_html(markup: str, deadline: Deadline | None = None) -> HtmlText:
     """Return the title, first h1 and visible text of an HTML or XHTML page.
 
     Parameters
     ----------
     markup
         The page's source.
+    deadline
+        Checked between pieces of the page (Python's parser reads a few MB a second, so a page of
+        tens of megabytes takes tens of seconds); None: no time limit.
 
     Returns
     -------
     HtmlText
         Title, first heading and body text.
+
+    Raises
+    ------
+    ExtractError
+        When ``deadline`` passes.
     """
     parser = _Parser()
-    parser.feed(markup)
+    for start in range(0, len(markup), _PIECE):
+        if deadline is not None:
+            deadline.check()
+        parser.feed(markup[start : start + _PIECE])
     parser.close()
     return HtmlText(
         title=collapse("".join(parser.title_parts)),
@@ -164,9 +178,10 @@ def extract_html(path: Path) -> tuple[str, str]:
     Script, style, noscript and template content is dropped; entities are decoded. The encoding is
     UTF-8 if the bytes are valid UTF-8, else the ``<meta charset>``, else cp1252/latin-1. A
     ``<title>`` is not part of the page body, so it is put first in the text (as for other sources
-    with a separate title); a title taken from the first h1 is already there.
+    with a separate title); a title taken from the first h1 is already there. Parsing stops with
+    "timed out" after :data:`~bm25desk.engine.extract.limits.TIME_LIMIT` seconds.
     """
-    page = parse_html(decode_html(read_file_bytes(path)))
+    page = parse_html(decode_html(read_file_bytes(path)), Deadline(limits.TIME_LIMIT))
     if page.title:
         return page.title, join_title(page.title, page.body)
     return page.h1, page.body

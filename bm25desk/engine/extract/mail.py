@@ -74,7 +74,7 @@ def _attachment_text(part: email.message.Message, name: str, deadline: Deadline,
             return join_title(subject, text)
         return ""
     if ctype == "text/html" or ext in {".html", ".htm", ".xhtml"}:
-        return parse_html(_part_text(part)).body
+        return parse_html(_part_text(part), deadline).body
     if ctype.startswith("text/") or ext in {".txt", ".md", ".rst", ".csv"}:
         return _part_text(part)
     body: Body | None = None
@@ -107,7 +107,7 @@ def _mail_text(msg: email.message.Message, deadline: Deadline, depth: int = 0) -
         if body is not None:
             body_text = _part_text(body)
             if body.get_content_type() == "text/html":
-                body_text = parse_html(body_text).body
+                body_text = parse_html(body_text, deadline).body
     elif not msg.is_multipart():  # pragma: no cover - every message here is parsed as EmailMessage
         body_text = _part_text(msg)
     parts = ["\n".join(lines), body_text.strip()]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from bm25desk.engine.extract.decoding import read_text
@@ -12,8 +14,17 @@ __all__ = ["extract_markdown", "extract_rst", "extract_txt"]
 _LONGEST_TITLE = 120  # characters; a longer first line is a paragraph, not a title
 
 
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` one at a time: a title search must not split a 50 MB file first."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
+
+
 def _first_line_title(text: str) -> str:
-    for line in text.split("\n"):
+    for line in _lines(text):
         if line.strip():
             line = line.strip()
             return line if len(line) <= _LONGEST_TITLE else ""
@@ -32,28 +43,32 @@ _MD_SETEXT_H1 = re.compile(r"^ {0,3}=+[ \t]*$")
 _FRONT_MATTER_TITLE = re.compile(r"""^title:\s*(["']?)(.*?)\1\s*$""", re.M)
 
 
-def _front_matter(lines: list[str]) -> tuple[str, int]:
+def _front_matter(text: str) -> tuple[str, int]:
     """(its ``title:``, the first line after it) of YAML front matter; ("", 0) when there is none.
 
     Jekyll, Hugo and Obsidian put the author's chosen title there.
     """
-    if not lines or lines[0].strip() != "---":
+    if not text.startswith("---"):
         return "", 0
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            m = _FRONT_MATTER_TITLE.search("\n".join(lines[1:i]))
+    lines = _lines(text)
+    if next(lines).strip() != "---":
+        return "", 0
+    matter: list[str] = []
+    for i, line in enumerate(lines, 1):
+        if line.strip() in ("---", "..."):
+            m = _FRONT_MATTER_TITLE.search("\n".join(matter))
             return (m.group(2).strip() if m else ""), i + 1
+        matter.append(line)
     return "", 0
 
 
 def _markdown_title(text: str) -> str:
-    lines = text.split("\n")
-    title, start = _front_matter(lines)
+    title, start = _front_matter(text)
     if title:
         return title
     in_fence = False
     prev = ""
-    for line in lines[start:]:
+    for line in itertools.islice(_lines(text), start, None):
         if _MD_FENCE.match(line):
             in_fence = not in_fence
             prev = ""
@@ -82,13 +97,12 @@ _RST_ADORNMENT = re.compile(r"""^([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1*\s*$
 
 
 def _rst_title(text: str) -> str:
-    lines = text.split("\n")
-    for i in range(len(lines) - 1):
-        title = lines[i].strip()
-        under = lines[i + 1].rstrip()
+    for line, next_line in itertools.pairwise(_lines(text)):
+        title = line.strip()
+        under = next_line.rstrip()
         if (
             title
-            and not _RST_ADORNMENT.match(lines[i])
+            and not _RST_ADORNMENT.match(line)
             and not title.startswith("..")
             and _RST_ADORNMENT.match(under)
             and len(under) >= len(title)
