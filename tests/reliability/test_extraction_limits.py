@@ -176,7 +176,6 @@ _BUILD = textwrap.dedent(
     import json, resource, sys, time
     from pathlib import Path
     from bm25desk.engine import IndexStore, build_index
-    from bm25desk.engine.extract import limits
 
     def peak(field):
         for line in open("/proc/self/status"):
@@ -185,8 +184,13 @@ _BUILD = textwrap.dedent(
 
     if __name__ == "__main__":
         folder, store = Path(sys.argv[1]), Path(sys.argv[2])
-        limits.TIME_LIMIT = float(sys.argv[3])
-        limits.MEMORY_LIMIT = int(sys.argv[4])
+        try:
+            from bm25desk.engine.extract import limits
+        except ImportError:  # an engine before the limits were configurable (for comparison)
+            pass
+        else:
+            limits.TIME_LIMIT = float(sys.argv[3])
+            limits.MEMORY_LIMIT = int(sys.argv[4])
         started = time.monotonic()
         report = build_index(folder, name="hostile", store=IndexStore(store))
         index = IndexStore(store).open("hostile")
