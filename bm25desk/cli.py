@@ -1,7 +1,8 @@
 """The bm25desk command line: index, search and explain from a terminal or a script (no Qt).
 
 Exit codes: 0 success; 1 a search found nothing; 2 bad input (missing path, unknown index or
-variant, parameter out of range, empty query...); 3 a damaged index; 130 interrupted.
+variant, parameter out of range, empty query...); 3 a damaged index; 4 the index could not be
+written (disk full, file-size limit, or another process is writing it); 130 interrupted.
 Every subcommand takes ``--json``; progress goes to stderr (when it is a terminal).
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from bm25desk import __version__, paths
 
 EXIT_OK, EXIT_EMPTY, EXIT_INPUT, EXIT_DAMAGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_WRITE = 4
 
 
 class CliError(Exception):
@@ -124,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bm25desk",
         description="Explore document collections with the BM25 family and see why each "
         "document ranked where it did. Without arguments, opens the desktop app.",
-        epilog="Exit codes: 0 ok, 1 no results, 2 bad input, 3 damaged index, 130 interrupted.",
+        epilog="Exit codes: 0 ok, 1 no results, 2 bad input, 3 damaged index, 4 could not write "
+        "the index, 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"bm25desk {__version__}")
     parser.add_argument("--data-dir", metavar="DIR", help="where indexes live")
@@ -147,6 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--include", action="append", metavar="GLOB", help="folder: only these files")
     p.add_argument("--exclude", action="append", metavar="GLOB", help="folder: skip these files")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace an existing index of that name built from another source",
+    )
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="build even when no document is found (an empty index)",
+    )
     _analysis_options(p)
 
     p = sub.add_parser("update", parents=[common], help="bring an index up to date with its source")
@@ -158,6 +171,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("delete", parents=[common], help="delete an index")
     p.add_argument("name")
     sub.add_parser("variants", parents=[common], help="list the ranking functions")
+    p = sub.add_parser(
+        "check", parents=[common], help="verify every checksum and invariant of an index"
+    )
+    p.add_argument("name")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="restore a lost manifest from its copy, drop damaged segments (says what is lost)",
+    )
 
     p = sub.add_parser("search", parents=[common], help="search an index")
     p.add_argument("name")
@@ -282,6 +304,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             store=_store(),
             progress=bar,
             workers=None,  # every core for a large MS MARCO/BEIR file
+            replace=args.replace,
+            allow_empty=args.allow_empty,
         )
     finally:
         bar.close()
@@ -313,6 +337,7 @@ def cmd_update(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     """List indexes."""
     store = _store()
+    store.check_root()
     infos = [store.info(n) for n in store.names()]
     data = [
         {
@@ -387,6 +412,26 @@ def cmd_delete(args: argparse.Namespace) -> int:
     _store().delete(args.name)
     _out(args, {"deleted": args.name}, f"Deleted index {args.name!r}.")
     return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Verify an index completely (and repair it when asked)."""
+    from bm25desk.engine.index.check import check_index
+
+    report = check_index(args.name, store=_store(), repair=args.repair)
+    data = {
+        "name": report.name,
+        "generation": report.generation,
+        "ok": report.ok,
+        "checksums": report.checksums,
+        "segments": [
+            {"name": s.name, "documents": s.n_docs, "error": s.error} for s in report.segments
+        ],
+        "problems": report.problems,
+        "repaired": report.repaired,
+    }
+    _out(args, data, report.as_text())
+    return EXIT_OK if report.ok else EXIT_DAMAGED
 
 
 def cmd_variants(args: argparse.Namespace) -> int:
@@ -535,6 +580,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "info": cmd_info,
     "delete": cmd_delete,
+    "check": cmd_check,
     "variants": cmd_variants,
     "search": cmd_search,
     "explain": cmd_explain,
@@ -552,7 +598,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     from bm25desk.engine.analysis.analyzer import AnalysisError
     from bm25desk.engine.index.segment import IndexCorruptError
-    from bm25desk.engine.index.store import StoreError
+    from bm25desk.engine.index.store import IndexLockedError, IndexWriteError, StoreError
     from bm25desk.engine.progress import Cancelled
     from bm25desk.engine.readers.corpus import CorpusError
     from bm25desk.engine.scoring.search import QueryError
@@ -576,6 +622,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IndexCorruptError as exc:
         print(f"bm25desk: error: {exc}", file=sys.stderr)
         return EXIT_DAMAGED
+    except (IndexWriteError, IndexLockedError) as exc:
+        print(f"bm25desk: error: {exc}", file=sys.stderr)
+        return EXIT_WRITE
     except (
         StoreError,
         CorpusError,
@@ -584,6 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         QueryError,
         FileNotFoundError,
         IsADirectoryError,
+        NotADirectoryError,
         PermissionError,
     ) as exc:
         print(f"bm25desk: error: {exc}", file=sys.stderr)

@@ -469,6 +469,7 @@ class MainWindow(QMainWindow):
                     store=store,
                     progress=progress,
                     cancel=cancel,
+                    replace=True,  # the New… dialog warned that the name exists
                 )
 
             verb = "Rebuilding" if request.kind == "rebuild" else "Building"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from bm25desk.engine.index.build import _folder_filters
+from bm25desk.engine.index.source import folder_filters, known_skips, read_skips
 from bm25desk.engine.progress import CancelToken
 from bm25desk.engine.readers import corpus
 
@@ -36,6 +36,7 @@ class FolderChanges:
         return len(self.added) + len(self.changed) + len(self.removed)
 
     def __bool__(self) -> bool:
+        """Return whether anything changed."""
         return self.count > 0
 
 
@@ -56,16 +57,34 @@ def folder_changes(index: Index, *, cancel: CancelToken | None = None) -> Folder
     if not path.is_dir():
         raise FileNotFoundError(f"the source of {index.name!r} is gone: {path}")
     current = corpus.scan_folder(
-        path, cancel=cancel, **_folder_filters(src.get("include"), src.get("exclude"))
+        path, cancel=cancel, **folder_filters(src.get("include"), src.get("exclude"))
     )
-    known: dict[str, tuple[float, int]] = {}
-    for _docno, docid, mtime, size in index.iter_live():
-        known[docid] = (mtime, size)
-    added = sorted(set(current) - set(known))
+    skips = known_skips(read_skips(index.path, index.manifest))
+    added, changed, removed, _known = diff_listing(index, current, skips)
+    return FolderChanges(tuple(added), tuple(changed), tuple(removed))
+
+
+def diff_listing(
+    index: Index, current: dict[str, Any], skipped: dict[str, tuple[float, int]]
+) -> tuple[list[str], list[str], list[str], dict[str, int]]:
+    """Compare a folder listing (relative path → stat) with the live documents of ``index``.
+
+    Files skipped by the last build or update (``skipped``: their mtime and size then) are not
+    new until they change. Returns the sorted added, changed and removed relative paths, and
+    the docno of every live document by its relative path.
+    """
+    known: dict[str, tuple[int, float, int]] = {}
+    for docno, docid, mtime, size in index.iter_live():
+        known[docid] = (docno, mtime, size)
+    added = sorted(
+        rel
+        for rel, st in current.items()
+        if rel not in known and skipped.get(rel) != (st.mtime, st.size)
+    )
     changed = sorted(
         rel
         for rel, st in current.items()
-        if rel in known and (known[rel][0] != st.mtime or known[rel][1] != st.size)
+        if rel in known and (known[rel][1] != st.mtime or known[rel][2] != st.size)
     )
     removed = sorted(set(known) - set(current))
-    return FolderChanges(tuple(added), tuple(changed), tuple(removed))
+    return added, changed, removed, {rel: k[0] for rel, k in known.items()}

@@ -312,6 +312,45 @@ def _merged_ptr(sources: list[_Source], name: str, n_terms: int) -> I64:
     return ptr
 
 
+class _PostingsOut:
+    """The output files of one CSR family: docs, and tfs and cf when the family has them."""
+
+    def __init__(
+        self, dest: Path, names: tuple[str, str | None, str | None], nnz: int, n_terms: int
+    ):
+        docs_name, tfs_name, cf_name = names
+        self.docs = _NpyWriter(dest / f"{docs_name}.npy", np.int32, nnz)
+        self.tfs = _NpyWriter(dest / f"{tfs_name}.npy", np.int32, nnz) if tfs_name else None
+        self.cf = _NpyWriter(dest / f"{cf_name}.npy", np.int64, n_terms) if cf_name else None
+
+    def _all(self) -> list[_NpyWriter]:
+        return [w for w in (self.docs, self.tfs, self.cf) if w is not None]
+
+    def finish(self) -> None:
+        """Close every file, checking its length."""
+        for w in self._all():
+            w.finish()
+
+    def close(self) -> None:
+        """Close every file (after a failure)."""
+        for w in self._all():
+            w.close()
+
+
+class _SourcePostings:
+    """Range readers of one source's CSR family (``ptr``, ``docs``, and ``tfs``/``cf``)."""
+
+    def __init__(self, s: _Source, names: tuple[str, str, str | None, str | None]) -> None:
+        ptr_name, docs_name, tfs_name, cf_name = names
+        self.source = s
+        self.ptr = s.reader(ptr_name, np.int64)
+        self.docs = s.reader(docs_name, np.int32)
+        self.tfs = s.reader(tfs_name, np.int32) if tfs_name else None
+        self.cf = s.reader(cf_name, np.int64) if cf_name else None
+        if self.docs.n != int(self.ptr.read(self.ptr.n - 1, self.ptr.n)[0]):
+            raise IndexCorruptError(f"segment {s.path.name}: {docs_name}.npy has the wrong length")
+
+
 def _merge_postings(
     sources: list[_Source],
     ptr: I64,
@@ -323,21 +362,12 @@ def _merge_postings(
     """Stream the merged postings of one CSR family into ``dest``.
 
     ``names`` is ``(ptr, docs, tfs or None, cf or None)``: body postings carry term frequencies
-    and a collection frequency per term, title postings neither.
+    and a collection frequency per term, title postings neither. The merged terms are taken in
+    blocks of about ``block`` postings (see the module docstring).
     """
-    ptr_name, docs_name, tfs_name, cf_name = names
     n_terms = len(ptr) - 1
-    nnz = int(ptr[-1])
-    src_ptr = [s.reader(ptr_name, np.int64) for s in sources]
-    src_docs = [s.reader(docs_name, np.int32) for s in sources]
-    src_tfs = [s.reader(tfs_name, np.int32) if tfs_name else None for s in sources]
-    src_cf = [s.reader(cf_name, np.int64) if cf_name else None for s in sources]
-    for s, p, d in zip(sources, src_ptr, src_docs, strict=True):
-        if d.n != int(p.read(p.n - 1, p.n)[0]):
-            raise IndexCorruptError(f"segment {s.path.name}: {docs_name}.npy has the wrong length")
-    out_docs = _NpyWriter(dest / f"{docs_name}.npy", np.int32, nnz)
-    out_tfs = _NpyWriter(dest / f"{tfs_name}.npy", np.int32, nnz) if tfs_name else None
-    out_cf = _NpyWriter(dest / f"{cf_name}.npy", np.int64, n_terms) if cf_name else None
+    srcs = [_SourcePostings(s, names) for s in sources]
+    out = _PostingsOut(dest, names[1:], int(ptr[-1]), n_terms)
     cursors = [0] * len(sources)  # first local term id not yet merged, per source
     try:
         t0 = 0
@@ -347,67 +377,86 @@ def _merge_postings(
             t1 = int(np.searchsorted(ptr, p_start + block, side="right")) - 1
             t1 = min(max(t1, t0 + 1), n_terms)
             size = int(ptr[t1]) - p_start
-            big = t1 == t0 + 1 and size > block
-            if not big:
-                docs = np.empty(size, dtype=np.int32)
-                tfs = np.empty(size, dtype=np.int32) if out_tfs is not None else None
-                fill = ptr[t0:t1] - p_start  # next free place in the block, per merged term
-            cf = np.zeros(t1 - t0, dtype=np.int64) if out_cf is not None else None
-            for k, s in enumerate(sources):
-                a = cursors[k]
-                b = a + int(np.searchsorted(s.map[a:], t1))
-                cursors[k] = b
-                if a == b:
-                    continue
-                mids = s.map[a:b].astype(np.int64) - t0
-                if cf is not None:
-                    cf_src = src_cf[k]
-                    assert cf_src is not None
-                    cf[mids] += cf_src.read(a, b)
-                lp = src_ptr[k].read(a, b + 1)
-                q0, q1 = int(lp[0]), int(lp[-1])
-                if q0 == q1:
-                    continue
-                tf_src = src_tfs[k]
-                if big:  # one term: its postings are the sources' slices, in source order
-                    for lo in range(q0, q1, block):
-                        hi = min(lo + block, q1)
-                        out_docs.write(src_docs[k].read(lo, hi) + np.int32(s.doc_offset))
-                        if out_tfs is not None:
-                            assert tf_src is not None
-                            out_tfs.write(tf_src.read(lo, hi))
-                        _check(cancel)
-                    continue
-                counts = np.diff(lp)
-                place = np.repeat(fill[mids] - (lp[:-1] - q0), counts)
-                place += np.arange(q1 - q0, dtype=np.int64)
-                docs[place] = src_docs[k].read(q0, q1) + np.int32(s.doc_offset)
-                if tfs is not None:
-                    assert tf_src is not None
-                    tfs[place] = tf_src.read(q0, q1)
-                del place
-                fill[mids] += counts
-            if not big:
-                out_docs.write(docs)
-                if out_tfs is not None:
-                    assert tfs is not None
-                    out_tfs.write(tfs)
-                del docs, tfs, fill
-            if out_cf is not None:
-                assert cf is not None
-                out_cf.write(cf)
+            if t1 == t0 + 1 and size > block:
+                _copy_big_term(srcs, cursors, t0, out, block, cancel)
+            else:
+                _merge_block(srcs, cursors, ptr, t0, t1, out)
             t0 = t1
-        out_docs.finish()
-        if out_tfs is not None:
-            out_tfs.finish()
-        if out_cf is not None:
-            out_cf.finish()
+        out.finish()
     finally:
-        out_docs.close()
-        if out_tfs is not None:
-            out_tfs.close()
-        if out_cf is not None:
-            out_cf.close()
+        out.close()
+
+
+def _advance(sp: _SourcePostings, cursors: list[int], k: int, t1: int) -> tuple[int, int]:
+    """Return the local term ids ``[a, b)`` of source ``k`` that map below merged id ``t1``."""
+    a = cursors[k]
+    b = a + int(np.searchsorted(sp.source.map[a:], t1))
+    cursors[k] = b
+    return a, b
+
+
+def _merge_block(
+    srcs: list[_SourcePostings], cursors: list[int], ptr: I64, t0: int, t1: int, out: _PostingsOut
+) -> None:
+    """Merge the postings of merged terms ``[t0, t1)`` in memory and append them to ``out``."""
+    p_start = int(ptr[t0])
+    size = int(ptr[t1]) - p_start
+    docs = np.empty(size, dtype=np.int32)
+    tfs = np.empty(size, dtype=np.int32) if out.tfs is not None else None
+    cf = np.zeros(t1 - t0, dtype=np.int64) if out.cf is not None else None
+    fill = ptr[t0:t1] - p_start  # next free place in the block, per merged term
+    for k, sp in enumerate(srcs):
+        a, b = _advance(sp, cursors, k, t1)
+        if a == b:
+            continue
+        mids = sp.source.map[a:b].astype(np.int64) - t0
+        if cf is not None and sp.cf is not None:
+            cf[mids] += sp.cf.read(a, b)
+        lp = sp.ptr.read(a, b + 1)
+        q0, q1 = int(lp[0]), int(lp[-1])
+        if q0 == q1:
+            continue
+        # Each source posting goes to its term's next free place: term by term in merged
+        # order, sources in order, so documents stay ascending within every term.
+        counts = np.diff(lp)
+        place = np.repeat(fill[mids] - (lp[:-1] - q0), counts)
+        place += np.arange(q1 - q0, dtype=np.int64)
+        docs[place] = sp.docs.read(q0, q1) + np.int32(sp.source.doc_offset)
+        if tfs is not None and sp.tfs is not None:
+            tfs[place] = sp.tfs.read(q0, q1)
+        fill[mids] += counts
+    out.docs.write(docs)
+    if out.tfs is not None and tfs is not None:
+        out.tfs.write(tfs)
+    if out.cf is not None and cf is not None:
+        out.cf.write(cf)
+
+
+def _copy_big_term(
+    srcs: list[_SourcePostings],
+    cursors: list[int],
+    t0: int,
+    out: _PostingsOut,
+    block: int,
+    cancel: CancelToken | None,
+) -> None:
+    """Append the postings of merged term ``t0`` (larger than a block): source slices in order."""
+    cf = np.zeros(1, dtype=np.int64)
+    for k, sp in enumerate(srcs):
+        a, b = _advance(sp, cursors, k, t0 + 1)
+        if a == b:
+            continue
+        if sp.cf is not None:
+            cf += sp.cf.read(a, b)
+        lp = sp.ptr.read(a, b + 1)
+        for lo in range(int(lp[0]), int(lp[-1]), block):
+            hi = min(lo + block, int(lp[-1]))
+            out.docs.write(sp.docs.read(lo, hi) + np.int32(sp.source.doc_offset))
+            if out.tfs is not None and sp.tfs is not None:
+                out.tfs.write(sp.tfs.read(lo, hi))
+            _check(cancel)
+    if out.cf is not None:
+        out.cf.write(cf)
 
 
 def _concat_arrays(sources: list[_Source], dest: Path, name: str, dtype: type[np.generic]) -> int:

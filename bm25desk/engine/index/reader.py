@@ -10,6 +10,7 @@ fresh build of the same documents would.
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,6 +20,18 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
+from bm25desk.engine.index.integrity import (
+    LEXICON_FILES,
+    SEGMENT_FILES,
+    check_segment,
+    verify_files,
+)
+from bm25desk.engine.index.manifest import FORMAT as MANIFEST_FORMAT
+from bm25desk.engine.index.manifest import (
+    read_manifest_file,
+    segment_entries,
+    verify_manifest_checksum,
+)
 from bm25desk.engine.index.segment import (
     F64,
     I32,
@@ -27,12 +40,12 @@ from bm25desk.engine.index.segment import (
     Lexicon,
     Segment,
     load_array,
-    read_json,
 )
+from bm25desk.engine.index.snapshot import ReaderLease
 from bm25desk.engine.index.stats import CollectionStats, TermStats
 
-FORMAT = 1
-"""On-disk format version; an index with a newer one is refused."""
+FORMAT = MANIFEST_FORMAT
+"""On-disk format version written; an index with a newer one is refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +62,13 @@ class DocRecord:
 
 
 class Index:
-    """An index opened read-only. Cheap to open: arrays are memory-mapped, nothing is scanned.
+    """An index opened read-only: one generation, readable until :meth:`close`.
+
+    Cheap to open: arrays are memory-mapped, nothing is scanned. The generation opened stays
+    readable however the index is updated or rebuilt meanwhile (a lease in ``.readers/`` keeps
+    writers from deleting its files; see :mod:`~bm25desk.engine.index.snapshot`); call
+    :meth:`reopen_if_changed` to pick up a newer one. Every file is checked against the manifest's
+    checksums and structure on open (see :mod:`~bm25desk.engine.index.integrity`).
 
     Parameters
     ----------
@@ -60,56 +79,58 @@ class Index:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.name = path.name
-        manifest = read_json(path / "manifest.json")
-        fmt = manifest.get("format")
-        if not isinstance(fmt, int):
-            raise IndexCorruptError("manifest.json has no format version")
-        if fmt > FORMAT:
-            raise IndexCorruptError(
-                f"index format {fmt} is newer than this bm25desk understands ({FORMAT}): "
-                "upgrade bm25desk or rebuild the index"
-            )
+        self._lease = ReaderLease(path)
+        self._finalizer = weakref.finalize(self, self._lease.release)
+        try:
+            self._open(path)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, path: Path) -> None:
+        manifest = read_manifest_file(path / "manifest.json")
         self.manifest = manifest
+        self.generation = _as_int(manifest.get("generation", 1), "generation")
+        self._lease.hold(self.generation)
         try:
             self.analyzer = Analyzer.from_spec(manifest["analyzer"])
             stats = manifest["stats"]
-            self.n_docs = int(stats["n_docs"])
-            self.total_len = int(stats["total_len"])
-            seg_entries = manifest["segments"]
+            self.n_docs = _as_int(stats["n_docs"], "n_docs")
+            self.total_len = _as_int(stats["total_len"], "total_len")
         except (KeyError, TypeError, ValueError, AnalysisError) as exc:
             raise IndexCorruptError(f"manifest.json is incomplete: {exc}") from exc
         self.avgdl = self.total_len / self.n_docs if self.n_docs else 0.0
+        entries = segment_entries(manifest)
         self.segments: list[Segment] = []
         self.deleted: list[npt_bool | None] = []
-        if not isinstance(seg_entries, list):
-            raise IndexCorruptError("manifest.json: 'segments' is not a list")
-        for entry in seg_entries:
-            try:
-                seg_name, dele = str(entry["name"]), entry.get("deleted")
-            except (KeyError, TypeError, AttributeError) as exc:
-                raise IndexCorruptError(
-                    f"manifest.json has a bad segment entry: {entry!r}"
-                ) from exc
+        for seg_name, dele in entries:
             seg = Segment(path / seg_name)
             self.segments.append(seg)
-            if dele:
-                mask = load_array(path / dele, mmap=False).astype(bool)
-                if mask.shape != (seg.n_docs,):
-                    raise IndexCorruptError(f"deletion file {dele} does not fit its segment")
-                self.deleted.append(mask)
-            else:
-                self.deleted.append(None)
+            self.deleted.append(_deletion_mask(path, dele, seg) if dele else None)
         sizes = [s.n_docs for s in self.segments]
         self.bases: I64 = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.bases[1:])
         # The same bases as Python ints: per-document lookups bisect this list (a numpy call on a
         # scalar costs microseconds).
         self._base_list: list[int] = self.bases.tolist()
-        lex = manifest.get("lexicon")
+        self._open_lexicon(path, manifest.get("lexicon"))
+        self._verify(path, manifest, entries)
+        self._tid_cache: dict[str, int] = {}
+        self.stats = CollectionStats(self.n_docs, self.avgdl, self.n_terms, self._live_dfs)
+        self.warnings = self.analyzer.version_warnings(manifest["analyzer"])
+
+    def _open_lexicon(self, path: Path, lex: Any) -> None:
+        """Open the merged lexicon, or use the single segment's own."""
         if lex:
+            if not isinstance(lex, str) or "/" in lex or lex in (".", ".."):
+                raise IndexCorruptError(f"manifest.json names a bad lexicon: {lex!r}")
             self._lexicon = Lexicon(path / lex)
             self._df: I64 = load_array(path / lex / "df.npy")
             self._cf: I64 = load_array(path / lex / "cf.npy")
+            n = len(self._lexicon)
+            for arr in (self._df, self._cf):
+                if arr.dtype != np.int64 or arr.shape != (n,):
+                    raise IndexCorruptError(f"lexicon {lex}: df/cf do not fit its terms")
         elif len(self.segments) == 1 and self.deleted[0] is None:
             seg = self.segments[0]
             self._lexicon = seg.lexicon
@@ -121,9 +142,48 @@ class Index:
             self._cf = np.zeros(0, dtype=np.int64)
         else:
             raise IndexCorruptError("manifest.json names several segments but no lexicon")
-        self._tid_cache: dict[str, int] = {}
-        self.stats = CollectionStats(self.n_docs, self.avgdl, self.n_terms, self._live_dfs)
-        self.warnings = self.analyzer.version_warnings(manifest["analyzer"])
+
+    def _verify(
+        self, path: Path, manifest: dict[str, Any], entries: list[tuple[str, str | None]]
+    ) -> None:
+        """Check checksums, structure and the manifest's statistics against the arrays."""
+        expected: list[str] = []
+        for seg_name, dele in entries:
+            expected += [f"{seg_name}/{f}" for f in SEGMENT_FILES]
+            if dele:
+                expected.append(dele)
+        lex = manifest.get("lexicon")
+        if lex:
+            expected += [f"{lex}/{f}" for f in LEXICON_FILES]
+        fresh = verify_files(path, manifest, expected)
+        for (seg_name, _), seg in zip(entries, self.segments, strict=True):
+            full = any(f.startswith(f"{seg_name}/") for f in fresh)
+            check_segment(seg, seg.nnz, full)
+        check_statistics(self)
+        verify_manifest_checksum(manifest)
+
+    def close(self) -> None:
+        """Release this reader's hold on its generation (the arrays stay usable until freed)."""
+        self._finalizer()
+
+    def __enter__(self) -> Index:
+        """Return the index itself."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the index."""
+        self.close()
+
+    def reopen_if_changed(self) -> Index | None:
+        """Return a newly opened index if a newer generation was committed, else None.
+
+        This index stays open (close it when done with it).
+        """
+        try:
+            current = read_manifest_file(self.path / "manifest.json").get("generation", 1)
+        except IndexCorruptError:
+            return Index(self.path)  # raises the damage with its message
+        return Index(self.path) if current != self.generation else None
 
     # -- statistics ------------------------------------------------------------------------------
 
@@ -329,3 +389,36 @@ class Index:
 
 
 npt_bool = np.ndarray  # a boolean mask; an alias keeps signatures short
+
+
+def _as_int(value: Any, what: str) -> int:
+    """Return ``value`` when it is a non-negative integer, else raise IndexCorruptError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise IndexCorruptError(f"manifest.json has a bad {what}: {value!r}")
+    return value
+
+
+def _deletion_mask(path: Path, name: str, seg: Segment) -> npt_bool:
+    """Load a segment's deletion mask, checking it fits the segment."""
+    mask = load_array(path / name, mmap=False)
+    if mask.dtype != np.bool_ or mask.shape != (seg.n_docs,):
+        raise IndexCorruptError(f"deletion file {name} does not fit its segment")
+    return mask
+
+
+def check_statistics(index: Index) -> None:
+    """Check the manifest's N, total length and vocabulary size against the arrays."""
+    n_docs = 0
+    total = 0
+    for seg, dele in zip(index.segments, index.deleted, strict=True):
+        lens = np.asarray(seg.doclen, dtype=np.int64)
+        n_docs += seg.n_docs if dele is None else int((~dele).sum())
+        total += int(lens.sum() if dele is None else lens[~dele].sum())
+    if (n_docs, total) != (index.n_docs, index.total_len):
+        raise IndexCorruptError("manifest.json's statistics do not match the documents")
+    df, cf = np.asarray(index._df), np.asarray(index._cf)
+    if df.size and (int(df.min()) < 0 or int(df.max()) > n_docs or bool((cf < df).any())):
+        raise IndexCorruptError("the lexicon's document frequencies are out of range")
+    n_terms = index.manifest.get("stats", {}).get("n_terms")
+    if n_terms is not None and n_terms != index.n_terms:
+        raise IndexCorruptError("manifest.json's vocabulary size does not match the lexicon")

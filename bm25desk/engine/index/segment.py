@@ -50,11 +50,14 @@ def load_array(path: Path, mmap: bool = True) -> npt.NDArray[Any]:
             arr: npt.NDArray[Any] = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
         else:
             arr = np.load(path, allow_pickle=False)
-        return arr
     except FileNotFoundError as exc:
         raise IndexCorruptError(f"index file missing: {path.name}") from exc
-    except (ValueError, OSError, EOFError) as exc:
-        raise IndexCorruptError(f"index file damaged: {path.name} ({exc})") from exc
+    except Exception as exc:  # numpy's header parser raises ValueError, TokenError, SyntaxError...
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise IndexCorruptError(f"index file damaged: {path.name} ({reason})") from exc
+    if not isinstance(arr, np.ndarray) or arr.ndim != 1:  # every index array is 1-d
+        raise IndexCorruptError(f"index file damaged: {path.name} has the wrong shape")
+    return arr
 
 
 def name_bytes(name: str) -> bytes:
@@ -90,6 +93,7 @@ class BlobWriter:
         self.add(name_bytes(text) if self._names else text.encode("utf-8", "replace"))
 
     def __len__(self) -> int:
+        """Return the number of records."""
         return len(self._offsets) - 1
 
     def close(self) -> None:
@@ -120,6 +124,7 @@ class Blob:
         self._off = np.ascontiguousarray(self.offsets, dtype=np.int64).data.cast("B").cast("q")
 
     def __len__(self) -> int:
+        """Return the number of records."""
         return len(self.offsets) - 1
 
     def get_bytes(self, i: int) -> bytes:
@@ -144,7 +149,17 @@ class Lexicon:
         self._blob = Blob(directory, name)
 
     def __len__(self) -> int:
+        """Return the number of records."""
         return len(self._blob)
+
+    @property
+    def offsets(self) -> I64:
+        """Return the offsets of the terms in ``terms.bin`` (n + 1 of them)."""
+        return self._blob.offsets
+
+    def term_bytes(self, i: int) -> bytes:
+        """Return the UTF-8 bytes of the term with id ``i``."""
+        return self._blob.get_bytes(i)
 
     def term(self, i: int) -> str:
         """Return the term with id ``i``."""
@@ -230,6 +245,7 @@ class Segment:
         meta = read_meta(directory)
         self.n_docs = meta["n_docs"]
         self.total_len = meta["total_len"]
+        self.nnz = meta["nnz"]
         self.lexicon = Lexicon(directory)
         self.ptr: I64 = load_array(directory / "ptr.npy")
         self.docs: I32 = load_array(directory / "docs.npy")
@@ -290,6 +306,7 @@ class TermIds(dict[str, int]):
     """
 
     def __missing__(self, term: str) -> int:
+        """Assign the next id to a new term."""
         value = self[term] = len(self)
         return value
 

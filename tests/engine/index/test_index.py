@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 import subprocess
 import sys
 import textwrap
@@ -15,7 +14,8 @@ import numpy as np
 import pytest
 
 from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.index import build as build_mod
+from bm25desk.engine.index import commit as commit_mod
+from bm25desk.engine.index import ingest as ingest_mod
 from bm25desk.engine.index.build import build_index, update_index
 from bm25desk.engine.index.reader import FORMAT, Index
 from bm25desk.engine.index.segment import IndexCorruptError, SegmentWriter
@@ -85,7 +85,7 @@ def assert_same_collection(updated: Index, fresh: Index) -> None:
 
 def _files_named_by_manifest(index_dir: Path) -> set[str]:
     m = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
-    names = {"manifest.json", "skipped.tsv"}
+    names = {"manifest.json", f"manifest-{m['generation']}.json", m["skips"]}
     for e in m["segments"]:
         names.add(e["name"])
         if e["deleted"]:
@@ -95,9 +95,16 @@ def _files_named_by_manifest(index_dir: Path) -> set[str]:
     return names
 
 
+def _content(index_dir: Path) -> set[str]:
+    """The index's own entries: dot-names are bookkeeping (reader leases, verification stamps)."""
+    return {p.name for p in index_dir.iterdir() if not p.name.startswith(".")}
+
+
 def _tree(path: Path) -> dict[str, bytes]:
     return {
-        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+        str(p.relative_to(path)): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and not p.relative_to(path).parts[0].startswith(".")
     }
 
 
@@ -246,9 +253,9 @@ def test_several_segments_score_like_one(
 
     source = Path(synth_index.source["path"])
     total = sum(int(s.ptr[-1]) for s in synth_index.segments)
-    monkeypatch.setattr(build_mod, "SEGMENT_POSTINGS", total // 12)
+    monkeypatch.setattr(ingest_mod, "SEGMENT_POSTINGS", total // 12)
     if merged == "in runs":
-        monkeypatch.setattr(build_mod, "MERGE_POSTINGS", total // 4)
+        monkeypatch.setattr(ingest_mod, "MERGE_POSTINGS", total // 4)
     monkeypatch.setattr(segment_mod.SegmentWriter, "FLUSH_TOKENS", 3_000)
     build_index(source, name="split", store=store)
     split = store.open("split")
@@ -328,9 +335,10 @@ def test_incremental_update_equals_fresh_build(
         assert updated.manifest["generation"] == i + 1
         assert_same_collection(updated, store.open(f"fresh-{i}"))
         # Files the manifest no longer names are collected.
-        assert {p.name for p in updated.path.iterdir()} == _files_named_by_manifest(updated.path)
+        assert _content(updated.path) == _files_named_by_manifest(updated.path)
         if i >= 2:
             assert updated.docno("b.txt") is None
+        updated.close()  # a live reader would keep its generation's files (tested elsewhere)
     first_segment = store.open("fresh-1").segments[0].path.name
     assert first_segment not in {e["name"] for e in store.open("inc").manifest["segments"]}
     # Nothing changed: nothing is written.
@@ -409,7 +417,7 @@ def test_build_failing_in_commit(monkeypatch, built) -> None:
     def boom(*args, **kwargs):
         raise OSError("no space left on device")
 
-    monkeypatch.setattr(build_mod, "commit", boom)
+    monkeypatch.setattr(commit_mod, "commit", boom)
     with pytest.raises(OSError, match="no space"):
         build_index(tsv, name="tiny", store=store)
     _assert_intact(store, before, snap)
@@ -464,24 +472,23 @@ def test_build_cancelled_in_the_middle_of_reading(store: IndexStore, synth_tsv: 
     assert _tree(store.path("cisi")) == before
 
 
-def test_crash_between_the_two_renames_is_recovered(monkeypatch, built) -> None:
-    """install() renames the old index aside, then the new one into place; dying in between
-    leaves no index under the name until recover() (run by every listing) restores the old one."""
+def test_rebuild_failing_at_its_commit_point_leaves_the_old_generation(monkeypatch, built) -> None:
+    """A rebuild writes its new generation beside the old one in the index folder and commits it
+    by replacing manifest.json; failing exactly there leaves the old generation, and the new
+    generation's files are removed. (This replaced the two-rename directory swap: a rebuild no
+    longer moves the folder from under its readers.)"""
     store, tsv, before, snap = built
-    real_rename = pathlib.Path.rename
+    real_replace = os.replace
 
-    def rename(self, target):
-        if self.name.startswith(".tmp-"):
-            raise OSError("killed between the renames")
-        return real_rename(self, target)
+    def replace(src, dst):
+        if Path(dst).name == "manifest.json":
+            raise OSError("killed at the commit point")
+        return real_replace(src, dst)
 
-    monkeypatch.setattr(pathlib.Path, "rename", rename)
-    with pytest.raises(OSError, match="killed between"):
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="killed at the commit point"):
         build_index(tsv, name="tiny", store=store)
     monkeypatch.undo()
-    assert not (store.root / "tiny").exists()
-    assert [p.name[:9] for p in store.root.iterdir()] == [".old-tiny"]
-    store.recover()
     _assert_intact(store, before, snap)
 
 
@@ -510,7 +517,7 @@ def test_update_failing_half_way_leaves_the_index_as_it_was(
     def boom(*args, **kwargs):
         raise OSError("crash while committing")
 
-    monkeypatch.setattr(build_mod, "commit", boom)
+    monkeypatch.setattr(commit_mod, "commit", boom)
     with pytest.raises(OSError, match="crash while committing"):
         update_index("inc", store=store)
     monkeypatch.undo()
@@ -541,16 +548,16 @@ _KILLER = textwrap.dedent(
 
     if mode == "build":
         build_index(source, name="victim", store=store, progress=die)
-    elif mode == "rename":
-        real = pathlib.Path.rename
-        def rename(self, target):
-            if self.name.startswith(".tmp-"):
+    elif mode == "commit":
+        real = os.replace
+        def replace(src, dst):
+            if pathlib.Path(dst).name == "manifest.json":
                 die()
-            return real(self, target)
-        pathlib.Path.rename = rename
+            return real(src, dst)
+        os.replace = replace
         build_index(source, name="victim", store=store)
     elif mode == "update":
-        import bm25desk.engine.index.build as b
+        import bm25desk.engine.index.commit as b
         real_commit = b.commit
         def commit(directory, **kw):
             (directory / f"lex-g{kw['generation']}").mkdir()  # half-written lexicon
@@ -562,11 +569,11 @@ _KILLER = textwrap.dedent(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["build", "rename", "update"])
+@pytest.mark.parametrize("mode", ["build", "commit", "update"])
 def test_a_killed_process_leaves_the_previous_index_usable(
     mode: str, store: IndexStore, tmp_path: Path, folder_writer
 ) -> None:
-    """SIGKILL in the middle of a rebuild (while reading), between install's two renames, or in
+    """SIGKILL in the middle of a rebuild (while reading), at a rebuild's commit point, or in
     an update just before its commit: the previous index is still there and searchable, and the
     next build or update succeeds."""
     folder = tmp_path / "docs"
@@ -583,7 +590,7 @@ def test_a_killed_process_leaves_the_previous_index_usable(
         timeout=120,
     )
     assert proc.returncode == -9, proc.stderr.decode()
-    assert store.names() == ["victim"]  # recover() restores a swapped-out index
+    assert store.names() == ["victim"]
     assert _snapshot(store.open("victim")) == snap
     if mode == "update":
         update_index("victim", store=store)

@@ -10,7 +10,7 @@ import pytest
 
 from bm25desk.engine import IndexStore, Searcher, all_variants, build_index
 from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.index import build as build_mod
+from bm25desk.engine.index import ingest as ingest_mod
 from bm25desk.engine.readers.corpus import read_corpus, split_ranges
 
 WORDS = [
@@ -62,7 +62,7 @@ def test_parallel_build_equals_serial_build(tmp_path: Path, monkeypatch, merge: 
     """The workers' segments are merged into one (or, below MERGE_POSTINGS, kept apart): either
     way the index scores exactly like a one-process build."""
     if not merge:
-        monkeypatch.setattr(build_mod, "MERGE_POSTINGS", 1)
+        monkeypatch.setattr(ingest_mod, "MERGE_POSTINGS", 1)
     path = tmp_path / "corpus.jsonl"
     _corpus(path)
     store = IndexStore(tmp_path / "indexes")

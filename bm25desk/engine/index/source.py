@@ -1,0 +1,120 @@
+"""What an index records about its source: path, format, size, mtime, columns and filters."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from bm25desk.engine.readers.corpus import Skip
+
+
+def source_info(path: Path, fmt: str, columns: Any, include: Any, exclude: Any) -> dict[str, Any]:
+    """Return the manifest's ``source`` entry for building ``path`` as ``fmt``."""
+    st = path.stat()
+    info: dict[str, Any] = {
+        "path": str(path),
+        "format": fmt,
+        "kind": "folder" if path.is_dir() else "file",
+        "mtime": st.st_mtime,
+        "size": st.st_size if path.is_file() else 0,
+    }
+    if columns is not None:
+        info["columns"] = {
+            "docid": columns.docid,
+            "text": list(columns.text),
+            "title": columns.title,
+        }
+    if include:
+        info["include"] = list(include)
+    if exclude:
+        info["exclude"] = list(exclude)
+    return info
+
+
+def folder_filters(include: Any, exclude: Any) -> dict[str, Any]:
+    """Return the include/exclude keyword arguments of the folder reader (only those given)."""
+    out: dict[str, Any] = {}
+    if include:
+        out["include"] = include
+    if exclude:
+        out["exclude"] = exclude
+    return out
+
+
+MAX_SKIPS = 100_000
+"""Skipped records kept with an index (a corpus file may skip millions of lines)."""
+
+
+def skip_records(skipped: Iterable[Skip], folder: Path | None) -> list[dict[str, Any]]:
+    """Return the skip list as records; a folder's skipped files carry ``rel``, mtime and size.
+
+    The stat lets change detection leave a skipped file alone until it changes (it would
+    otherwise count as new forever). It comes from the :class:`Skip` when the reader recorded
+    it, else from the file now.
+    """
+    out: list[dict[str, Any]] = []
+    for s in itertools.islice(skipped, MAX_SKIPS):
+        rec: dict[str, Any] = {"where": s.where, "reason": s.reason}
+        if folder is not None:
+            rec.update(_file_state(s, folder))
+        out.append(rec)
+    return out
+
+
+def _file_state(skip: Skip, folder: Path) -> dict[str, Any]:
+    """Return ``{"rel", "mtime", "size"}`` for a skipped regular file under ``folder``."""
+    path = Path(skip.where)
+    try:
+        rel = path.relative_to(folder).as_posix()
+    except ValueError:
+        return {}
+    mtime, size = getattr(skip, "mtime", None), getattr(skip, "size", None)
+    if mtime is None or size is None:
+        try:
+            st = path.stat()
+        except OSError:
+            return {}
+        if not stat.S_ISREG(st.st_mode):
+            return {}
+        mtime, size = st.st_mtime, st.st_size
+    return {"rel": rel, "mtime": mtime, "size": size}
+
+
+def write_skips(directory: Path, generation: int, records: list[dict[str, Any]]) -> str:
+    """Write the skip list of a generation (JSON lines); return its file name.
+
+    JSON with ASCII escapes keeps any file name, even one that is not valid UTF-8.
+    """
+    name = f"skipped-g{generation}.jsonl"
+    with open(directory / name, "w", encoding="ascii") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, ensure_ascii=True) + "\n")
+    return name
+
+
+def read_skips(directory: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the skip list of a generation ([] when there is none or it is unreadable)."""
+    name = manifest.get("skips")
+    if not isinstance(name, str) or "/" in name:
+        return []
+    out: list[dict[str, Any]] = []
+    with contextlib.suppress(OSError, ValueError), open(directory / name, encoding="ascii") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            if isinstance(rec, dict):
+                out.append(rec)
+    return out
+
+
+def known_skips(records: list[dict[str, Any]]) -> dict[str, tuple[float, int]]:
+    """Return the state of every skipped folder file by relative path."""
+    return {
+        str(r["rel"]): (float(r["mtime"]), int(r["size"]))
+        for r in records
+        if "rel" in r and "mtime" in r and "size" in r
+    }
