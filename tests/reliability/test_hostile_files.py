@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from bm25desk.engine import IndexStore, Searcher, build_index, update_index
+from bm25desk.engine.index.source import read_skips
 from bm25desk.engine.readers.corpus import ColumnMap, CorpusError
 
 
@@ -47,10 +48,11 @@ def test_names_that_are_not_utf8_survive_build_and_update(
     assert [(os.fsencode(Path(s.where).name), s.reason) for s in report.skipped] == [
         (b"empty\xff.txt", "no text")
     ]
-    skip_report = (store.root / "names" / "skipped.tsv").read_bytes()
-    assert b"empty\xff.txt\tno text" in skip_report  # the file's own bytes, not a replacement
-
     index = store.open("names")
+    (kept,) = read_skips(index.path, index.manifest)  # the index keeps the skip list ...
+    assert os.fsencode(kept["where"]).endswith(b"/empty\xff.txt")  # ... with the name's own bytes
+    assert os.fsencode(kept["rel"]) == b"empty\xff.txt"
+
     hit = Searcher(index).search("espresso").hits[0]
     assert os.fsencode(hit.docid) == b"caf\xe9.txt"
     assert Path(hit.location).read_bytes().startswith(b"espresso")  # the location opens it
