@@ -24,10 +24,11 @@ from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn, Throttl
 from bm25desk.engine.readers.document import Document, ReadReport
 from bm25desk.engine.readers.scan import (
     LINK_OUTSIDE,
+    FolderFilter,
     folder_root,
     is_outside,
+    list_files,
     report_unsupported,
-    scan_folder,
 )
 
 __all__ = ["MAX_FILE_SIZE", "read_folder"]
@@ -94,12 +95,10 @@ def read_folder(
     return _read_folder(
         base,
         None if relpaths is None else sorted(set(relpaths)),
-        include=include,
-        exclude=exclude,
+        FolderFilter(include, exclude, follow_external_links),
         report=report if report is not None else ReadReport(),
         throttle=Throttle(progress),
         cancel=cancel or CancelToken(),
-        follow_external_links=follow_external_links,
         workers=WORKERS if workers is None else workers,
     )
 
@@ -107,24 +106,14 @@ def read_folder(
 def _sizes(
     base: Path,
     relpaths: list[str] | None,
-    include: Sequence[str] | None,
-    exclude: Sequence[str] | None,
+    keep: FolderFilter,
     report: ReadReport,
     cancel: CancelToken,
-    follow_external_links: bool,
 ) -> dict[str, int]:
     """Relative path → size of the files to read, known before any is read (for progress)."""
-    extractors = register_builtin()
     if relpaths is None:
-        listing = scan_folder(
-            base,
-            include=include,
-            exclude=exclude,
-            report=report,
-            cancel=cancel,
-            follow_external_links=follow_external_links,
-        )
-        return {rel: fs.size for rel, fs in listing.items()}
+        return {rel: fs.size for rel, fs in list_files(base, keep, report, cancel).items()}
+    extractors = register_builtin()
     sizes: dict[str, int] = {}
     unsupported: Counter[str] = Counter()
     for rel in relpaths:
@@ -143,21 +132,19 @@ def _sizes(
 def _read_folder(
     base: Path,
     relpaths: list[str] | None,
+    keep: FolderFilter,
     *,
-    include: Sequence[str] | None,
-    exclude: Sequence[str] | None,
     report: ReadReport,
     throttle: Throttle,
     cancel: CancelToken,
-    follow_external_links: bool,
     workers: int,
 ) -> Iterator[Document]:
-    sizes = _sizes(base, relpaths, include, exclude, report, cancel, follow_external_links)
+    sizes = _sizes(base, relpaths, keep, report, cancel)
     total = sum(sizes.values())
     done = 0
     cancel.check()
     throttle(0, total)
-    reader = _FileReader(base, report, cancel, follow_external_links, workers)
+    reader = _FileReader(base, report, cancel, keep.follow_external_links, workers)
     try:
         for size, doc in reader.read(sizes):
             # Progress runs over the sizes known beforehand, so it stays monotone and ends at total.

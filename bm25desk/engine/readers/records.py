@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from bm25desk.engine.extract.common import is_blank
 from bm25desk.engine.readers.document import Document, ReadReport, duplicate_id, first_seen
+from bm25desk.engine.readers.source import Source
 
-__all__ = ["Admission", "split_columns"]
+__all__ = ["Admission", "tsv_records"]
 
 
 class Admission:
@@ -36,27 +39,43 @@ class Admission:
         return doc
 
 
-def split_columns(
-    line: bytes, ncols: int, where: str, report: ReadReport, what: str = ""
-) -> list[bytes] | None:
-    """Split a TSV line into ``ncols`` columns, or skip it (blank lines silently) and return None.
+def tsv_records(
+    src: Source, ncols: int, *, id_col: int = 0, what: str = "", skip_header: bool = False
+) -> Iterator[tuple[str, int, str, list[bytes]]]:
+    """Yield ``(where, line, docid, columns)`` for each record of a TSV file.
+
+    Lines with another number of columns are skipped with a reason (blank ones silently), and so
+    are records with an empty id.
 
     Parameters
     ----------
-    line
-        The line, its ending still on.
+    src
+        The opened file.
     ncols
         The number of columns a record has.
-    where
-        ``path:line`` for the skip report.
-    report
-        Receives the skip.
+    id_col
+        Which column holds the id.
     what
         Appended to "expected N tab-separated columns" (e.g. " as in the header").
+    skip_header
+        Pass over the first non-blank line (the header row).
     """
-    parts = line.split(b"\t")
-    if len(parts) == ncols:
-        return parts
-    if line.strip():
-        report.skip(where, f"expected {ncols} tab-separated columns{what}, found {len(parts)}")
-    return None
+    report, name = src.report, src.name
+    header_seen = not skip_header
+    for lineno, line in src.lines():
+        if not header_seen:
+            header_seen = bool(line.strip())
+            continue
+        where = f"{name}:{lineno}"
+        parts = line.rstrip(b"\r\n").split(b"\t")
+        if len(parts) != ncols:
+            if line.strip():
+                report.skip(
+                    where, f"expected {ncols} tab-separated columns{what}, found {len(parts)}"
+                )
+            continue
+        docid = parts[id_col].strip().decode("utf-8", "replace")
+        if not docid:
+            report.skip(where, "empty id")
+            continue
+        yield where, lineno, docid, parts

@@ -26,9 +26,11 @@ from bm25desk.engine.readers.source import CHECK_EVERY
 __all__ = [
     "JUNK_DIRS",
     "LINK_OUTSIDE",
+    "FolderFilter",
     "FoundFile",
     "folder_root",
     "is_outside",
+    "list_files",
     "plural",
     "report_unsupported",
     "scan_folder",
@@ -122,14 +124,17 @@ def is_outside(path: str, real_root: str) -> bool:
     return target != real_root and not target.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
+@dataclass(frozen=True, slots=True)
+class FolderFilter:
+    """Which files of a folder a scan keeps: include/exclude patterns, and links out of it."""
+
+    include: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None
+    follow_external_links: bool = False
+
+
 def walk_folder(
-    base: Path,
-    *,
-    include: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    report: ReadReport,
-    cancel: CancelToken | None = None,
-    follow_external_links: bool = False,
+    base: Path, keep: FolderFilter, report: ReadReport, cancel: CancelToken | None = None
 ) -> Iterator[FoundFile]:
     """Yield every regular file under ``base`` that a scan keeps, whatever its type.
 
@@ -137,21 +142,20 @@ def walk_folder(
     ----------
     base
         The folder (absolute).
-    include, exclude
-        As for :func:`scan_folder`.
+    keep
+        The include/exclude patterns (as for :func:`scan_folder`) and whether to follow links to
+        files outside ``base``.
     report
         Receives hidden and junk entries, links not followed and unreadable folders and files.
     cancel
         Checked every few hundred entries.
-    follow_external_links
-        Follow links to files outside ``base`` too.
 
     Raises
     ------
     CorpusError
         If ``base`` itself cannot be listed.
     """
-    includes, excludes = _patterns(include), _patterns(exclude)
+    includes, excludes = _patterns(keep.include), _patterns(keep.exclude)
     real_base = os.path.realpath(base)
     stack: list[tuple[Path, str]] = [(base, "")]
     seen = 0
@@ -191,7 +195,7 @@ def walk_folder(
                 continue
             if (includes and not _matches(rel, includes)) or _matches(rel, excludes):
                 continue
-            found = _found_file(entry, rel, is_link, real_base, report, follow_external_links)
+            found = _found_file(entry, rel, is_link, real_base, report, keep.follow_external_links)
             if found is not None:
                 yield found
 
@@ -275,19 +279,18 @@ def scan_folder(
     CorpusError
         If ``root`` is not a readable folder.
     """
-    base = folder_root(root)
-    report = report if report is not None else ReadReport()
+    keep = FolderFilter(include, exclude, follow_external_links)
+    return list_files(folder_root(root), keep, report or ReadReport(), cancel)
+
+
+def list_files(
+    base: Path, keep: FolderFilter, report: ReadReport, cancel: CancelToken | None = None
+) -> dict[str, FileStat]:
+    """Return what :func:`scan_folder` returns, for a checked folder and a :class:`FolderFilter`."""
     extractors = register_builtin()
     found: dict[str, FileStat] = {}
     unsupported: Counter[str] = Counter()
-    for f in walk_folder(
-        base,
-        include=include,
-        exclude=exclude,
-        report=report,
-        cancel=cancel,
-        follow_external_links=follow_external_links,
-    ):
+    for f in walk_folder(base, keep, report, cancel):
         if f.ext in extractors:
             found[f.rel] = FileStat(f.stat.st_mtime, f.stat.st_size)
         else:

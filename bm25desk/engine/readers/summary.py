@@ -16,7 +16,7 @@ from bm25desk.engine.extract.registry import register_builtin
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
 from bm25desk.engine.readers import folder
 from bm25desk.engine.readers.document import ReadReport, Skip
-from bm25desk.engine.readers.scan import folder_root, plural, walk_folder
+from bm25desk.engine.readers.scan import FolderFilter, folder_root, plural, walk_folder
 
 __all__ = ["FolderSummary", "folder_summary"]
 
@@ -113,17 +113,8 @@ def folder_summary(
     to_index: Counter[str] = Counter()
     unsupported: Counter[str] = Counter()
     size = 0
-    for found, f in enumerate(
-        walk_folder(
-            base,
-            include=include,
-            exclude=exclude,
-            report=report,
-            cancel=cancel,
-            follow_external_links=follow_external_links,
-        ),
-        1,
-    ):
+    keep = FolderFilter(include, exclude, follow_external_links)
+    for found, f in enumerate(walk_folder(base, keep, report, cancel), 1):
         throttle(found, 0)
         st = f.stat
         if f.ext not in extractors:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bm25desk.engine.extract.common import collapse, is_blank, join_title, shorten
 from bm25desk.engine.readers.document import ColumnMap, CorpusError, Document
-from bm25desk.engine.readers.records import Admission, split_columns
+from bm25desk.engine.readers.records import Admission, tsv_records
 from bm25desk.engine.readers.source import Source, check_file, head_lines
 
 __all__ = [
@@ -153,27 +153,14 @@ def resolve_columns(path: Path, columns: ColumnMap | None) -> tuple[list[str], C
 
 def read_tsv_rows(src: Source, header: list[str], columns: ColumnMap) -> Iterator[Document]:
     """Yield the documents of a TSV file with a header row, from the ``columns`` chosen."""
-    report, name = src.report, src.name
-    admit = Admission(report)
+    admit = Admission(src.report)
     index = {h: i for i, h in reversed(list(enumerate(header)))}
-    id_col = index[columns.docid]
     title_col = index[columns.title] if columns.title else None
     text_cols = [index[c] for c in columns.text if c != columns.title]
-    ncols = len(header)
-    header_seen = False
-    for lineno, line in src.lines():
-        if not header_seen:
-            if line.strip():
-                header_seen = True
-            continue
-        where = f"{name}:{lineno}"
-        parts = split_columns(line.rstrip(b"\r\n"), ncols, where, report, " as in the header")
-        if parts is None:
-            continue
-        docid = parts[id_col].strip().decode("utf-8", "replace")
-        if not docid:
-            report.skip(where, "empty id")
-            continue
+    records = tsv_records(
+        src, len(header), id_col=index[columns.docid], what=" as in the header", skip_header=True
+    )
+    for where, lineno, docid, parts in records:
         title = (
             collapse(parts[title_col].decode("utf-8", "replace")) if title_col is not None else ""
         )
