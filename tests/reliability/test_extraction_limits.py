@@ -132,41 +132,39 @@ def _paragraphs(kind: str, dense: bool) -> bytes:
     return b"".join(open_ + t + close for t in text)
 
 
-def hostile(directory: Path, kind: str, size: int, *, dense: bool = False) -> Path:
-    """A small .docx, .odt or .epub whose main part unpacks to about ``size`` bytes."""
-    unit = _paragraphs(kind, dense)
-    path = directory / f"{'dense' if dense else 'bomb'}.{kind}"
-    if kind == "docx":
-        part = _repeated_deflate(
-            b'<?xml version="1.0"?><w:document ' + _W + b"><w:body>",
-            unit,
-            b"</w:body></w:document>",
-            size,
-        )
-        members = [
-            ("[Content_Types].xml", _DOCX_TYPES),
-            ("_rels/.rels", _DOCX_RELS),
-            ("word/document.xml", part),
-        ]
-    elif kind == "odt":
-        part = _repeated_deflate(
-            b"<office:document-content " + _ODT_NS + b"><office:body><office:text>",
-            unit,
-            b"</office:text></office:body></office:document-content>",
-            size,
-        )
-        members = [("content.xml", part)]
-    else:
-        part = _repeated_deflate(
-            b'<html xmlns="http://www.w3.org/1999/xhtml"><body>', unit, b"</body></html>", size
-        )
-        members = [
+_FORMATS: dict[str, tuple[list[tuple[str, bytes]], str, bytes, bytes]] = {
+    # kind: (the members before the big one, its name, what comes before and after its paragraphs)
+    "docx": (
+        [("[Content_Types].xml", _DOCX_TYPES), ("_rels/.rels", _DOCX_RELS)],
+        "word/document.xml",
+        b'<?xml version="1.0"?><w:document ' + _W + b"><w:body>",
+        b"</w:body></w:document>",
+    ),
+    "odt": (
+        [],
+        "content.xml",
+        b"<office:document-content " + _ODT_NS + b"><office:body><office:text>",
+        b"</office:text></office:body></office:document-content>",
+    ),
+    "epub": (
+        [
             ("mimetype", b"application/epub+zip"),
             ("META-INF/container.xml", _CONTAINER),
             ("OEBPS/book.opf", _OPF),
-            ("OEBPS/c1.xhtml", part),
-        ]
-    return _zip(path, members)
+        ],
+        "OEBPS/c1.xhtml",
+        b'<html xmlns="http://www.w3.org/1999/xhtml"><body>',
+        b"</body></html>",
+    ),
+}
+
+
+def hostile(directory: Path, kind: str, size: int, *, dense: bool = False) -> Path:
+    """A small .docx, .odt or .epub whose main part unpacks to about ``size`` bytes."""
+    before, name, head, tail = _FORMATS[kind]
+    part = _repeated_deflate(head, _paragraphs(kind, dense), tail, size)
+    path = directory / f"{'dense' if dense else 'bomb'}.{kind}"
+    return _zip(path, [*before, (name, part)])
 
 
 # -- indexing in a fresh process, measured ---------------------------------------------------------
