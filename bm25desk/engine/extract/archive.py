@@ -80,9 +80,11 @@ class Archive:
                 )
 
     def __enter__(self) -> Archive:
+        """Return the archive (``with Archive(...) as a``)."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the archive."""
         self.close()
 
     def close(self) -> None:

@@ -27,7 +27,7 @@ _HTML_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9
 def decode_text(data: bytes) -> str:
     """Decode a text file's bytes: BOM if any, else UTF-8, else cp1252, else latin-1.
 
-    Line endings are normalised to ``"\\n"``.
+    Line endings are normalised to a line feed.
 
     Parameters
     ----------

@@ -39,7 +39,7 @@ def _epub_drm(archive: Archive, chapters: list[str]) -> bool:
 
 
 def _spine(archive: Archive, opf_path: str) -> tuple[str, list[str]]:
-    """(the package's first ``dc:title``, the chapters' member names in spine order)."""
+    """Return the package's first ``dc:title`` and the chapters' member names in spine order."""
     opf = parse_xml(archive.read(opf_path), opf_path)
     el = opf.find(f".//{qname(DC, 'title')}")
     title = collapse("".join(el.itertext())) if el is not None else ""

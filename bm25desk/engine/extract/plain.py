@@ -15,7 +15,7 @@ _LONGEST_TITLE = 120  # characters; a longer first line is a paragraph, not a ti
 
 
 def _lines(text: str) -> Iterator[str]:
-    """The lines of ``text`` one at a time: a title search must not split a 50 MB file first."""
+    """Yield the lines of ``text`` one at a time: a title search must not split 50 MB first."""
     start = 0
     while (end := text.find("\n", start)) >= 0:
         yield text[start:end]

@@ -217,9 +217,11 @@ class WorkerPool:
         self._failed_starts = 0
 
     def __enter__(self) -> WorkerPool:
+        """Return the pool (``with WorkerPool() as pool``)."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Stop the workers (:meth:`close`)."""
         self.close()
 
     def submit(self, body: Body, path: Path, limits: Limits | None = None) -> Ticket:

@@ -58,6 +58,7 @@ class IsolatedExtractor:
         return run_limited(self.body, path)
 
     def __repr__(self) -> str:
+        """Name the body, e.g. ``IsolatedExtractor(bm25desk.engine.extract.pdf.pdf_text)``."""
         return f"IsolatedExtractor({self.body.__module__}.{self.body.__name__})"
 
 

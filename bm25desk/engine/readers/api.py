@@ -24,8 +24,8 @@ UTF-8, then cp1252, then latin-1. Progress is reported in bytes of the source fi
 for ``.gz``), through :class:`~bm25desk.engine.progress.Throttle`. Blank lines between records are
 not records and are passed over silently.
 
-Documents of sources with a separate title carry it first in ``text``, then ``"\\n"``, then the body
-(BEIR's convention), and alone, with whitespace collapsed, in ``title``.
+Documents of sources with a separate title carry it first in ``text``, then a line feed, then the
+body (BEIR's convention), and alone, with whitespace collapsed, in ``title``.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def beir_corpus_file(directory: Path) -> Path | None:
 
 
 def _json_str(obj: dict[str, object], key: str) -> str | None:
-    """The string value of ``key`` ("" when absent or null), or None when it is not a string."""
+    """Return the string value of ``key`` ("" when absent or null; None when not a string)."""
     value = obj.get(key)
     if value is None:
         return ""

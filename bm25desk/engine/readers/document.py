@@ -113,7 +113,7 @@ class ColumnMap:
     docid
         Header name of the id column.
     text
-        Header names of the text columns, joined with ``"\\n"`` in this order.
+        Header names of the text columns, joined with line feeds in this order.
     title
         Header name of the title column, or None.
     """

@@ -13,7 +13,7 @@ __all__ = ["read_smart"]
 
 
 def _smart_field(line: bytes) -> bytes | None:
-    """The field letter if ``line`` is a SMART field marker (``.X`` then end or whitespace)."""
+    """Return the field letter if ``line`` is a SMART field marker (``.X``, then end or space)."""
     if (
         len(line) >= 2
         and line[0] == 0x2E  # "."

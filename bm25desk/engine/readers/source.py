@@ -161,15 +161,18 @@ class Source:
         self.throttle(0, self.total)
 
     def position(self) -> int:
+        """Return the bytes of the file read so far (of ``total``)."""
         # Plain files count consumed bytes exactly; gzip reports how far into the compressed file
         # the decompressor has read, which is what ``total`` measures.
         return min(self.raw.tell(), self.total) if self.gz else min(self.done, self.total)
 
     def tick(self) -> None:
+        """Check for cancellation and report progress (throttled)."""
         self.cancel.check()
         self.throttle(self.position(), self.total)
 
     def finish(self) -> None:
+        """Report the whole file as read."""
         self.throttle(self.total, self.total)
 
     def _damaged(self, exc: Exception, line: int | None) -> None:
@@ -241,7 +244,7 @@ class Source:
 
 
 def open_text_head(path: Path, limit: int) -> bytes:
-    """The first ``limit`` (decompressed) bytes of a file, without a UTF-8 BOM."""
+    """Return the first ``limit`` (decompressed) bytes of a file, without a UTF-8 BOM."""
     parts: list[bytes] = []
     size = 0
     try:
@@ -267,7 +270,7 @@ def open_text_head(path: Path, limit: int) -> bytes:
 
 
 def head_lines(path: Path, n: int) -> list[bytes]:
-    """The first ``n`` non-blank lines (without line endings), each cut at 1 MB."""
+    """Return the first ``n`` non-blank lines (without line endings), each cut at 1 MB."""
     out: list[bytes] = []
     head = open_text_head(path, min(n * _SNIFF_LINE_LIMIT, 16 * _SNIFF_LINE_LIMIT))
     for line in io.BytesIO(head):

@@ -34,7 +34,7 @@ def norm_name(name: str) -> str:
 
 
 def _column_list(header: Sequence[str]) -> str:
-    """The header's names for a message, each and all of them cut to a readable length."""
+    """Return the header's names for a message, each and all of them cut to a readable length."""
     return shorten(", ".join(shorten(h, 40) for h in header), 200)
 
 
