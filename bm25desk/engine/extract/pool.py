@@ -120,13 +120,18 @@ def _start(idle_exit: float | None) -> tuple[_Process, Connection]:
             "from bm25desk.engine.extract.worker import serve_socket; "
             f"serve_socket({theirs.fileno()}, {idle_exit!r})"
         )
-        popen = subprocess.Popen(
-            [sys.executable, "-c", code],
-            pass_fds=[theirs.fileno()],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-        )
-        theirs.close()
+        try:
+            popen = subprocess.Popen(
+                [sys.executable, "-c", code],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+            )
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
         return _Popen(popen), Connection(mine.detach())
     ctx = multiprocessing.get_context("spawn")
     conn, child = ctx.Pipe()
@@ -283,7 +288,11 @@ class WorkerPool:
                 self._died(worker)
         starting = sum(not w.ready for w in self._workers)
         while len(self._queue) > starting * _DEPTH and len(self._workers) < self.size:
-            self._workers.append(_Worker(self._idle_exit))
+            try:
+                self._workers.append(_Worker(self._idle_exit))
+            except OSError as exc:  # no interpreter to start (an embedded Python ...)
+                self._fail_queue(f"could not start an extraction process ({exc.strerror or exc})")
+                return
             starting += 1
 
     def _wait(self, longest: float | None) -> None:
@@ -320,6 +329,11 @@ class WorkerPool:
         elif worker.in_flight:
             worker.answered(message)
 
+    def _fail_queue(self, reason: str) -> None:
+        for waiting in self._queue:
+            waiting.outcome = ("skip", reason)
+        self._queue.clear()
+
     def _died(self, worker: _Worker, *, killed: bool = False) -> None:
         """Take a worker out (killing it if needed); hand on or fail what was in flight."""
         if worker in self._workers:
@@ -331,10 +345,7 @@ class WorkerPool:
         if not worker.ready:
             self._failed_starts += 1
             if self._failed_starts >= 2:  # do not start workers forever: fail what waits instead
-                reason = f"could not start an extraction process ({_exit_reason(code)})"
-                for waiting in self._queue:
-                    waiting.outcome = ("skip", reason)
-                self._queue.clear()
+                self._fail_queue(f"could not start an extraction process ({_exit_reason(code)})")
             return
         if not killed and code != 0 and worker.in_flight:  # it crashed on the extraction it ran
             worker.in_flight.popleft().outcome = ("crash", code)

@@ -201,3 +201,14 @@ def test_idle_workers_exit_and_are_replaced(tmp_path: Path) -> None:
         assert worker.proc.exitcode == 0
         assert pool.run(echo, path)[1] == "hello"  # a new worker takes over
         assert pool.pids != [worker.proc.pid]
+
+
+def test_no_interpreter_to_start_is_a_skip_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.executable", str(tmp_path / "no-python-here"))
+    with (
+        WorkerPool(1) as pool,
+        pytest.raises(ExtractError, match=r"^could not start an extraction process \("),
+    ):
+        pool.run(echo, _file(tmp_path, "a.txt"))
