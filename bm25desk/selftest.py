@@ -259,8 +259,6 @@ _FORMAT_FILES: dict[str, Callable[[str], bytes | str]] = {
 def _check_formats(state: dict[str, object]) -> str:
     from bm25desk.engine.readers import corpus
 
-    # Registers the PDF/Office/e-book/mail extractors even where the engine does not (yet).
-    importlib.import_module("bm25desk.engine.extract.extractors")
     with tempfile.TemporaryDirectory(prefix="bm25desk-formats-") as tmp:
         folder = Path(tmp)
         words: dict[str, str] = {}

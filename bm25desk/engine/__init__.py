@@ -12,7 +12,6 @@ Typical use::
 
 from __future__ import annotations
 
-import bm25desk.engine.extract.extractors  # noqa: F401  (registers pdf, docx, odt, epub, eml, mbox)
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
 from bm25desk.engine.index.build import BuildReport, build_index, update_index
 from bm25desk.engine.index.reader import DocRecord, Index
