@@ -3,7 +3,8 @@
 
 The kernel is optional: without a C compiler the build warns and goes on, and bm25desk uses
 its numpy path (``bm25desk.engine.scoring.topk.HAVE_KERNEL`` is False).
-``BM25DESK_NO_EXTENSION=1`` skips it on purpose. It needs only the Python headers (no numpy at
+``BM25DESK_NO_EXTENSION=1`` (or ``BM25DESK_NO_EXTENSIONS=1``, the run-time switch that makes an
+installed bm25desk ignore its compiled extensions) skips them on purpose. It needs only the Python headers (no numpy at
 build time), and is compiled without floating-point contraction so that its scores are
 bit-identical to numpy's.
 """
@@ -28,7 +29,9 @@ class BuildExt(build_ext):
 
 
 extensions = []
-if os.environ.get("BM25DESK_NO_EXTENSION", "") in ("", "0"):
+if all(
+    os.environ.get(v, "") in ("", "0") for v in ("BM25DESK_NO_EXTENSION", "BM25DESK_NO_EXTENSIONS")
+):
     extensions += [
         Extension(
             "bm25desk.engine.scoring._topk", ["bm25desk/engine/scoring/_topk.c"], optional=True

@@ -49,7 +49,8 @@ from bm25desk.evaluation.evaluate import (
 )
 
 EVAL_DATA = Path(__file__).resolve().parents[1] / "data" / "eval"
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+CISI = Path(__file__).resolve().parents[2] / "bm25desk" / "data" / "sample"  # shipped
+SCIFACT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "scifact"  # optional
 
 
 def reasons(obj: object) -> list[str]:
@@ -1115,21 +1116,20 @@ class TestCli:
 
 
 # =============================================================================================
-# Real collections (skipped when ../shared/data is absent)
+# Real collections: CISI ships with the package; SciFact (CC BY-NC 2.0) is optional data
 # =============================================================================================
 
-needs_cisi = pytest.mark.skipif(
-    not (SHARED_DATA / "cisi" / "CISI.QRY").exists(), reason="CISI not in ../shared/data"
-)
-needs_scifact = pytest.mark.skipif(
-    not (SHARED_DATA / "scifact" / "queries.jsonl").exists(), reason="SciFact not in ../shared/data"
-)
+
+def needs_scifact(test):
+    """Mark ``test`` as needing SciFact; skip it when SciFact is not beside the clone."""
+    missing = not (SCIFACT / "queries.jsonl").exists()
+    skip = pytest.mark.skipif(missing, reason=f"optional data not found: {SCIFACT}")
+    return skip(pytest.mark.scifact(test))
 
 
-@needs_cisi
 def test_cisi_files():
-    q = read_queries(SHARED_DATA / "cisi" / "CISI.QRY")
-    r = read_qrels(SHARED_DATA / "cisi" / "CISI.REL")
+    q = read_queries(CISI / "CISI.QRY")
+    r = read_qrels(CISI / "CISI.REL")
     assert (q.format, r.format) == ("smart", "smart")
     assert len(q) == 112
     assert r.n_queries == 76
@@ -1142,9 +1142,9 @@ def test_cisi_files():
 
 @needs_scifact
 def test_scifact_files():
-    q = read_queries(SHARED_DATA / "scifact" / "queries.jsonl")
-    test = read_qrels(SHARED_DATA / "scifact" / "qrels" / "test.tsv")
-    train = read_qrels(SHARED_DATA / "scifact" / "qrels" / "train.tsv")
+    q = read_queries(SCIFACT / "queries.jsonl")
+    test = read_qrels(SCIFACT / "qrels" / "test.tsv")
+    train = read_qrels(SCIFACT / "qrels" / "train.tsv")
     assert len(q) == 1109
     assert (test.format, test.n_queries, test.n_judgements) == ("beir", 300, 339)
     assert (train.n_queries, train.n_judgements) == (809, 919)
@@ -1157,7 +1157,6 @@ def test_scifact_files():
 
 
 def _real_engine():
-    pytest.importorskip("bm25desk.engine.scoring.search")
     from bm25desk.engine.analysis.analyzer import Analyzer
     from bm25desk.engine.index.build import build_index
     from bm25desk.engine.index.store import IndexStore
@@ -1172,15 +1171,14 @@ def cisi_searcher(tmp_path_factory):
     store = store_cls(tmp_path_factory.mktemp("cisi-store"))
     # whitespace tokens, case and punctuation kept, no stop words, no stemming
     analyzer = analyzer_cls(tokenizer="whitespace", lowercase=False)
-    build_index(SHARED_DATA / "cisi" / "CISI.ALL", name="cisi", analyzer=analyzer, store=store)
+    build_index(CISI / "CISI.ALL", name="cisi", analyzer=analyzer, store=store)
     return searcher_cls(store.open("cisi"))
 
 
-@needs_cisi
 @pytest.mark.parametrize(("average", "expected"), [("all", 0.2986), ("judged", 0.4400)])
 def test_cisi_acceptance_mrr10(cisi_searcher, average, expected):
-    queries = read_queries(SHARED_DATA / "cisi" / "CISI.QRY")
-    qrels = read_qrels(SHARED_DATA / "cisi" / "CISI.REL")
+    queries = read_queries(CISI / "CISI.QRY")
+    qrels = read_qrels(CISI / "CISI.REL")
     okapi = get_variant("okapi", k1=1.5, b=0.75, epsilon=0.25)
     res = run_experiment(
         cisi_searcher,
@@ -1203,11 +1201,11 @@ def test_scifact_acceptance(tmp_path):
     store = store_cls(tmp_path)
     analyzer = analyzer_cls.create(stopwords="en", stemmer="porter")
     build_index(
-        SHARED_DATA / "scifact" / "corpus.jsonl", name="scifact", analyzer=analyzer, store=store
+        SCIFACT / "corpus.jsonl", name="scifact", analyzer=analyzer, store=store
     )
     searcher = searcher_cls(store.open("scifact"))
-    queries = read_queries(SHARED_DATA / "scifact" / "queries.jsonl")
-    qrels = read_qrels(SHARED_DATA / "scifact" / "qrels" / "test.tsv")
+    queries = read_queries(SCIFACT / "queries.jsonl")
+    qrels = read_qrels(SCIFACT / "qrels" / "test.tsv")
     lucene = get_variant("lucene", k1=0.9, b=0.4)
     res = run_experiment(searcher, queries, qrels, [lucene], ["nDCG@10", "R@100"], k=100)
     agg = res.configs[0].aggregate
@@ -1230,22 +1228,21 @@ def _tutorial_smart_lines(path: Path) -> list[str]:
     return joined.lstrip("\n").split("\n")
 
 
-@needs_cisi
 def test_cisi_tutorial_tokenisation_through_facade():
     """0.3146: the tutorial's ``str.split(" ")`` tokens (empty strings included), rank_bm25's
     BM25Okapi defaults, MRR@10 over all 112 queries. Our SMART reader gives the tutorial's exact
     query texts; the documents are rebuilt the tutorial's way (every field but .X, joined)."""
-    rank = pytest.importorskip("bm25desk.engine.rank")
+    from bm25desk.engine import rank
     docs: dict[str, str] = {}
     docid, text = "", ""
-    for line in _tutorial_smart_lines(SHARED_DATA / "cisi" / "CISI.ALL"):
+    for line in _tutorial_smart_lines(CISI / "CISI.ALL"):
         if line.startswith(".I"):
             docid = line.split(" ")[1].strip()
         elif line.startswith(".X"):
             docs[docid], docid, text = text.lstrip(" "), "", ""
         else:
             text += line.strip()[3:] + " "
-    queries = read_queries(SHARED_DATA / "cisi" / "CISI.QRY")
+    queries = read_queries(CISI / "CISI.QRY")
     ids = list(docs)
     bm25 = rank.BM25([docs[d].split(" ") for d in ids], "okapi", k1=1.5, b=0.75, epsilon=0.25)
     rankings = {}
@@ -1256,7 +1253,7 @@ def test_cisi_tutorial_tokenisation_through_facade():
             rankings[q.qid] = Ranking.of([ids[i] for i in top], scores[top])
     finally:
         bm25.close()
-    qrels = read_qrels(SHARED_DATA / "cisi" / "CISI.REL")
+    qrels = read_qrels(CISI / "CISI.REL")
     res = evaluate_run(Run(rankings), qrels, ["RR@10"], queries=queries, options=EvalOptions("all"))
     assert len(res.qids) == 112
     assert round(res.aggregate["RR@10"], 4) == 0.3146

@@ -13,6 +13,7 @@ from whoosh (14 languages) or a user file; stemmers from nltk. Nothing here down
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import sys
 import threading
@@ -22,10 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-try:
-    from bm25desk.engine.analysis import _tokens  # type: ignore[attr-defined]
-except ImportError:  # no compiler when the package was installed: the Python path
-    _tokens = None
+if os.environ.get("BM25DESK_NO_EXTENSIONS", "") not in ("", "0"):
+    _tokens = None  # switched off on purpose (CI's pure-Python run): the Python path
+else:
+    try:
+        from bm25desk.engine.analysis import _tokens  # type: ignore[attr-defined]
+    except ImportError:  # no compiler when the package was installed: the Python path
+        _tokens = None
+
+HAVE_TOKENIZER = _tokens is not None
+"""Whether the compiled bulk tokenizer is in use (else the same tokens come from Python)."""
 
 TOKENIZERS: dict[str, str] = {
     "word": "Runs of word characters (letters, digits, underscore); punctuation separates words",

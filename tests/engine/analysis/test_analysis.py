@@ -258,6 +258,7 @@ def test_bulk_path_equals_query_and_highlight_paths_on_cisi(name: str, cisi_text
         _three_paths_agree(a, text)
 
 
+@pytest.mark.scifact
 @pytest.mark.parametrize("name", list(ANALYZERS))
 def test_bulk_path_equals_query_and_highlight_paths_on_scifact(name: str, scifact_texts) -> None:
     a = ANALYZERS[name]

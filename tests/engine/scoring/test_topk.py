@@ -39,7 +39,7 @@ SWEEP = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
-needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not built")
+needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
 
 
 @contextlib.contextmanager
