@@ -4,9 +4,9 @@
 The kernel is optional: without a C compiler the build warns and goes on, and bm25desk uses
 its numpy path (``bm25desk.engine.scoring.topk.HAVE_KERNEL`` is False).
 ``BM25DESK_NO_EXTENSION=1`` (or ``BM25DESK_NO_EXTENSIONS=1``, the run-time switch that makes an
-installed bm25desk ignore its compiled extensions) skips them on purpose. It needs only the Python headers (no numpy at
-build time), and is compiled without floating-point contraction so that its scores are
-bit-identical to numpy's.
+installed bm25desk ignore its compiled extensions) skips them on purpose. It needs only the Python
+headers (no numpy at build time), and is compiled without floating-point contraction so that its
+scores are bit-identical to numpy's.
 """
 
 import os

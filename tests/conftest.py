@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from skip_policy import pytest_addoption as _skip_policy_options
 from skip_policy import (  # the skip summary, and CI's failure on unexpected skips
     pytest_collectreport,
     pytest_runtest_logreport,
     pytest_sessionfinish,
     pytest_terminal_summary,
 )
-from skip_policy import pytest_addoption as _skip_policy_options
 
 __all__ = [
     "pytest_collectreport",

@@ -63,10 +63,8 @@ _SKIPS: list[Skip] = []
 
 def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
     longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        text = str(longrepr[2])
-    else:
-        text = str(longrepr)
+    # (path, line, "Skipped: reason") for skips; the text of the report otherwise.
+    text = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
     return text.removeprefix("Skipped: ")
 
 

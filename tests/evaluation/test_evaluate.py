@@ -1200,9 +1200,7 @@ def test_scifact_acceptance(tmp_path):
     analyzer_cls, build_index, searcher_cls, store_cls = _real_engine()
     store = store_cls(tmp_path)
     analyzer = analyzer_cls.create(stopwords="en", stemmer="porter")
-    build_index(
-        SCIFACT / "corpus.jsonl", name="scifact", analyzer=analyzer, store=store
-    )
+    build_index(SCIFACT / "corpus.jsonl", name="scifact", analyzer=analyzer, store=store)
     searcher = searcher_cls(store.open("scifact"))
     queries = read_queries(SCIFACT / "queries.jsonl")
     qrels = read_qrels(SCIFACT / "qrels" / "test.tsv")
@@ -1233,6 +1231,7 @@ def test_cisi_tutorial_tokenisation_through_facade():
     BM25Okapi defaults, MRR@10 over all 112 queries. Our SMART reader gives the tutorial's exact
     query texts; the documents are rebuilt the tutorial's way (every field but .X, joined)."""
     from bm25desk.engine import rank
+
     docs: dict[str, str] = {}
     docid, text = "", ""
     for line in _tutorial_smart_lines(CISI / "CISI.ALL"):
