@@ -23,13 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-if os.environ.get("BM25DESK_NO_EXTENSIONS", "") not in ("", "0"):
-    _tokens = None  # switched off on purpose (CI's pure-Python run): the Python path
-else:
+
+def _load_tokenizer() -> Any:
+    """Return the compiled bulk tokenizer module, or None for the Python path."""
+    if os.environ.get("BM25DESK_NO_EXTENSIONS", "") not in ("", "0"):
+        return None  # switched off on purpose (CI's pure-Python run)
     try:
-        from bm25desk.engine.analysis import _tokens  # type: ignore[attr-defined]
-    except ImportError:  # no compiler when the package was installed: the Python path
-        _tokens = None
+        return importlib.import_module("bm25desk.engine.analysis._tokens")
+    except ImportError:  # no compiler when the package was installed
+        return None
+
+
+_tokens: Any = _load_tokenizer()
 
 HAVE_TOKENIZER = _tokens is not None
 """Whether the compiled bulk tokenizer is in use (else the same tokens come from Python)."""

@@ -41,6 +41,7 @@ pass over the postings, or, when one term's list dominates, probes of it from th
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import threading
@@ -56,13 +57,18 @@ from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import F64, I32, I64
 from bm25desk.engine.scoring.variants import TermWeight
 
-if os.environ.get("BM25DESK_NO_EXTENSIONS", "") not in ("", "0"):
-    _topk = None  # switched off on purpose (CI's pure-Python run): the numpy path
-else:
+
+def _load_kernel() -> Any:
+    """Return the compiled kernel module, or None for the numpy path."""
+    if os.environ.get("BM25DESK_NO_EXTENSIONS", "") not in ("", "0"):
+        return None  # switched off on purpose (CI's pure-Python run)
     try:
-        from bm25desk.engine.scoring import _topk  # type: ignore[attr-defined]
-    except ImportError:  # no compiler when the package was installed: the numpy path
-        _topk = None
+        return importlib.import_module("bm25desk.engine.scoring._topk")
+    except ImportError:  # no compiler when the package was installed
+        return None
+
+
+_topk: Any = _load_kernel()
 
 HAVE_KERNEL = _topk is not None
 """Whether the compiled kernel is available (else every function runs the dense numpy path)."""
