@@ -1,6 +1,6 @@
 """The BM25 family: one small registered class per ranking function (the scoring contract).
 
-Semantics shared by every variant (DESIGN.md § Variants):
+Semantics shared by every variant (the scoring contract: docs/scoring.md):
 
 - ``score(q, d) = Σ over distinct t in q with tf(t, d) > 0 of qtf(t) · w(t, d)`` and
   ``w(t, d) = idf(t) · tf_part(t, d)``. Only documents that contain a query term are scored (as
@@ -9,8 +9,8 @@ Semantics shared by every variant (DESIGN.md § Variants):
 - N is the number of live documents, df the number of live documents containing t, tf the count of
   t in d, L the length of d in analysed tokens, Lavg the mean L. Logs are natural unless stated.
 - ``w ≥ 0`` for every variant except the ``bim*`` teaching weights (whose idf is negative for terms
-  in more than half the documents) and BM25Adpt where its information gain G¹ is negative; such
-  weights are kept, not clipped, and explanations flag them.
+  in more than half the documents), BM25Adpt where its information gain G¹ is negative, and okapi
+  where ε times a negative mean idf floors a term's idf (small collections); kept, not clipped.
 
 A variant is a frozen dataclass: its fields are its parameters (with UI metadata from
 :func:`param`), its ``repr`` is the canonical name used in logs and run tags, and

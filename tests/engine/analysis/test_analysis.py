@@ -105,7 +105,7 @@ def test_stemmers(stemmer: str, language: str, words: str, stems: list[str]) -> 
 
 
 def test_porter_is_nltk_original_not_whoosh() -> None:
-    """DESIGN.md: whoosh's Porter and nltk's differ ("running" → "runn" vs "run"): nltk is used."""
+    """whoosh's Porter and nltk's differ ("running" → "runn" vs "run"): nltk is used."""
     assert Analyzer(stemmer="porter").terms("running") == ["run"]
     assert "Porter (nltk" in STEMMERS["porter"]
 
