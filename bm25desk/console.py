@@ -1,4 +1,4 @@
-"""Terminal output for the command line: document text can never steer the terminal.
+r"""Terminal output for the command line: document text can never steer the terminal.
 
 Titles, ids, paths and snippets come from the documents, and a document may contain escape
 sequences (set the window title, clear the screen, move the cursor) or bidirectional overrides
@@ -30,7 +30,7 @@ def _json_escape(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """Return ``text`` with every control character except tab and newline shown as an escape.
+    r"""Return ``text`` with every control character except tab and newline shown as an escape.
 
     Parameters
     ----------
@@ -47,7 +47,7 @@ def visible(text: str) -> str:
 
 
 def json_safe(text: str) -> str:
-    """Return JSON text with DEL, C1 and bidirectional controls written as ``\\uXXXX`` escapes.
+    r"""Return JSON text with DEL, C1 and bidirectional controls written as ``\\uXXXX`` escapes.
 
     Only valid for text produced by :func:`json.dumps` (those characters can occur only inside
     its strings, where the escape means the same character).
