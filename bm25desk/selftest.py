@@ -112,6 +112,7 @@ def extension_status() -> dict[str, tuple[bool, str]]:
         ``{"kernel": (in_use, text), "tokenizer": (in_use, text)}``, e.g. ``(True, "C")`` or
         ``(False, "numpy (No module named 'bm25desk.engine.scoring._topk')")``.
     """
+    from bm25desk.engine import native
     from bm25desk.engine.analysis.analyzer import HAVE_TOKENIZER
     from bm25desk.engine.scoring.topk import HAVE_KERNEL
 
@@ -121,8 +122,8 @@ def extension_status() -> dict[str, tuple[bool, str]]:
         if in_use[name]:
             status[name] = (True, compiled)
             continue
-        if os.environ.get("BM25DESK_NO_EXTENSIONS", "") not in ("", "0"):
-            why = "switched off by BM25DESK_NO_EXTENSIONS"
+        if native.switched_off():
+            why = f"switched off by {native.SWITCH}"
         else:
             try:
                 importlib.import_module(module)

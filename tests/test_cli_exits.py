@@ -24,17 +24,6 @@ SAMPLE = Path(__file__).resolve().parents[1] / "bm25desk" / "data" / "sample" / 
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private data dir for the CLI (never the user's)."""
-    from bm25desk import paths
-
-    root = tmp_path / "data"
-    monkeypatch.setenv("BM25DESK_DATA_DIR", str(root))
-    monkeypatch.setattr(paths, "_override", None)
-    return root
-
-
-@pytest.fixture
 def hostile_index(data_dir: Path, tmp_path: Path) -> str:
     """An index of one document whose title, id and folder hold terminal escape sequences."""
     folder = tmp_path / "folder\x1b[31m"

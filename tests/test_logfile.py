@@ -10,14 +10,6 @@ import pytest
 from bm25desk import logfile, paths
 
 
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "data"
-    monkeypatch.setenv("BM25DESK_DATA_DIR", str(root))
-    monkeypatch.setattr(paths, "_override", None)
-    return root
-
-
 def test_record_writes_into_the_data_dir(data_dir: Path) -> None:
     path = logfile.record("Traceback (most recent call last):\n  boom", source="test")
     assert path == data_dir / "bm25desk.log"

@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -189,23 +190,23 @@ def _measure(
     return res
 
 
-def bench_engine(
-    name: str,
-    corpus: Corpus,
-    corpus_json: Path,
-    qfile: Path,
-    wfile: Path,
-    work: Path,
-    args: argparse.Namespace,
-    env: dict[str, str],
-    common: dict[str, Any],
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Bench:
+    """What every measurement of a run shares: files, options, environment, provenance."""
+
+    corpus_json: Path
+    qfile: Path
+    wfile: Path
+    work: Path
+    args: argparse.Namespace
+    env: dict[str, str]
+    common: dict[str, Any]
+
+
+def bench_engine(name: str, b: Bench) -> dict[str, Any]:
     """Measure engine ``name`` ``--repeat`` times; return its description and repetitions."""
     cls = engines.ENGINES[name]
-    reps = [
-        _bench_once(name, rep, corpus_json, qfile, wfile, work, args, env, common)
-        for rep in range(args.repeat)
-    ]
+    reps = [_bench_once(name, rep, b) for rep in range(b.args.repeat)]
     meta = {
         "engine": name,
         "formula": cls.formula,
@@ -216,109 +217,100 @@ def bench_engine(
     return {**meta, **reps[0], "reps": reps}
 
 
-def _bench_once(
-    name: str,
-    rep: int,
-    corpus_json: Path,
-    qfile: Path,
-    wfile: Path,
-    work: Path,
-    args: argparse.Namespace,
-    env: dict[str, str],
-    common: dict[str, Any],
-) -> dict[str, Any]:
+def _bench_once(name: str, rep: int, b: Bench) -> dict[str, Any]:
     """One repetition: build from raw text (and pre-tokenised input), then query, all fresh."""
-    cls = engines.ENGINES[name]
-    r: dict[str, Any] = {}
-    tag = f"{name}-r{rep}" if args.repeat > 1 else name
-    params = {
-        "k": 10,
-        "budget": args.budget,
-        "rerank": min(args.rerank, args.queries),
-        "variants": args.variants if name == "bm25desk" else 0,
-        "pretok": not args.no_pretok,
-        "threads_env": {k: v for k, v in env.items() if k.endswith("_NUM_THREADS")},
-    }
-
-    def prov(phase: str) -> dict[str, Any]:
-        record = {**common, "engine": name, "params": {**params, "phase": phase}}
-        record["engine_versions"] = provenance.engine_versions(name, common["project_commit"])
-        return {**record, "common": common}
-
-    idx = work / f"idx-{tag}"
-    n_rerank = min(args.rerank, args.queries)
-    corpus_args = ["--corpus", str(corpus_json), "-k", "10"]
+    tag = f"{name}-r{rep}" if b.args.repeat > 1 else name
+    idx = b.work / f"idx-{tag}"
     if name not in REUSE:
         engines.clean(idx)
-    log(f"{tag}: build from raw text (load {provenance.load()[0]:.2f})")
-    extra = (
-        ["--rerank-queries", str(qfile), "--rerank", str(n_rerank), "--budget", str(args.budget)]
-        if cls.reparam == "reindex"
-        else []
-    )
-    r["build_raw"] = run_worker(
-        ["build", name, *corpus_args, "--index", str(idx), *extra],
-        work / f"{tag}-build-raw.log",
-        args.timeout,
-        env,
-        prov("build-raw"),
-    )
-    size_path = work / f"{tag}-index-bytes.json"
-    if "error" not in r["build_raw"]:
-        if idx.exists():
-            size_path.write_text(json.dumps(dir_size(idx)), encoding="utf-8")
-        if size_path.exists():
-            r["index_bytes"] = json.loads(size_path.read_text("utf-8"))
-    if not args.no_pretok:
-        pidx = work / f"idx-{tag}-pretok"
-        engines.clean(pidx)
-        log(f"{tag}: build from pre-tokenised input")
-        r["build_pretok"] = run_worker(
-            ["build", name, *corpus_args, "--index", str(pidx), "--pretok"],
-            work / f"{tag}-build-pretok.log",
-            args.timeout,
-            env,
-            prov("build-pretok"),
-        )
-        engines.clean(pidx)
+    r = _builds(name, tag, idx, b)
     if "error" in r["build_raw"]:
         log(f"{tag}: build failed: {r['build_raw']['error']}")
         return r
     if not idx.exists() and r["build_raw"].get("provenance", {}).get("reused"):
         log(f"{tag}: the reused build's index is gone (--keep-indexes keeps it): rebuilding")
         REUSE.discard(name)
-        return _bench_once(name, rep, corpus_json, qfile, wfile, work, args, env, common)
-    log(f"{tag}: open, first pass, warm pass over {args.queries} queries, re-rank")
-    qenv = dict(
-        env,
-        OMP_NUM_THREADS="1",
-        OPENBLAS_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-        NUMBA_NUM_THREADS="1",
-    )
-    qargs = [
-        "query",
-        name,
-        *corpus_args,
-        "--index",
-        str(idx),
-        "--queries",
-        str(qfile),
-        "--warmup",
-        str(wfile),
-        "--rerank",
-        str(n_rerank),
-        "--budget",
-        str(args.budget),
-    ]
-    if name == "bm25desk" and args.variants:
-        qargs += ["--variants", str(min(args.variants, args.queries))]
-    r["query"] = run_worker(qargs, work / f"{tag}-query.log", args.timeout, qenv, prov("query"))
-    if "error" in r["query"]:
-        log(f"{tag}: query run failed: {r['query']['error']}")
-    if not args.keep_indexes:
+        return _bench_once(name, rep, b)
+    r["query"] = _query(name, tag, idx, b)
+    if not b.args.keep_indexes:
         engines.clean(idx)
     return r
+
+
+def _provenance(name: str, phase: str, b: Bench) -> dict[str, Any]:
+    """Return what a measurement's provenance will be (compared before an earlier one is reused)."""
+    args = b.args
+    params = {
+        "phase": phase,
+        "k": 10,
+        "budget": args.budget,
+        "rerank": min(args.rerank, args.queries),
+        "variants": args.variants if name == "bm25desk" else 0,
+        "pretok": not args.no_pretok,
+        "threads_env": {k: v for k, v in b.env.items() if k.endswith("_NUM_THREADS")},
+    }
+    versions = provenance.engine_versions(name, b.common["project_commit"])
+    record = {**b.common, "engine": name, "params": params, "engine_versions": versions}
+    return {**record, "common": b.common}
+
+
+def _builds(name: str, tag: str, idx: Path, b: Bench) -> dict[str, Any]:
+    """Build from raw text (recording the index size), and from pre-tokenised input."""
+    cls, args = engines.ENGINES[name], b.args
+    corpus_args = ["--corpus", str(b.corpus_json), "-k", "10"]
+    n_rerank = min(args.rerank, args.queries)
+    r: dict[str, Any] = {}
+    log(f"{tag}: build from raw text (load {provenance.load()[0]:.2f})")
+    extra = (
+        ["--rerank-queries", str(b.qfile), "--rerank", str(n_rerank), "--budget", str(args.budget)]
+        if cls.reparam == "reindex"
+        else []
+    )
+    r["build_raw"] = run_worker(
+        ["build", name, *corpus_args, "--index", str(idx), *extra],
+        b.work / f"{tag}-build-raw.log",
+        args.timeout,
+        b.env,
+        _provenance(name, "build-raw", b),
+    )
+    size_path = b.work / f"{tag}-index-bytes.json"
+    if "error" not in r["build_raw"]:
+        if idx.exists():
+            size_path.write_text(json.dumps(dir_size(idx)), encoding="utf-8")
+        if size_path.exists():
+            r["index_bytes"] = json.loads(size_path.read_text("utf-8"))
+    if not args.no_pretok:
+        pidx = b.work / f"idx-{tag}-pretok"
+        engines.clean(pidx)
+        log(f"{tag}: build from pre-tokenised input")
+        r["build_pretok"] = run_worker(
+            ["build", name, *corpus_args, "--index", str(pidx), "--pretok"],
+            b.work / f"{tag}-build-pretok.log",
+            args.timeout,
+            b.env,
+            _provenance(name, "build-pretok", b),
+        )
+        engines.clean(pidx)
+    return r
+
+
+def _query(name: str, tag: str, idx: Path, b: Bench) -> dict[str, Any]:
+    """Open the index in a fresh process: first pass, warm pass, re-rank (and variants)."""
+    args = b.args
+    log(f"{tag}: open, first pass, warm pass over {args.queries} queries, re-rank")
+    one_thread = ("OMP", "OPENBLAS", "MKL", "NUMBA")
+    qenv = dict(b.env, **{f"{lib}_NUM_THREADS": "1" for lib in one_thread})
+    qargs = ["query", name, "--corpus", str(b.corpus_json), "-k", "10", "--index", str(idx)]
+    qargs += ["--queries", str(b.qfile), "--warmup", str(b.wfile)]
+    qargs += ["--rerank", str(min(args.rerank, args.queries)), "--budget", str(args.budget)]
+    if name == "bm25desk" and args.variants:
+        qargs += ["--variants", str(min(args.variants, args.queries))]
+    res = run_worker(
+        qargs, b.work / f"{tag}-query.log", args.timeout, qenv, _provenance(name, "query", b)
+    )
+    if "error" in res:
+        log(f"{tag}: query run failed: {res['error']}")
+    return res
 
 
 # -- verification and summary ---------------------------------------------------------------------
@@ -466,11 +458,8 @@ def main(argv: list[str] | None = None) -> int:
         env.pop("OPENBLAS_CORETYPE", None)
         env.pop("OPENBLAS_L2_SIZE", None)
     common = _common(args, corpus, cdir, qfile)
-    results: dict[str, Any] = {}
-    for name in names:
-        results[name] = bench_engine(
-            name, corpus, corpus_json, qfile, wfile, work, args, env, common
-        )
+    bench = Bench(corpus_json, qfile, wfile, work, args, env, common)
+    results = {name: bench_engine(name, bench) for name in names}
     log("verifying every top-10 against the oracle")
     oracle = Oracle.load(cdir / "oracle")
     verify(results, oracle, queries)

@@ -13,7 +13,6 @@ from whoosh (14 languages) or a user file; stemmers from nltk. Nothing here down
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import sys
 import threading
@@ -23,18 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from bm25desk.engine import native
 
-def _load_tokenizer() -> Any:
-    """Return the compiled bulk tokenizer module, or None for the Python path."""
-    if os.environ.get("BM25DESK_NO_EXTENSIONS", "") not in ("", "0"):
-        return None  # switched off on purpose (CI's pure-Python run)
-    try:
-        return importlib.import_module("bm25desk.engine.analysis._tokens")
-    except ImportError:  # no compiler when the package was installed
-        return None
-
-
-_tokens: Any = _load_tokenizer()
+_tokens: Any = native.load("bm25desk.engine.analysis._tokens")
 
 HAVE_TOKENIZER = _tokens is not None
 """Whether the compiled bulk tokenizer is in use (else the same tokens come from Python)."""

@@ -41,9 +41,7 @@ pass over the postings, or, when one term's list dominates, probes of it from th
 
 from __future__ import annotations
 
-import importlib
 import math
-import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -53,22 +51,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from bm25desk.engine import native
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import F64, I32, I64
 from bm25desk.engine.scoring.variants import TermWeight
 
-
-def _load_kernel() -> Any:
-    """Return the compiled kernel module, or None for the numpy path."""
-    if os.environ.get("BM25DESK_NO_EXTENSIONS", "") not in ("", "0"):
-        return None  # switched off on purpose (CI's pure-Python run)
-    try:
-        return importlib.import_module("bm25desk.engine.scoring._topk")
-    except ImportError:  # no compiler when the package was installed
-        return None
-
-
-_topk: Any = _load_kernel()
+_topk: Any = native.load("bm25desk.engine.scoring._topk")
 
 HAVE_KERNEL = _topk is not None
 """Whether the compiled kernel is available (else every function runs the dense numpy path)."""
