@@ -31,8 +31,9 @@ every variant and any parameters, without visiting every posting:
   precomputed at index open except the per-document length index (a few milliseconds per
   million documents).
 
-Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time) the same
-functions run the dense numpy path, with identical results.
+Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
+``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
+identical results.
 
 Counting the matches is separate (:func:`count_matches`), as pruning never sees most of them: one
 pass over the postings, or, when one term's list dominates, probes of it from the others.
@@ -50,14 +51,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from bm25desk.engine import native
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import F64, I32, I64
 from bm25desk.engine.scoring.variant import TermWeight
 
-try:
-    from bm25desk.engine.scoring import _topk  # type: ignore[attr-defined]
-except ImportError:  # no compiler when the package was installed: the numpy path
-    _topk = None
+_topk: Any = native.load("bm25desk.engine.scoring._topk")
 
 HAVE_KERNEL = _topk is not None
 """Whether the compiled kernel is available (else every function runs the dense numpy path)."""

@@ -42,7 +42,7 @@ SWEEP = settings(
 VariantsOf = Callable[[str], st.SearchStrategy[Variant]]
 """The ``variants`` fixture (conftest): a strategy for a variant with drawn parameters."""
 
-needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not built")
+needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
 
 
 @contextlib.contextmanager
