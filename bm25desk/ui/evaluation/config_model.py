@@ -89,7 +89,7 @@ class ConfigsModel(RowTableModel[ConfigRow]):
     def display(self, row: ConfigRow, column: int) -> str:
         """Return the variant's label or its parameters."""
         if column == ConfigColumn.VARIANT:
-            return type(row.variant).label
+            return type(row.variant).display_name()
         return params_text(row.variant)
 
     def tooltip(self, row: ConfigRow, column: int) -> str:

@@ -119,7 +119,7 @@ class ConfigsBox(QGroupBox):
             self.remove_button.setEnabled(False)
             return
         variant = self.model.variant(row)
-        self.params_title.setText(f"Parameters of <b>{escape(type(variant).label)}</b>:")
+        self.params_title.setText(f"Parameters of <b>{escape(type(variant).display_name())}</b>:")
         self.params_form.set_variant(variant)
         self.params_form.show()
         self.copy_button.setEnabled(True)

@@ -36,13 +36,18 @@ def params_text(variant: Variant) -> str:
 
 
 def short_label(variant: Variant) -> str:
-    """Return the key and the parameters that differ from the defaults (``lucene k1=0.9``)."""
+    """Return the variant's name on two lines, for a narrow column header.
+
+    The label, then the key and the parameters that differ from the defaults
+    (``BM25 (Lucene / Elasticsearch)`` / ``[lucene] k1=0.9``): the same name as everywhere, only
+    folded.
+    """
     changed = [
         f"{p.symbol}={getattr(variant, p.name):g}"
         for p in type(variant).params()
         if getattr(variant, p.name) != p.default
     ]
-    return " ".join([variant.key, *changed])
+    return f"{type(variant).label}\n" + " ".join([f"[{variant.key}]", *changed])
 
 
 def bold_font() -> QFont:

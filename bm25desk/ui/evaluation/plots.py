@@ -234,7 +234,7 @@ class SweepHeatmap(QWidget):
         item.getAxis("left").setTicks([left_ticks])
         item.setLabel("bottom", axis_label(x_name))
         item.setLabel("left", axis_label(y_name))
-        title = f"{self._metric} of {sweep.base.key}"
+        title = f"{self._metric} of {type(sweep.base).display_name()}"
         if n_axes > 2:
             title += f" at {axis_label(sweep.axes[2])} = {sweep.values[2][self._slice]:g}"
         text = self.palette().color(QPalette.ColorRole.Text)

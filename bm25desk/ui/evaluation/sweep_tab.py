@@ -107,7 +107,7 @@ class SweepTab(QWidget):
         self.variant_combo = QComboBox()
         for v in all_variants():
             if sweep_axes(v):
-                self.variant_combo.addItem(type(v).label, v.key)
+                self.variant_combo.addItem(type(v).display_name(), v.key)
         self.variant_combo.setCurrentIndex(max(0, self.variant_combo.findData("lucene")))
         self.variant_combo.currentIndexChanged.connect(self._on_variant_changed)
         self.variant_combo.setSizeAdjustPolicy(

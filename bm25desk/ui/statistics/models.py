@@ -101,7 +101,7 @@ class IdfModel(RowTableModel[IdfRow]):
     def display(self, row: IdfRow, column: int) -> str:
         """Return a cell's text (a flag beside a negative or zero idf)."""
         if column == IdfColumn.VARIANT:
-            return row.label
+            return f"{row.label} [{row.key}]"
         if column == IdfColumn.IDF:
             flag = "  ⚠ negative" if row.idf < 0 else ("  ⚠ zero" if row.idf == 0 else "")
             return f"{row.idf:.4f}{flag}"

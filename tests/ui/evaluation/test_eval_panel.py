@@ -149,8 +149,12 @@ def test_models_pass_the_model_tester(qapp, qtmodeltester, experiment, cisi) -> 
     per_query.set_metric("nDCG@10")
     qtmodeltester.check(per_query)
     assert per_query.metric() == "nDCG@10"
-    assert per_query.headerData(4, Qt.Orientation.Horizontal) == "bm25l"
-    assert per_query.headerData(5, Qt.Orientation.Horizontal) == "lucene k1=0.9 b=0.4"
+    # Issue 10: one name per variant (its label, key in brackets), folded for a column header.
+    assert per_query.headerData(4, Qt.Orientation.Horizontal) == "BM25L (Lv & Zhai 2011)\n[bm25l]"
+    assert (
+        per_query.headerData(5, Qt.Orientation.Horizontal)
+        == "BM25 (Lucene / Elasticsearch)\n[lucene] k1=0.9 b=0.4"
+    )
 
     docs = RelevantDocsModel()
     qtmodeltester.check(docs)
