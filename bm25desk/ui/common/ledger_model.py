@@ -196,7 +196,7 @@ class LedgerModel(RowTableModel[TermExplanation]):
         if col == Column.TF_FORMULA and t.tf_text:
             return "tf part = " + t.tf_text
         if col == Column.IDF and t.status in ("matched", "unmatched"):
-            lines = [f"idf = {t.idf_text}", *t.notes]
+            lines = [f"idf = {t.idf_text}", *([t.plain] if t.plain else []), *t.notes]
             if t.idf < 0:
                 lines.append(
                     "negative idf: this term is in more than half the documents, so it lowers "
@@ -206,7 +206,7 @@ class LedgerModel(RowTableModel[TermExplanation]):
                 lines.append("zero idf: this term does not help ranking")
             return "\n".join(lines)
         if col == Column.TF_PART and t.status == "matched":
-            return f"tf part = {t.tf_text}"
+            return f"tf part = {t.tf_text}" + (f"\n{t.plain}" if t.plain else "")
         if col == Column.WEIGHT and t.status == "matched":
             return f"{t.qtf} · {_g(t.idf)} · {_g(t.tf_part)} = {_g(t.weight)}"
         if col == Column.STATUS:

@@ -30,8 +30,9 @@ from bm25desk.engine.scoring.variants import _g
 from bm25desk.ui.common.colors import TermColors, muted_text, status_colors
 from bm25desk.ui.common.elided_label import ElidedLabel
 from bm25desk.ui.common.ledger_model import TERM_ROLE, Column, LedgerModel, term_label
+from bm25desk.ui.common.plain_text import plain_tooltip
 from bm25desk.ui.common.table_view import setup_view
-from bm25desk.ui.common.variant_picker import variant_summary
+from bm25desk.ui.common.variant_picker import variant_html
 
 HIDDEN_COLUMNS = (Column.N, Column.L, Column.LAVG, Column.IDF_FORMULA, Column.TF_FORMULA)
 """Said once in the heading (N, L, Lavg) or under the table (the formulas)."""
@@ -64,6 +65,10 @@ class LedgerPanel(QWidget):
         self.heading = QLabel(EMPTY)
         self.heading.setWordWrap(True)
         self.heading.setTextFormat(Qt.TextFormat.RichText)
+        self.constraints = QLabel()
+        self.constraints.setWordWrap(True)
+        self.constraints.setTextFormat(Qt.TextFormat.RichText)
+        self.constraints.hide()
         self._make_copy_button()
         self.view = setup_view(QTableView(), compact=True)
         self.view.setModel(self.model)
@@ -93,6 +98,7 @@ class LedgerPanel(QWidget):
         head.setSpacing(0)
         head.addWidget(self.title)
         head.addWidget(self.heading)
+        head.addWidget(self.constraints)
         top = QHBoxLayout()
         top.addLayout(head, 1)
         top.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
@@ -137,6 +143,7 @@ class LedgerPanel(QWidget):
         self._colors = colors
         self.model.set_explanation(explanation, colors)
         self.copy_button.setEnabled(explanation is not None)
+        self._show_constraints(explanation)
         if explanation is None:
             self.title.set_full_text("")
             self.heading.setText(EMPTY)
@@ -168,9 +175,35 @@ class LedgerPanel(QWidget):
             color = status_colors(self.palette())["warn"].name()
             remark = f" · <span style='color:{color}'>{escape(self._remark)}</span>"
         self.heading.setText(
-            f"score <b>{_g(round(e.score, 6))}</b> under {escape(variant_summary(e.variant))}"
+            f"score <b>{_g(round(e.score, 6))}</b> under {variant_html(e.variant)}"
             f"{not_match}<br><small style='color:{muted}'>L = {e.length} terms, "
             f"Lavg = {e.avgdl:.2f}, N = {e.n_docs:,} documents{remark}</small>"
+        )
+
+    def _show_constraints(self, e: Explanation | None) -> None:
+        """Say, per phrase, +word, −word or title:, whether this document satisfied it."""
+        checks = e.constraints if e is not None else ()
+        self.constraints.setVisible(bool(checks))
+        if not checks:
+            self.constraints.setText("")
+            self.constraints.setToolTip("")
+            return
+        colors = status_colors(self.palette())
+        parts = []
+        for check in checks:
+            c = check.constraint
+            mark, color = ("✓", colors["good"]) if check.held else ("✗", colors["bad"])
+            words = " ".join(
+                f"{escape(t)}{'✓' if present else '✗'}"
+                for t, present in zip(c.terms, check.present, strict=False)
+            )
+            detail = f" <small>({words})</small>" if len(c.terms) > 1 else ""
+            parts.append(
+                f"<span style='color:{color.name()}'>{mark}</span> {escape(c.label)}{detail}"
+            )
+        self.constraints.setText(" &nbsp;·&nbsp; ".join(parts))
+        self.constraints.setToolTip(
+            plain_tooltip("\n".join(f"{ch.constraint.label}: {ch.reason}" for ch in checks)) or ""
         )
 
     def explanation(self) -> Explanation | None:
@@ -214,5 +247,7 @@ def formulas_html(t: TermExplanation, colors: TermColors, widget: QWidget) -> st
             f"contribution = qtf · idf · tf part = {t.qtf} · {_g(t.idf)} · {_g(t.tf_part)}"
             f" = <b>{_g(t.weight)}</b>"
         )
+    if t.plain:  # BM25Adpt: why this term's k1* is what it is, in words
+        lines.append(f"<i>In plain words:</i> {escape(t.plain)}")
     lines.extend(f"<span style='color:{muted}'>{escape(n)}</span>" for n in t.notes)
     return "<br>".join(lines)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidg
 from bm25desk.engine import SearchResult, Variant
 from bm25desk.ui.common.colors import muted_text
 from bm25desk.ui.common.elided_label import ElidedLabel
-from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
+from bm25desk.ui.common.variant_picker import VariantPicker, variant_html
 from bm25desk.ui.search.query_chips import QueryChips
 
 DEBOUNCE_MS = 200
@@ -54,6 +54,7 @@ class QueryBar(QWidget):
         self.query_edit.installEventFilter(self)
         self.chips = QueryChips()
         self.variant_name = QLabel()
+        self.variant_name.setTextFormat(Qt.TextFormat.RichText)
         font = self.variant_name.font()
         font.setBold(True)
         self.variant_name.setFont(font)
@@ -92,7 +93,7 @@ class QueryBar(QWidget):
         if feedback_r is not None:
             idf = f"idf → RSJ weight, R = {feedback_r} marked relevant"
             tip = RSJ_TIP
-        self.variant_name.setText(f"{variant_summary(variant)}:")
+        self.variant_name.setText(f"{variant_html(variant)}:")
         text = f"{idf} · tf part = {cls.tf_formula}"
         self.formula.set_full_text(text, f"{text}\n\n{tip}" if tip else text)
 

@@ -15,9 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
-from bm25desk.engine import Hit
+from bm25desk.engine import TIE_RULE, Hit
 from bm25desk.engine.scoring.variants import _g
-from bm25desk.ui.common.colors import TermColors, status_colors
+from bm25desk.ui.common.colors import TermColors, highlight_background, status_colors
 from bm25desk.ui.common.table_model import ROW_ROLE, SORT_ROLE, RowTableModel
 from bm25desk.ui.search.work import ResultRow, Snippet
 
@@ -75,6 +75,10 @@ HEADERS = {
     Column.MOVE: "Move",
 }
 HEADER_TIPS = {
+    Column.RANK: (
+        "Rank by score; '=' marks documents tied on score with a neighbour (equal scores are "
+        "listed in index order)"
+    ),
     Column.PARTS: (
         "Each coloured segment is one query term's share of the score "
         "(colours as in the query chips)"
@@ -153,6 +157,7 @@ class ResultsModel(RowTableModel[ResultRow]):
         super().__init__(parent)
         self._moves: tuple[Movement | None, ...] = ()
         self._move_of: dict[int, Movement | None] = {}
+        self._ties: dict[int, list[int]] = {}  # tie group → the ranks listed in it
         self._colors = TermColors()
         self._scale = 1.0
         self._marked: frozenset[str] = frozenset()
@@ -166,6 +171,10 @@ class ResultsModel(RowTableModel[ResultRow]):
         self._colors = colors if colors is not None else TermColors()
         totals = [sum(abs(c.weight) for c in r.hit.contributions) for r in rows]
         self._scale = max(totals, default=0.0) or 1.0
+        self._ties = {}  # tie group → the ranks listed in it
+        for r in rows:
+            if r.hit.tie_group is not None:
+                self._ties.setdefault(r.hit.tie_group, []).append(r.hit.rank)
         super().set_rows(rows)
 
     def set_snippets(self, snippets: Mapping[int, Snippet]) -> None:
@@ -234,7 +243,7 @@ class ResultsModel(RowTableModel[ResultRow]):
         """Return a cell's text."""
         hit, col = row.hit, Column(column)
         if col == Column.RANK:
-            return str(hit.rank)
+            return f"={hit.rank}" if hit.tie_group is not None else str(hit.rank)
         if col == Column.SCORE:
             return f"{hit.score:.3f}"
         if col == Column.PARTS:
@@ -286,6 +295,12 @@ class ResultsModel(RowTableModel[ResultRow]):
             return self._scale
         if role == SNIPPET_ROLE:
             return (row.snippet, self._colors)
+        if role == Qt.ItemDataRole.BackgroundRole and hit.tie_group is not None:
+            # Tied runs shaded, every other run a little darker, so two runs never merge.
+            palette = QApplication.palette()
+            runs = sorted(self._ties)
+            strength = 0.10 if runs.index(hit.tie_group) % 2 == 0 else 0.18
+            return highlight_background(palette.color(QPalette.ColorRole.Mid), palette, strength)
         if role == Qt.ItemDataRole.ForegroundRole:
             palette = QApplication.palette()
             if col in (Column.SOURCE, Column.RANK, Column.BEFORE):
@@ -297,6 +312,16 @@ class ResultsModel(RowTableModel[ResultRow]):
                 colors = status_colors(palette)
                 return colors["bad"] if move.kind == "down" else colors["good"]
         return None
+
+    def _tie_text(self, hit: Hit) -> str:
+        """Say which ranks tie with ``hit`` and how equal scores are ordered."""
+        assert hit.tie_group is not None
+        ranks = self._ties.get(hit.tie_group, [hit.rank])
+        beyond = " and beyond the list" if ranks[-1] == len(self._rows) else ""
+        return (
+            f"Tied: ranks {ranks[0]}–{ranks[-1]}{beyond} have the same score, "
+            f"{_g(hit.score)}.\n{TIE_RULE}"
+        )
 
     def _move(self, row: ResultRow) -> Movement | None:
         return self._move_of.get(row.hit.docno)
@@ -317,6 +342,8 @@ class ResultsModel(RowTableModel[ResultRow]):
                     f"tf {c.tf}, df {c.df}, idf {c.idf:.3f}"
                 )
             return "\n".join(lines)
+        if col == Column.RANK and hit.tie_group is not None:
+            return self._tie_text(hit)
         if col == Column.TITLE:
             return f"{hit.title or hit.docid}\nid {hit.docid} · {hit.length} terms"
         if col == Column.SOURCE:
