@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -15,33 +14,23 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from bm25desk.engine import IndexStore, StoreError
 from bm25desk.engine.index.store import default_name
-from bm25desk.engine.readers.corpus import (
-    FORMATS,
-    ColumnMap,
-    CorpusError,
-    detect_format,
-    guess_columns,
-    preview_rows,
-)
+from bm25desk.engine.readers.corpus import FORMATS, ColumnMap, CorpusError, detect_format
 from bm25desk.ui.common.colors import muted_text, status_colors
-from bm25desk.ui.common.rows_model import RowsModel
+from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.indexes.analysis_options import AnalysisOptions
 from bm25desk.ui.indexes.build_request import BuildRequest
+from bm25desk.ui.indexes.folder_preview import FolderPreview
+from bm25desk.ui.indexes.tsv_mapping import TsvMapping
 
-_TSV_FORMATS = ("tsv-header", "msmarco-docs", "msmarco-passages")
 TYPING_PAUSE_MS = 400
 
 
@@ -62,16 +51,20 @@ class NewIndexDialog(QDialog):
     Tests drive it without file dialogs: :meth:`set_source`, then :meth:`request`.
     """
 
-    def __init__(self, store: IndexStore, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, store: IndexStore, parent: QWidget | None = None, runner: JobRunner | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("New index")
         self.setAcceptDrops(True)
         self.store = store
+        self._runner = runner  # for the folder summary (None: worked out at once)
         self._source: Path | None = None
         self._detected = ""
         self._name_edited = False
         self._touched = False  # the user chose or typed a source (errors show only then)
         self._detect_error = ""
+        self._read_error = ""  # why the chosen TSV file's first rows could not be read
 
         self.analysis = AnalysisOptions()
         self.analysis.changed.connect(self._validate)
@@ -89,7 +82,10 @@ class NewIndexDialog(QDialog):
 
         layout = QVBoxLayout(self)
         layout.addWidget(self._make_source_box())
-        layout.addWidget(self._make_tsv_box())
+        self.tsv_box = TsvMapping()
+        self.tsv_box.changed.connect(self._validate)
+        self.rows_model, self.text_list = self.tsv_box.rows_model, self.tsv_box.text_list
+        layout.addWidget(self.tsv_box)
         layout.addWidget(analysis_box)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)
@@ -117,6 +113,7 @@ class NewIndexDialog(QDialog):
         source_row.addWidget(folder_button)
         self.detected_label = QLabel()
         self.detected_label.setWordWrap(True)
+        self.folder_preview = FolderPreview(self._runner)
         self.format_combo = QComboBox()
         for key, label in FORMATS.items():
             self.format_combo.addItem(label, key)
@@ -128,45 +125,13 @@ class NewIndexDialog(QDialog):
         form = QFormLayout()
         form.addRow("Source", source_row)
         form.addRow("", self.detected_label)
+        form.addRow("", self.folder_preview)
         form.addRow("Format", self.format_combo)
         form.addRow("Index name", self.name_edit)
         form.addRow("", self.name_note)
         box = QGroupBox("What to index")
         box.setLayout(form)
         return box
-
-    def _make_tsv_box(self) -> QGroupBox:
-        """Return the TSV preview and column mapping (shown for TSV files only)."""
-        self.rows_model = RowsModel(self)
-        self.rows_view = QTableView()
-        self.rows_view.setModel(self.rows_model)
-        self.rows_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.rows_view.setWordWrap(False)
-        self.rows_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.rows_view.horizontalHeader().setDefaultSectionSize(160)
-        self.rows_view.setMinimumHeight(110)
-        self.rows_view.setMaximumHeight(170)
-        self.id_combo = QComboBox()
-        self.title_combo = QComboBox()
-        self.text_list = QListWidget()
-        self.text_list.setMaximumHeight(90)
-        self.text_list.setToolTip("Checked columns are indexed as the text, in this order")
-        self.id_combo.currentIndexChanged.connect(self._validate)
-        self.title_combo.currentIndexChanged.connect(self._validate)
-        self.text_list.itemChanged.connect(self._validate)
-        mapping = QFormLayout()
-        mapping.addRow("Id column", self.id_combo)
-        mapping.addRow("Title column", self.title_combo)
-        mapping.addRow("Text columns", self.text_list)
-        self.mapping_widget = QWidget()
-        self.mapping_widget.setLayout(mapping)
-        tsv_layout = QVBoxLayout()
-        tsv_layout.addWidget(self.rows_view)
-        tsv_layout.addWidget(self.mapping_widget)
-        self.tsv_box = QGroupBox("First rows")
-        self.tsv_box.setLayout(tsv_layout)
-        self.tsv_box.hide()
-        return self.tsv_box
 
     # -- choosing the source -------------------------------------------------------------------
 
@@ -208,6 +173,7 @@ class NewIndexDialog(QDialog):
             except CorpusError as exc:
                 self._detect_error = str(exc)
         self._set_format(self._detected)
+        self.folder_preview.show_folder(self._source if self._detected == "folder" else None)
         if self._source is not None and self._source.exists() and not self._name_edited:
             self.name_edit.setText(default_name(self._source))
         self._show_tsv()
@@ -234,6 +200,8 @@ class NewIndexDialog(QDialog):
         if not fmt:
             what = self._detect_error or "this file's format was not recognised"
             return f"{what[:1].upper()}{what[1:]}: choose its format, or another source."
+        if self._read_error:
+            return self._read_error[:1].upper() + self._read_error[1:]
         if fmt == "folder" and not source.is_dir():
             return "This is a file, not a folder: choose its format, or choose a folder."
         if fmt != "folder" and source.is_dir() and fmt != "beir":
@@ -241,57 +209,7 @@ class NewIndexDialog(QDialog):
         return ""
 
     def _show_tsv(self) -> None:
-        fmt = self.fmt()
-        path = self._source
-        if path is None or fmt not in _TSV_FORMATS or not path.is_file():
-            self.tsv_box.hide()
-            return
-        try:
-            rows = preview_rows(path, 6)
-        except CorpusError as exc:
-            self._show_detected(str(exc), bad=True)
-            self.tsv_box.hide()
-            return
-        if fmt == "tsv-header" and rows:
-            header, body = rows[0], rows[1:]
-        else:
-            names = {
-                "msmarco-docs": ["docid", "url", "title", "body"],
-                "msmarco-passages": ["id", "text"],
-            }.get(fmt, [])
-            header, body = names, rows
-        self.rows_model.set_table(header, body)
-        self.mapping_widget.setVisible(fmt == "tsv-header")
-        if fmt == "tsv-header":
-            self._fill_mapping([h.strip() for h in header])
-        self.tsv_box.setTitle(
-            "First rows and column mapping" if fmt == "tsv-header" else "First rows"
-        )
-        self.tsv_box.show()
-
-    def _fill_mapping(self, header: list[str]) -> None:
-        guess = guess_columns(header)
-        for combo in (self.id_combo, self.title_combo):
-            combo.blockSignals(True)
-            combo.clear()
-        self.title_combo.addItem("(none)", None)
-        for h in header:
-            self.id_combo.addItem(h, h)
-            self.title_combo.addItem(h, h)
-        self.text_list.blockSignals(True)
-        self.text_list.clear()
-        for h in header:
-            item = QListWidgetItem(h)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            checked = guess is not None and h in guess.text
-            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
-            self.text_list.addItem(item)
-        if guess is not None:
-            self.id_combo.setCurrentIndex(self.id_combo.findData(guess.docid))
-            self.title_combo.setCurrentIndex(max(0, self.title_combo.findData(guess.title)))
-        for combo in (self.id_combo, self.title_combo):
-            combo.blockSignals(False)
-        self.text_list.blockSignals(False)
+        self._read_error = self.tsv_box.show_file(self._source, self.fmt())
 
     # -- values ----------------------------------------------------------------------------------
 
@@ -302,15 +220,7 @@ class NewIndexDialog(QDialog):
 
     def columns(self) -> ColumnMap | None:
         """Return the column mapping (``tsv-header`` only)."""
-        if self.fmt() != "tsv-header" or self.id_combo.count() == 0:
-            return None
-        text = tuple(
-            self.text_list.item(i).text()
-            for i in range(self.text_list.count())
-            if self.text_list.item(i).checkState() == Qt.CheckState.Checked
-        )
-        title = self.title_combo.currentData()
-        return ColumnMap(str(self.id_combo.currentData()), text, title)
+        return self.tsv_box.columns(self.fmt())
 
     def problem_text(self) -> str:
         """Return why the index cannot be built yet ("" when it can)."""
@@ -384,6 +294,11 @@ class NewIndexDialog(QDialog):
     @Slot(str)
     def _on_name_edit_text_edited(self, _text: str) -> None:
         self._name_edited = True
+
+    def done(self, result: int) -> None:
+        """Stop the folder summary before closing (QDialog.done)."""
+        self.folder_preview.stop()
+        super().done(result)
 
     def accept(self) -> None:
         """Close with Build only when the request is complete (QDialog.accept)."""

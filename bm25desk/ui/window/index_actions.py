@@ -56,7 +56,7 @@ class IndexActions(QObject):
         """Ask for a source and options, then build."""
         if self._busy():
             return
-        dialog = NewIndexDialog(self.w.store, self.w)
+        dialog = NewIndexDialog(self.w.store, self.w, self.w.runner)
         if isinstance(source, Path):
             dialog.set_source(source)
         if dialog.exec() == QDialog.DialogCode.Accepted:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog
 from bm25desk.engine import IndexStore
 from bm25desk.engine.readers.corpus import ColumnMap
 from bm25desk.ui.common.colors import status_colors
+from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 
 
@@ -160,3 +161,43 @@ def test_a_binary_file_is_not_called_a_folder_of_documents(qtbot, tmp_path) -> N
     assert "binary" in _errors(dialog)[0]
     dialog.format_combo.setCurrentIndex(dialog.format_combo.findData("tsv-header"))
     assert "binary" not in dialog.detected_label.text()
+
+
+def test_a_folder_is_summarised_before_it_is_built(qtbot, tmp_path) -> None:
+    """What the build would read and skip is said before Build (issue 10: "A folder of ...")."""
+    dialog = make(qtbot)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt", "c.md"):
+        (folder / name).write_text("hello", encoding="utf-8")
+    (folder / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    dialog.set_source(folder)
+    text = dialog.folder_preview.text()
+    assert dialog.folder_preview.isVisibleTo(dialog)
+    assert text.startswith("To index: 3 files: 2 txt, 1 md"), text
+    assert "1 skipped" in text
+
+    empty = tmp_path / "pictures"
+    empty.mkdir()
+    (empty / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    dialog.set_source(empty)
+    assert dialog.folder_preview.text().startswith("Nothing to index here")
+    assert "empty index" in dialog.folder_preview.text()
+
+    dialog.set_source(tmp_path / "nowhere")
+    assert not dialog.folder_preview.isVisibleTo(dialog)
+
+
+def test_the_folder_summary_runs_in_the_background(qtbot, tmp_path) -> None:
+    runner = JobRunner()
+    dialog = NewIndexDialog(IndexStore(), runner=runner)
+    qtbot.addWidget(dialog)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello", encoding="utf-8")
+    dialog.set_source(folder)
+    qtbot.waitUntil(lambda: dialog.folder_preview.text().startswith("To index"), timeout=5000)
+    assert dialog.folder_preview.summary is not None
+    assert dialog.folder_preview.summary.n_files == 1
+    dialog.reject()
+    assert runner.wait(5000)
