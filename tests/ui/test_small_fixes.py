@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialog, QLabel
 
 from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.extract.registry import EXTRACTORS
 from bm25desk.ui.indexes.build_summary import build_summary
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 from bm25desk.ui.indexes.welcome_page import WelcomePage
@@ -83,6 +84,15 @@ def test_the_start_page_lists_every_folder_format(qtbot) -> None:
     texts = " ".join(label.text() for label in page.findChildren(QLabel))
     for name in ("PDF", "docx", "odt", "EPUB", "eml", "mbox", "Markdown", "HTML"):
         assert name in texts, name
+    assert "text, Markdown, reStructuredText, HTML, PDF" in texts
+
+
+def test_a_newly_registered_file_type_is_on_the_start_page(qtbot, monkeypatch) -> None:
+    monkeypatch.setitem(EXTRACTORS, ".csv", lambda path: ("", ""))
+    page = WelcomePage()
+    qtbot.addWidget(page)
+    texts = " ".join(label.text() for label in page.findChildren(QLabel))
+    assert "EPUB, csv and e-mail (eml, mbox) files" in texts
 
 
 def test_tab_goes_from_the_query_to_its_ranking_function_and_parameters(qtbot, window) -> None:
