@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import (
     QLabel,
@@ -53,12 +53,9 @@ from bm25desk.ui.window.index_actions import IndexActions
 from bm25desk.ui.window.index_switching import IndexSwitcher
 from bm25desk.ui.window.menus import make_menus
 from bm25desk.ui.window.panel_wiring import PanelWiring
+from bm25desk.ui.window.screen_fit import ScreenFit
 
 log = logging.getLogger(__name__)
-
-
-FRAME_CHECKS_MS = (0, 250, 1000)
-"""When to check, after the first show, that the framed window fits the screen."""
 
 
 def _warm_up(_progress: ProgressFn, _cancel: CancelToken) -> None:
@@ -109,7 +106,8 @@ class MainWindow(QMainWindow):
         self.new_action = self.menu_actions.new
         self.menu_actions.auto_update.setChecked(self.settings.auto_update_folders)
         self.folder_notice.set_auto_update(self.settings.auto_update_folders)
-        self._fit_to_screen(1360, 900)
+        self.screen_fit = ScreenFit(self)
+        self.screen_fit.fit(1360, 900)
         self.refresh_indexes()
         self._restore()
 
@@ -194,41 +192,10 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.variant_label)
         status.addPermanentWidget(self.index_label)
 
-    def _fit_to_screen(self, width: int, height: int) -> None:
-        """Open at ``width`` × ``height``, or the screen's free area when that is smaller.
-
-        The window frame (title bar, borders) is known only once shown: :meth:`showEvent` then
-        makes the whole frame fit, unless the size was set since (a saved layout, a test).
-        """
-        screen = self.screen()
-        if screen is not None:
-            free = screen.availableGeometry()
-            width, height = min(width, free.width()), min(height, free.height())
-        self.resize(width, height)
-        self._first_size: QSize | None = self.size()
-
     def showEvent(self, event: QShowEvent) -> None:
         """Make the first-shown window fit the screen, frame included (QWidget.showEvent)."""
         super().showEvent(event)
-        if self._first_size is not None:
-            # The window manager adds its frame a moment after the window is shown.
-            for ms in FRAME_CHECKS_MS:
-                QTimer.singleShot(ms, self._fit_frame)
-
-    def _fit_frame(self) -> None:
-        first, screen = self._first_size, self.screen()
-        if first is None or screen is None or self.size() != first or self.isMaximized():
-            self._first_size = None
-            return
-        free, frame = screen.availableGeometry(), self.frameGeometry()
-        if free.contains(frame):
-            return
-        self._first_size = None
-        extra_w, extra_h = frame.width() - self.width(), frame.height() - self.height()
-        self.resize(
-            min(self.width(), free.width() - extra_w), min(self.height(), free.height() - extra_h)
-        )
-        self.move(free.topLeft())
+        self.screen_fit.shown()
 
     # -- state -----------------------------------------------------------------------------------
 
