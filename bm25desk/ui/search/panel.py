@@ -17,7 +17,7 @@ import re
 import time
 
 from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
-from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMenu, QVBoxLayout, QWidget
 
 from bm25desk.engine import Hit, QueryError, Searcher, Variant
 from bm25desk.ui.common.colors import TermColors
@@ -30,6 +30,7 @@ from bm25desk.ui.search.detail_panel import DetailPanel
 from bm25desk.ui.search.query_bar import QueryBar
 from bm25desk.ui.search.relevance import RelevanceMarks
 from bm25desk.ui.search.result_menu import add_document_actions
+from bm25desk.ui.search.results_splitter import ResultsSplitter
 from bm25desk.ui.search.results_view import ResultsView
 from bm25desk.ui.search.snippet_filler import SnippetFiller
 from bm25desk.ui.search.work import (
@@ -109,16 +110,8 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.chips = self.bar.chips
         self.chips.suggestion_chosen.connect(self._on_chips_suggestion_chosen)
         self.debounce = self.bar.debounce
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self._make_results())
         self.detail = DetailPanel()
-        self.splitter.addWidget(self.detail)
-        # Results get 60 % of the height: ten rows or more at 1280×720 with the explanation
-        # shown below them, twenty or more at 1920×1080 (tests/ui/test_layout.py).
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([600, 400])
-        self.splitter.setChildrenCollapsible(False)
+        self.splitter = ResultsSplitter(self._make_results(), self.detail)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 0)
         layout.addWidget(self.bar)
