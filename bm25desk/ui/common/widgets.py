@@ -1,11 +1,11 @@
-"""Small widgets made one way everywhere: wrapped labels, (text, key) combo boxes, columns."""
+"""Small widgets made one way everywhere: wrapped labels, (text, key) combos, columns, splitters."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QLabel, QLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QLayout, QSplitter, QVBoxLayout, QWidget
 
 
 def text_label(text: str = "", *, rich: bool = False, selectable: bool = False) -> QLabel:
@@ -41,3 +41,25 @@ def column(*items: QWidget | QLayout, stretch: int = -1, margins: int = 0) -> QW
         else:
             layout.addWidget(item, stretch_of)
     return box
+
+
+def splitter(
+    orientation: Qt.Orientation,
+    *widgets: QWidget,
+    stretch: Iterable[int] = (),
+    sizes: Iterable[int] = (),
+    collapsible: bool = True,
+) -> QSplitter:
+    """Return a splitter of ``widgets``, each growing by its ``stretch`` and starting at ``sizes``.
+
+    ``sizes`` are proportions of the first real size; empty: Qt's split by size hints.
+    """
+    split = QSplitter(orientation)
+    for widget in widgets:
+        split.addWidget(widget)
+    for i, factor in enumerate(stretch):
+        split.setStretchFactor(i, factor)
+    if sizes := list(sizes):
+        split.setSizes(sizes)
+    split.setChildrenCollapsible(collapsible)
+    return split

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QSpinBox,
-    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -27,7 +26,7 @@ from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.table_model import ROW_ROLE
 from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
-from bm25desk.ui.common.widgets import column, combo_box, text_label
+from bm25desk.ui.common.widgets import column, combo_box, splitter, text_label
 from bm25desk.ui.compare.models import CompareModel, HeatmapModel, TermDeltaModel
 from bm25desk.ui.compare.work import (
     CompareOutcome,
@@ -73,16 +72,12 @@ class ComparePanel(QWidget):
         self.query_label = text_label(rich=True)
         self.summary = text_label(rich=True)
         self.summary.setToolTip(TAU_TIP)
-        middle = QSplitter(Qt.Orientation.Horizontal)
-        middle.addWidget(self._make_rankings())
-        middle.addWidget(self._make_delta())
-        middle.setStretchFactor(0, 3)
-        middle.setStretchFactor(1, 2)
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(middle)
-        self.splitter.addWidget(self._make_heatmap())
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        middle = splitter(
+            Qt.Orientation.Horizontal, self._make_rankings(), self._make_delta(), stretch=(3, 2)
+        )
+        self.splitter = splitter(
+            Qt.Orientation.Vertical, middle, self._make_heatmap(), stretch=(3, 2)
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 0)
         layout.addWidget(self.query_label)

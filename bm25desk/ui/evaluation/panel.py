@@ -19,12 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from bm25desk.engine import Index, Searcher, Variant
 from bm25desk.evaluation.evaluate import EvalOptions, ExperimentResult
 from bm25desk.ui.common.jobs import Job, JobRunner
 from bm25desk.ui.common.messages import MessageBar
+from bm25desk.ui.common.widgets import splitter
 from bm25desk.ui.evaluation.per_query_tab import PerQueryTab
 from bm25desk.ui.evaluation.results_tab import ResultsTab
 from bm25desk.ui.evaluation.setup_pane import SetupPane
@@ -76,12 +77,9 @@ class EvalPanel(QWidget):
         self.tabs.addTab(self.results, "Results")
         self.tabs.addTab(self.per_query, "Per query")
         self.tabs.addTab(self.sweep, "Parameter sweep")
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.setup)
-        self.splitter.addWidget(self.tabs)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([430, 930])
+        self.splitter = splitter(
+            Qt.Orientation.Horizontal, self.setup, self.tabs, stretch=(0, 1), sizes=(430, 930)
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)

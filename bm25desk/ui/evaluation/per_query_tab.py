@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QSplitter,
     QTableView,
     QTabWidget,
     QVBoxLayout,
@@ -39,7 +38,7 @@ from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.table_model import ROW_ROLE
 from bm25desk.ui.common.table_view import compact_rows, make_table
 from bm25desk.ui.common.variant_picker import variant_summary
-from bm25desk.ui.common.widgets import column, text_label
+from bm25desk.ui.common.widgets import column, splitter, text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.query_models import DocColumn, PerQueryModel, RelevantDocsModel
 from bm25desk.ui.evaluation.work import EvalInputs, QueryDetail, WhyNot, query_detail, why_not
@@ -84,12 +83,8 @@ class PerQueryTab(PlaceholderStack):
         self.why_jobs.succeeded.connect(self._on_why_jobs_succeeded)
         self.why_jobs.failed.connect(self._on_failed)
 
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self._make_queries())
-        bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(self._make_docs())
-        bottom.addWidget(self._make_why())
-        self.splitter.addWidget(bottom)
+        bottom = splitter(Qt.Orientation.Horizontal, self._make_docs(), self._make_why())
+        self.splitter = splitter(Qt.Orientation.Vertical, self._make_queries(), bottom)
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(6, 6, 6, 6)

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -32,7 +31,7 @@ from bm25desk.ui.common.messages import MessageBar
 from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import variant_summary
-from bm25desk.ui.common.widgets import column, text_label
+from bm25desk.ui.common.widgets import column, splitter, text_label
 from bm25desk.ui.evaluation.labels import eval_readable, small
 from bm25desk.ui.evaluation.plots import MetricBars
 from bm25desk.ui.evaluation.result_models import SummaryModel, TestColumn, TestsModel
@@ -72,12 +71,13 @@ class ResultsTab(PlaceholderStack):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
         self.bars = MetricBars()
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self._make_top())
-        self.splitter.addWidget(self.bars)
-        self.splitter.addWidget(self._make_tests())
-        for i, stretch in enumerate((2, 3, 3)):
-            self.splitter.setStretchFactor(i, stretch)
+        self.splitter = splitter(
+            Qt.Orientation.Vertical,
+            self._make_top(),
+            self.bars,
+            self._make_tests(),
+            stretch=(2, 3, 3),
+        )
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(6, 6, 6, 6)

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -29,7 +28,7 @@ from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.plot_style import make_plot, style_plot
 from bm25desk.ui.common.table_view import make_table
-from bm25desk.ui.common.widgets import text_label
+from bm25desk.ui.common.widgets import splitter, text_label
 from bm25desk.ui.statistics.models import TERM_ROLE, IdfModel, TopTermsModel
 from bm25desk.ui.statistics.work import IndexStats, TermLookup, index_stats, term_lookup
 
@@ -75,17 +74,12 @@ class StatsPanel(QWidget):
         self.histogram_stack = PlaceholderStack(self.histogram)
         self.histogram_stack.show_content()
         left_layout.addWidget(self.histogram_stack, 1)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self._make_lookup())
-        right.addWidget(self._make_terms())
-        right.setStretchFactor(0, 1)
-        right.setStretchFactor(1, 1)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([700, 700])
+        right = splitter(
+            Qt.Orientation.Vertical, self._make_lookup(), self._make_terms(), stretch=(1, 1)
+        )
+        self.splitter = splitter(
+            Qt.Orientation.Horizontal, left, right, stretch=(1, 1), sizes=(700, 700)
+        )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 0)
         layout.addWidget(self.splitter)

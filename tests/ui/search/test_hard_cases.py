@@ -7,23 +7,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from bm25desk.engine import TIE_RULE, get_variant
-from bm25desk.ui.search.panel import SearchPanel
 from bm25desk.ui.search.results_model import Column
 
 TIP = Qt.ItemDataRole.ToolTipRole
 
 
-def _panel(qtbot, runner, searcher) -> SearchPanel:
-    panel = SearchPanel(runner)
-    qtbot.addWidget(panel)
-    panel.resize(1200, 800)
-    panel.show()
-    panel.set_searcher(searcher)
-    return panel
-
-
-def test_ties_are_marked_and_their_order_said(qtbot, runner, searcher, shown) -> None:
-    panel = _panel(qtbot, runner, searcher)
+def test_ties_are_marked_and_their_order_said(qtbot, panel, shown) -> None:
     panel.set_variant(get_variant("bim"))  # presence only: documents tie
     with qtbot.waitSignal(panel.results_shown) as blocker:
         panel.set_query("fruit trees")
@@ -40,11 +29,9 @@ def test_ties_are_marked_and_their_order_said(qtbot, runner, searcher, shown) ->
     untied = [i for i, h in enumerate(hits) if h.tie_group is None]
     if untied:
         assert panel.model.index(untied[0], Column.RANK).data() == str(hits[untied[0]].rank)
-    panel.set_searcher(None)
 
 
-def test_bm25adpt_says_in_words_why_k1_is_what_it_is(qtbot, runner, searcher) -> None:
-    panel = _panel(qtbot, runner, searcher)
+def test_bm25adpt_says_in_words_why_k1_is_what_it_is(qtbot, panel) -> None:
     panel.set_variant(get_variant("bm25adpt"))
     with qtbot.waitSignal(panel.results_shown):
         panel.set_query("apple fruit")
@@ -55,13 +42,9 @@ def test_bm25adpt_says_in_words_why_k1_is_what_it_is(qtbot, runner, searcher) ->
         ledger.view.selectRow(r)
         texts.append(ledger.formulas.text())
     assert any("In plain words:" in t for t in texts)
-    panel.set_searcher(None)
 
 
-def test_a_phrase_is_one_chip_and_the_ledger_says_whether_it_held(
-    qtbot, runner, searcher, shown
-) -> None:
-    panel = _panel(qtbot, runner, searcher)
+def test_a_phrase_is_one_chip_and_the_ledger_says_whether_it_held(qtbot, panel, shown) -> None:
     with qtbot.waitSignal(panel.results_shown):
         panel.set_query('"apple trees" orchard -pests')
     chips = panel.chips.text()
@@ -77,11 +60,9 @@ def test_a_phrase_is_one_chip_and_the_ledger_says_whether_it_held(
     assert "✓" in text
     assert "−pests" in text or "-pests" in text
     assert "together" in shown(constraints.toolTip())
-    panel.set_searcher(None)
 
 
-def test_did_you_mean_offers_words_not_stems(qtbot, runner, searcher) -> None:
-    panel = _panel(qtbot, runner, searcher)
+def test_did_you_mean_offers_words_not_stems(qtbot, panel) -> None:
     with qtbot.waitSignal(panel.results_shown) as blocker:
         panel.set_query("aple cidr")
     offered = [o for _term, options in blocker.args[0].suggestions for o in options]
@@ -91,4 +72,3 @@ def test_did_you_mean_offers_words_not_stems(qtbot, runner, searcher) -> None:
     with qtbot.waitSignal(panel.results_shown):
         panel.chips.suggestion_chosen.emit("cidr", "cider")
     assert panel.query() == "aple cider"
-    panel.set_searcher(None)
