@@ -216,6 +216,13 @@ def dialogs_and_edges(s: Session) -> None:
     dialog.set_source(tsv)
     dialog.show()
     s.shot("new-index-dialog", dialog)
+    notes = data / "notes"
+    notes.mkdir(exist_ok=True)
+    for name in ("orchards.txt", "cider.txt", "pears.md", "harvest.html"):
+        (notes / name).write_text("Apple trees grow in orchards.", encoding="utf-8")
+    (notes / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    dialog.set_source(notes)
+    s.shot("new-index-folder", dialog)
     dialog.close()
     empty = data / "scans"
     empty.mkdir(exist_ok=True)

@@ -84,6 +84,7 @@ def test_document_text_shows_as_text_everywhere(
     with qtbot.waitSignal(compare.delta_jobs.succeeded, timeout=10000):
         compare.view.selectRow(compare.proxy.mapFromSource(hostile).row())
     assert TITLE in shown(compare.delta_title.text())
+    assert shown(compare.delta_title.toolTip()) == TITLE
 
     window.show_index_manager()
     listed = window.index_panel.model.index(0, 0)

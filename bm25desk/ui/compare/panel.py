@@ -23,6 +23,7 @@ from bm25desk.engine.scoring.variants import _g
 from bm25desk.ui.common.colors import TermColors, muted_text
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
+from bm25desk.ui.common.plain_text import plain_tooltip
 from bm25desk.ui.common.table_model import ROW_ROLE
 from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
@@ -42,6 +43,7 @@ TAU_TIP = (
     "under A or under B (both not matching) count neither for nor against; τ-b divides by the "
     "pairs not tied in each ranking, so 1 means the same order and −1 the reverse."
 )
+TITLE_CHARS = 120  # the delta's title wraps onto two lines at most; the whole of it is its tooltip
 DELTA_EMPTY = "Select a document to see its score change, term by term."
 
 
@@ -199,6 +201,7 @@ class ComparePanel(QWidget):
         self.model.set_rows(())
         self.delta_model.set_delta(None, TermColors())
         self.delta_title.setText(DELTA_EMPTY)
+        self.delta_title.setToolTip("")
         self.heat_model.set_heat((), (), TermColors())
         self.summary.setText("")
 
@@ -312,8 +315,11 @@ class ComparePanel(QWidget):
         ra = f"#{delta.rank_a}" if delta.rank_a else "no match"
         rb = f"#{delta.rank_b}" if delta.rank_b else "no match"
         change = delta.score_b - delta.score_a
+        title = delta.title or delta.docid
+        short = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+        self.delta_title.setToolTip(plain_tooltip(title) or "")
         self.delta_title.setText(
-            f"<b>{escape((delta.title or delta.docid)[:80])}</b><br>"
+            f"<b>{escape(short)}</b><br>"
             f"A {ra}, score {_g(round(delta.score_a, 4))} → B {rb}, score "
             f"{_g(round(delta.score_b, 4))} (Δ {change:+.4f}), split by term:"
         )

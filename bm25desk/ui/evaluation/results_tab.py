@@ -69,6 +69,8 @@ class ResultsTab(PlaceholderStack):
         self.summary_view, self.summary_proxy = make_table(self.summary_model, compact=True)
         header = self.summary_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # The configuration's name elides (whole in its tooltip): every metric stays in view.
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(False)
         self.bars = MetricBars()
         self.splitter = splitter(

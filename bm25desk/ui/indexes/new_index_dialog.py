@@ -68,6 +68,10 @@ class NewIndexDialog(QDialog):
 
         self.analysis = AnalysisOptions()
         self.analysis.changed.connect(self._validate)
+        # A dialog does not ask its layout how high wrapped text is at its width, so the form's
+        # rows overlapped in a narrow column: hold it at the height its narrowest width needs.
+        narrowest = self.analysis.minimumSizeHint().width()
+        self.analysis.setMinimumHeight(self.analysis.heightForWidth(narrowest))
         analysis_box = QGroupBox("Analysis")
         QVBoxLayout(analysis_box).addWidget(self.analysis)
         self.problem = QLabel()
@@ -85,11 +89,14 @@ class NewIndexDialog(QDialog):
         self.tsv_box = TsvMapping()
         self.tsv_box.changed.connect(self._validate)
         self.rows_model, self.text_list = self.tsv_box.rows_model, self.tsv_box.text_list
-        layout.addWidget(self.tsv_box)
-        layout.addWidget(analysis_box)
+        # Side by side, so the dialog fits a 720-pixel-high screen with a TSV file's mapping shown.
+        middle = QHBoxLayout()
+        middle.addWidget(self.tsv_box, 1)
+        middle.addWidget(analysis_box, 1)
+        layout.addLayout(middle)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)
-        self.resize(720, 640)
+        self.resize(980, 520)
         self._validate()
 
     def _make_source_box(self) -> QGroupBox:

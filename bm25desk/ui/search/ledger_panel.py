@@ -237,17 +237,16 @@ def formulas_html(t: TermExplanation, colors: TermColors, widget: QWidget) -> st
         return ""
     muted = muted_text(widget.palette()).name()
     swatch = colors.color(t.term).name()
-    lines = [
-        f"<span style='color:{swatch}'>■</span> <b>{escape(term_label(t))}</b>: "
-        f"idf = {escape(t.idf_text)}"
-    ]
+    head = f"<span style='color:{swatch}'>■</span> <b>{escape(term_label(t))}</b>: "
+    idf = f"idf = {escape(t.idf_text)}"
+    # BM25Adpt: why this term's k1* is what it is, in words, before the numbers.
+    plain = f"{head}<i>in plain words,</i> {escape(t.plain)}" if t.plain else ""
+    lines = [plain, idf] if plain else [head + idf]
     if t.status == "matched":
         lines.append(f"tf part = {escape(t.tf_text)}")
         lines.append(
             f"contribution = qtf · idf · tf part = {t.qtf} · {_g(t.idf)} · {_g(t.tf_part)}"
             f" = <b>{_g(t.weight)}</b>"
         )
-    if t.plain:  # BM25Adpt: why this term's k1* is what it is, in words
-        lines.append(f"<i>In plain words:</i> {escape(t.plain)}")
     lines.extend(f"<span style='color:{muted}'>{escape(n)}</span>" for n in t.notes)
     return "<br>".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -201,3 +202,17 @@ def test_the_folder_summary_runs_in_the_background(qtbot, tmp_path) -> None:
     assert dialog.folder_preview.summary.n_files == 1
     dialog.reject()
     assert runner.wait(5000)
+
+
+def test_the_dialog_fits_a_laptop_screen_without_overlapping_rows(qtbot, ui_corpus) -> None:
+    """Seen in the screenshots: 836 pixels high with a TSV file; the analysis rows overlapped."""
+    dialog = make(qtbot)
+    dialog.set_source(ui_corpus)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.tsv_box.isVisible()
+    assert dialog.height() <= 680  # a 1280×720 screen less a panel and the title bar
+    options = dialog.analysis
+    rows = [options.sample, options.preview, options.summary]
+    for upper, lower in itertools.pairwise(rows):
+        assert upper.geometry().bottom() < lower.geometry().top(), (upper, lower)

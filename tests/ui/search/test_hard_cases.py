@@ -41,7 +41,9 @@ def test_bm25adpt_says_in_words_why_k1_is_what_it_is(qtbot, panel) -> None:
     for r in range(ledger.model.rowCount()):
         ledger.view.selectRow(r)
         texts.append(ledger.formulas.text())
-    assert any("In plain words:" in t for t in texts)
+    worded = [t for t in texts if "in plain words," in t]
+    assert worded
+    assert all(t.index("in plain words,") < t.index("idf =") for t in worded)  # words first
 
 
 def test_a_phrase_is_one_chip_and_the_ledger_says_whether_it_held(qtbot, panel, shown) -> None:
