@@ -169,7 +169,8 @@ class PlotsPanel(QWidget):
             lines.append(f"│ this doc L = {data.length:.0f}")
         text = " &nbsp; ".join(keys)
         if self.tabs.currentWidget() is self.length_plot:
-            text += " &nbsp; " + " &nbsp; ".join(escape(line) for line in lines)
+            # Each entry wraps whole ("this doc L =" then "134" on the next line was seen).
+            text += " &nbsp; " + " &nbsp; ".join(escape(ln).replace(" ", "&nbsp;") for ln in lines)
         # Notes about the idf (BM25Adpt's G¹, relevance feedback) show under the idf plot; all
         # notes are in the legend's tooltip.
         self.legend.setToolTip(" ".join((POINTS_NOTE, *data.notes)))

@@ -7,7 +7,7 @@ and sorting by raw value.
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView, QWidget
 
 from bm25desk.engine import Hit
@@ -31,6 +31,8 @@ COLUMN_WIDTHS = {
     Column.BEFORE: 56,
     Column.MOVE: 56,
 }
+TITLE_SHARE, TITLE_MAX = 0.3, 560
+"""On a wide window the title gets 30 % of the width (at most 560 px), not a fixed 300."""
 
 
 class ResultsView(QTableView):
@@ -75,6 +77,23 @@ class ResultsView(QTableView):
         self.mark_action.setShortcut(QKeySequence(Qt.Key.Key_Space))
         self.mark_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.addAction(self.mark_action)
+        self._title_fitted = False
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Widen the title column on the first real width (QWidget.resizeEvent).
+
+        Not when the user's own width was restored (it differs from the default then).
+        """
+        super().resizeEvent(event)
+        width = self.viewport().width()
+        if self._title_fitted or not self.isVisible() or width <= 0:
+            return
+        self._title_fitted = True
+        header = self.horizontalHeader()
+        default = COLUMN_WIDTHS[Column.TITLE]
+        if header.sectionSize(Column.TITLE) == default:
+            wide = min(TITLE_MAX, int(width * TITLE_SHARE))
+            header.resizeSection(Column.TITLE, max(default, wide))
 
     def selected_hit(self) -> Hit | None:
         """Return the hit of the selected row."""
