@@ -183,6 +183,7 @@ class MainWindow(QMainWindow):
         self.index_manager.show()
         self.index_manager.raise_()
         self.index_manager.activateWindow()
+        self.index_panel.view.setFocus()  # arrows, Enter and Delete act on the list at once
 
     def _make_status_bar(self) -> None:
         self.index_label = self.switcher.label

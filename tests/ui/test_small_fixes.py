@@ -6,13 +6,14 @@ page that listed only txt/md/rst/html.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QDialog, QLabel
+from PySide6.QtWidgets import QApplication, QDialog, QLabel, QStyleOptionViewItem
 
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.extract.registry import EXTRACTORS
 from bm25desk.ui.indexes.build_summary import build_summary
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 from bm25desk.ui.indexes.welcome_page import WelcomePage
+from bm25desk.ui.search.results_model import Column
 from bm25desk.ui.search.work import make_snippet
 
 
@@ -112,3 +113,29 @@ def test_tab_goes_from_the_query_to_its_ranking_function_and_parameters(qtbot, w
         k1.spin,
         panel.picker.params.controls()["b"].slider,
     ]
+
+
+def test_a_long_path_keeps_its_file_name(qtbot, window) -> None:
+    """Seen under Xvfb: the Source column showed "/tmp/h3/xvfb/not…", never the file."""
+    panel = window.search_panel
+    with qtbot.waitSignal(panel.results_shown):
+        panel.set_query("apple")
+    index = panel.view.proxy.index(0, Column.SOURCE)
+    option = QStyleOptionViewItem()
+    panel.view.itemDelegateForColumn(Column.SOURCE).initStyleOption(option, index)
+    assert option.textElideMode == Qt.TextElideMode.ElideMiddle
+
+
+def test_the_index_manager_takes_the_keyboard(qtbot, window) -> None:
+    """Seen under Xvfb: Ctrl+I opened the manager, but arrows and Delete did nothing there."""
+    window.show()
+    window.show_index_manager()
+    qtbot.waitExposed(window.index_manager)
+    view = window.index_panel.view
+    qtbot.waitUntil(view.hasFocus, timeout=2000)
+    asked = []
+    window.confirm = lambda title, text: asked.append(text) or False  # answer No
+    qtbot.keyClick(view, Qt.Key.Key_Delete)
+    assert len(asked) == 1
+    assert window.index_panel.current_name() in asked[0]
+    assert window.index_panel.names()  # nothing deleted: the answer was No

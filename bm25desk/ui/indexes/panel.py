@@ -92,6 +92,9 @@ class IndexPanel(QWidget):
             enter = QShortcut(QKeySequence(key), self.view)
             enter.setContext(Qt.ShortcutContext.WidgetShortcut)
             enter.activated.connect(lambda: self._emit_for_current(self.open_requested))
+        delete = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.view)
+        delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.activated.connect(lambda: self._emit_for_current(self.delete_requested))
         buttons = QHBoxLayout()
         for name, text, tip in BUTTONS:
             button = QPushButton(text)

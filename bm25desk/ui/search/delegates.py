@@ -203,3 +203,12 @@ def paint_highlighted_line(
         if cut:
             break
     painter.restore()
+
+
+class MiddleElideDelegate(QStyledItemDelegate):
+    """Text cut in the middle when too long: a path keeps its file name ("/home/…/notes/a.txt")."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: _Index) -> None:
+        """Elide in the middle (QStyledItemDelegate.initStyleOption)."""
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle

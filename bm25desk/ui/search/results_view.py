@@ -12,7 +12,12 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QTableView, QWidget
 
 from bm25desk.engine import Hit
 from bm25desk.ui.common.table_view import setup_view
-from bm25desk.ui.search.delegates import ContributionBarDelegate, MarkDelegate, SnippetDelegate
+from bm25desk.ui.search.delegates import (
+    ContributionBarDelegate,
+    MarkDelegate,
+    MiddleElideDelegate,
+    SnippetDelegate,
+)
 from bm25desk.ui.search.results_model import (
     FEEDBACK_COLUMNS,
     HIT_ROLE,
@@ -62,6 +67,7 @@ class ResultsView(QTableView):
         self.setItemDelegateForColumn(Column.PARTS, ContributionBarDelegate(self))
         self.setItemDelegateForColumn(Column.SNIPPET, SnippetDelegate(self))
         self.setItemDelegateForColumn(Column.MARK, MarkDelegate(self))
+        self.setItemDelegateForColumn(Column.SOURCE, MiddleElideDelegate(self))
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)

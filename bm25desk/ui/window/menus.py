@@ -24,6 +24,7 @@ SHORTCUTS = (
     ("F5", "Update the selected index from its source"),
     ("Ctrl+R", "Rebuild the selected index"),
     ("Ctrl+I", "Indexes: open, update, rebuild or delete one"),
+    ("Enter / Delete (in Indexes)", "Open / delete the selected index"),
     ("F1", "This list"),
     ("Ctrl+Q", "Quit"),
 )
