@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from bm25desk.engine.extract.common import is_blank
 from bm25desk.engine.readers.document import Document, ReadReport, duplicate_id, first_seen
@@ -18,13 +18,18 @@ class Admission:
     ----------
     report
         Receives the skips and the count of documents read.
+    place
+        Turns the line number a repeated id was first seen at into words for the skip reason
+        (default ``"line N"``); a reader of several files numbers lines on across them and says
+        which file the number falls in.
     """
 
-    __slots__ = ("_first_seen", "report")
+    __slots__ = ("_first_seen", "_place", "report")
 
-    def __init__(self, report: ReadReport) -> None:
+    def __init__(self, report: ReadReport, place: Callable[[int], str] | None = None) -> None:
         self.report = report
         self._first_seen = first_seen()
+        self._place = place
 
     def __call__(self, where: str, line: int, doc: Document) -> Document | None:
         """Return ``doc`` if it has text and a new id (first seen at ``line``), else None."""
@@ -33,7 +38,8 @@ class Admission:
             return None
         first = self._first_seen(doc.docid, line)
         if first != line:
-            self.report.skip(where, duplicate_id(doc.docid, first))
+            at = first if self._place is None else self._place(first)
+            self.report.skip(where, duplicate_id(doc.docid, at))
             return None
         self.report.read += 1
         return doc
