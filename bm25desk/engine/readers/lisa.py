@@ -40,7 +40,7 @@ _HEADER = re.compile(rb"\s*Document\s+(\d+)\s*", re.I)
 _END = re.compile(rb"\s*\*{20,}\s*")  # the real files use 44; a damaged line may hold fewer
 _NUMBERED = re.compile(r"\.\d+$")  # LISA0.001 … LISA5.850
 _SNIFF_BYTES = 4096
-_NOT_LISA = "not LISA records: the file does not start with a 'Document N' line"
+_NOT_LISA = "not a LISA file: its first line is not 'Document N'"
 
 
 def is_lisa_header(line: str | bytes) -> bool:
@@ -98,8 +98,8 @@ def lisa_files(folder: Path, report: ReadReport | None = None) -> list[Path]:
         shown = ", ".join(others[:3]) + (" …" if len(others) > 3 else "")
         report.skip(
             str(folder),
-            f"{plural(len(others), 'other file')} not read ({shown}): a LISA folder is read from "
-            "its numbered files (LISA0.001 …)",
+            f"not a LISA file ({plural(len(others), 'file')} without a numbered extension "
+            f"like LISA0.001's: {shown})",
         )
     return members
 
