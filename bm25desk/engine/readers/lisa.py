@@ -16,8 +16,9 @@ A record::
     DESCRIBES THE DISCIPLINE OF BIBLIOMETRICS WITH REFERENCE TO A NORDINFO COURSE
     ********************************************
 
-The title is the lines up to the first blank one (all of them when there is none); the document's
-text is the title, a line feed, then the abstract, as for SMART.
+The title is the lines up to the first blank one (blank lines right after ``Document N`` are
+passed over; all the lines are the title when there is no blank one); the document's text is the
+title, a line feed, then the abstract, as for SMART.
 """
 
 from __future__ import annotations
