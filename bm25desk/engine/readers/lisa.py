@@ -202,4 +202,3 @@ def read_lisa(sources: Iterable[Source]) -> Iterator[Document]:
                     src.report.note(where, note)
                 yield doc
         base += counted[0]
-

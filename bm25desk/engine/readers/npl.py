@@ -64,10 +64,9 @@ def read_npl(src: Source) -> Iterator[Document]:
             head = None
         else:
             lines.append(line.rstrip())
-    if head is not None:
-        if (doc := finish()) is not None:
-            report.note(f"{name}:{rec_line}", NO_TERMINATOR)
-            yield doc
+    if head is not None and (doc := finish()) is not None:
+        report.note(f"{name}:{rec_line}", NO_TERMINATOR)
+        yield doc
 
 
 def npl_layout(lines: Sequence[str]) -> str | None:

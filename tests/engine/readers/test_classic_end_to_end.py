@@ -30,7 +30,9 @@ COLLECTIONS = [
 
 
 @pytest.fixture
-def bm25desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+def bm25desk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Run:
     """Run the real command line on a private data dir; return ``(exit status, stdout, stderr)``."""
     monkeypatch.setenv("BM25DESK_DATA_DIR", str(tmp_path / "data"))
 
@@ -45,7 +47,14 @@ def bm25desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
 @pytest.mark.parametrize("detected", [True, False], ids=["detected", "--format"])
 @pytest.mark.parametrize(("name", "corpus", "fmt", "queries", "qrels", "n"), COLLECTIONS)
 def test_index_then_evaluate(
-    bm25desk: Run, detected: bool, name: str, corpus: str, fmt: str, queries: str, qrels: str, n: int
+    bm25desk: Run,
+    detected: bool,
+    name: str,
+    corpus: str,
+    fmt: str,
+    queries: str,
+    qrels: str,
+    n: int,
 ) -> None:
     choice = () if detected else ("--format", fmt)
     code, out, err = bm25desk("index", str(FIXTURES / corpus), "--name", name, *choice, "--json")

@@ -91,7 +91,9 @@ def test_bad_records_are_skipped_or_noted_with_their_line(tmp_path: Path) -> Non
     docs, report = read_all(f, "lisa")
     assert docs == [
         Document("1", "A TITLE.\nAN ABSTRACT.", "A TITLE."),
-        Document("2", "A TITLE WITH NO ABSTRACT ON TWO LINES.", "A TITLE WITH NO ABSTRACT ON TWO LINES."),
+        Document(
+            "2", "A TITLE WITH NO ABSTRACT ON TWO LINES.", "A TITLE WITH NO ABSTRACT ON TWO LINES."
+        ),
         Document("4", "A TITLE AFTER A BLANK LINE.\nAN ABSTRACT.", "A TITLE AFTER A BLANK LINE."),
     ]
     assert skips(report) == [
@@ -137,7 +139,7 @@ def test_a_folder_without_lisa_files(tmp_path: Path) -> None:
     write(folder / "a.txt", f"Document 1\nA NOTE.\n\nTEXT.\n{STARS}\n")  # not numbered
     write(folder / "data.001", "just numbers 1 2 3\n")
     assert detect_format(folder) == "folder"
-    with pytest.raises(CorpusError, match="no LISA files in .*docs"):
+    with pytest.raises(CorpusError, match=r"no LISA files in .*docs"):
         read_corpus(folder, "lisa")
     with pytest.raises(CorpusError, match="is a folder, not a corpus file"):
         read_corpus(folder, "npl")  # only LISA reads a folder of its files

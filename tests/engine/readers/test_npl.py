@@ -20,9 +20,12 @@ def test_fixture_reads_every_record() -> None:
     assert detect_format(DOC_TEXT) == "npl"
     docs, report = read_all(DOC_TEXT)
     assert [d.docid for d in docs] == [str(n) for n in range(1, 13)]
-    assert report.skipped == [] and report.notes == []
+    assert report.skipped == []
+    assert report.notes == []
     # the text lines joined as they are (NPL's double spaces kept), no title, no terminator
-    assert docs[11] == Document("12", "a thermionic valve voltmeter for measurements at radio frequencies")
+    assert docs[11] == Document(
+        "12", "a thermionic valve voltmeter for measurements at radio frequencies"
+    )
     assert docs[0].text.splitlines()[0].endswith("band pass filters  the phase and")
     assert all("/" not in d.text for d in docs)
 

@@ -19,8 +19,12 @@ def test_fixture_ids_are_positions() -> None:
     docs, report = read_all(TIME_ALL)
     # TIME.REL numbers documents 1, 2, 3 … by position; the *TEXT numbers are 017, 020 …
     assert [d.docid for d in docs] == ["1", "2", "3", "4", "5", "6", "7"]
-    assert [d.title for d in docs[:2]] == ["TEXT 017 01/04/63 PAGE 020", "TEXT 020 01/04/63 PAGE 021"]
-    assert report.skipped == [] and report.notes == []
+    assert [d.title for d in docs[:2]] == [
+        "TEXT 017 01/04/63 PAGE 020",
+        "TEXT 020 01/04/63 PAGE 021",
+    ]
+    assert report.skipped == []
+    assert report.notes == []
     # double spacing is dropped; the title is not part of the indexed text
     assert docs[2].text == (
         "DE GAULLE SAYS NO TO BRITISH ENTRY INTO THE COMMON MARKET, AND\n"
