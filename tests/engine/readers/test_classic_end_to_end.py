@@ -60,19 +60,9 @@ def test_index_then_evaluate(
     code, out, err = bm25desk("index", str(FIXTURES / corpus), "--name", name, *choice, "--json")
     assert code == 0, err
     assert json.loads(out)["documents"] == n
-    code, out, err = bm25desk(
-        "eval",
-        name,
-        "--queries",
-        str(EVAL / fmt / queries),
-        "--qrels",
-        str(EVAL / fmt / qrels),
-        "--variants",
-        "lucene",
-        "--metrics",
-        "RR@10,nDCG@10,AP",
-        "--json",
-    )
+    files = ("--queries", str(EVAL / fmt / queries), "--qrels", str(EVAL / fmt / qrels))
+    metrics = ("--metrics", "RR@10,nDCG@10,AP")
+    code, out, err = bm25desk("eval", name, *files, "--variants", "lucene", *metrics, "--json")
     assert code == 0, err
     data = json.loads(out)
     assert (data["queries"]["format"], data["qrels"]["format"]) == (fmt, fmt)
