@@ -13,7 +13,13 @@ path, kept as re-exports.
 from bm25desk.engine.extract.common import ExtractError, Extractor
 from bm25desk.engine.extract.decoding import decode_text, read_text
 from bm25desk.engine.extract.registry import EXTRACTORS
-from bm25desk.engine.readers.api import FORMATS, RANGE_FORMATS, read_corpus, split_ranges
+from bm25desk.engine.readers.api import (
+    FOLDER_FORMATS,
+    FORMATS,
+    RANGE_FORMATS,
+    read_corpus,
+    split_ranges,
+)
 from bm25desk.engine.readers.detect import detect_format
 from bm25desk.engine.readers.document import (
     ColumnMap,
@@ -31,6 +37,7 @@ from bm25desk.engine.readers.tsv import guess_columns, preview_rows, read_tsv_he
 
 __all__ = [
     "EXTRACTORS",
+    "FOLDER_FORMATS",
     "FORMATS",
     "JUNK_DIRS",
     "MAX_FILE_SIZE",

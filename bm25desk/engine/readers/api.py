@@ -59,7 +59,7 @@ from bm25desk.engine.readers.time_magazine import read_time
 from bm25desk.engine.readers.trec import read_trec
 from bm25desk.engine.readers.tsv import read_tsv_rows, resolve_columns
 
-__all__ = ["FORMATS", "RANGE_FORMATS", "read_corpus", "split_ranges"]
+__all__ = ["FOLDER_FORMATS", "FORMATS", "RANGE_FORMATS", "read_corpus", "split_ranges"]
 
 FORMATS: dict[str, str] = {
     "folder": "Folder of documents",
@@ -74,6 +74,9 @@ FORMATS: dict[str, str] = {
     "time": "TIME.ALL (*TEXT records; ids 1, 2, 3 …)",
 }
 """Corpus format key → label for users. ``read_corpus(path, fmt)`` takes the key."""
+
+FOLDER_FORMATS = frozenset({"folder", "beir", "lisa"})
+"""The formats whose source may be a folder: documents, a BEIR dataset, the LISA files."""
 
 RANGE_FORMATS = frozenset({"msmarco-docs", "msmarco-passages", "beir"})
 """Line-based formats whose files can be split into byte ranges and read in parallel."""
