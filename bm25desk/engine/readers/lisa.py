@@ -31,7 +31,7 @@ from pathlib import Path
 
 from bm25desk.engine.extract.common import collapse, join_title, printable
 from bm25desk.engine.readers.document import CorpusError, Document, ReadReport
-from bm25desk.engine.readers.records import Admission
+from bm25desk.engine.readers.records import Admission, RecordLines
 from bm25desk.engine.readers.scan import LINK_OUTSIDE, is_outside, plural
 from bm25desk.engine.readers.source import Source, open_text_head
 
@@ -125,16 +125,16 @@ def _member_problem(entry: os.DirEntry[str], real_folder: str) -> str | None:
 class _Record:
     """The lines of one record as they are read: where it starts and what it holds so far."""
 
-    __slots__ = ("docid", "line", "lines")
+    __slots__ = ("body", "docid", "line")
 
     def __init__(self, docid: str, line: int) -> None:
         self.docid = docid
         self.line = line
-        self.lines: list[bytes] = []
+        self.body = RecordLines()
 
     def document(self) -> Document:
         """Return the record as a document: title lines up to the first blank one, then the rest."""
-        lines = b"\n".join(self.lines).decode("utf-8", "replace").split("\n")
+        lines = b"\n".join(self.body.lines).decode("utf-8", "replace").split("\n")
         start = 0
         while start < len(lines) and not lines[start].strip():
             start += 1
@@ -167,7 +167,7 @@ def _records(src: Source, counted: list[int]) -> Iterator[tuple[_Record, str | N
                 yield record, None
             record = None
         elif record is not None:
-            record.lines.append(line)
+            record.body.append(line)
         elif line.strip() and not in_junk:
             in_junk = True
             src.report.skip(f"{src.name}:{lineno}", "text outside a record (no 'Document N' line)")
@@ -196,6 +196,9 @@ def read_lisa(sources: Iterable[Source]) -> Iterator[Document]:
         counted = [0]
         for record, note in _records(src, counted):
             where = f"{src.name}:{record.line}"
+            if record.body.too_long:
+                src.report.skip(where, record.body.too_long_reason())
+                continue
             doc = admit(where, base + record.line, record.document())
             if doc is not None:
                 if note is not None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 
 from bm25desk.engine.extract.common import shorten
 from bm25desk.engine.readers.document import Document
-from bm25desk.engine.readers.records import Admission
+from bm25desk.engine.readers.records import Admission, RecordLines
 from bm25desk.engine.readers.source import Source
 
 __all__ = ["NO_TERMINATOR", "npl_layout", "read_npl"]
@@ -40,7 +40,7 @@ def read_npl(src: Source) -> Iterator[Document]:
     admit = Admission(report)
     head: bytes | None = None  # the record's first line; None between records
     rec_line = 0
-    lines: list[bytes] = []
+    body = RecordLines()
 
     def finish() -> Document | None:
         assert head is not None
@@ -50,20 +50,23 @@ def read_npl(src: Source) -> Iterator[Document]:
             found = shorten(number.decode("utf-8", "replace"))
             report.skip(where, f"expected a document number on the record's first line: {found!r}")
             return None
-        text = b"\n".join(lines).decode("utf-8", "replace").strip()
+        if body.too_long:
+            report.skip(where, body.too_long_reason())
+            return None
+        text = b"\n".join(body.lines).decode("utf-8", "replace").strip()
         return admit(where, rec_line, Document(number.decode("ascii"), text))
 
     for lineno, raw in src.lines():
         line = raw.rstrip(b"\r\n")
         if head is None:
             if line.strip():
-                head, rec_line, lines = line, lineno, []
+                head, rec_line, body = line, lineno, RecordLines()
         elif _is_terminator(line):
             if (doc := finish()) is not None:
                 yield doc
             head = None
         else:
-            lines.append(line.rstrip())
+            body.append(line.rstrip())
     if head is not None and (doc := finish()) is not None:
         report.note(f"{name}:{rec_line}", NO_TERMINATOR)
         yield doc

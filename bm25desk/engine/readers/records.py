@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from bm25desk.engine.extract.common import is_blank
+from bm25desk.engine.readers import source
 from bm25desk.engine.readers.document import Document, ReadReport, duplicate_id, first_seen
 from bm25desk.engine.readers.source import Source
 
-__all__ = ["Admission", "tsv_records"]
+__all__ = ["Admission", "RecordLines", "tsv_records"]
 
 
 class Admission:
@@ -43,6 +44,37 @@ class Admission:
             return None
         self.report.read += 1
         return doc
+
+
+class RecordLines:
+    """The lines of a record that spans lines, held up to :data:`~.source.MAX_LINE_BYTES`.
+
+    A record that grows past the limit (a file read in the wrong format, whose first line looked
+    like a record's start) keeps no more lines: it is skipped with :meth:`too_long_reason` instead
+    of filling memory.
+    """
+
+    __slots__ = ("lines", "size", "too_long")
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.too_long = False
+
+    def append(self, line: bytes) -> None:
+        """Add a line, or drop them all once the record is over the limit."""
+        if self.too_long:
+            return
+        self.size += len(line)
+        if self.size > source.MAX_LINE_BYTES:
+            self.lines, self.too_long = [], True
+        else:
+            self.lines.append(line)
+
+    @staticmethod
+    def too_long_reason() -> str:
+        """Return the skip reason for a record over the limit."""
+        return f"record longer than {source.MAX_LINE_BYTES // 2**20} MB (not read)"
 
 
 def tsv_records(

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from bm25desk.engine.extract.common import collapse
 from bm25desk.engine.readers.document import Document
-from bm25desk.engine.readers.records import Admission
+from bm25desk.engine.readers.records import Admission, RecordLines
 from bm25desk.engine.readers.source import Source
 
 __all__ = ["is_time_header", "read_time"]
@@ -44,13 +44,17 @@ def read_time(src: Source) -> Iterator[Document]:
     position = 0
     rec_line = 0
     title = ""
-    lines: list[bytes] | None = None  # the body lines of the record being read; None outside
+    lines: RecordLines | None = None  # the body lines of the record being read; None outside
     stopped = junk_reported = False
 
     def finish() -> Document | None:
         assert lines is not None
-        text = b"\n".join(lines).decode("utf-8", "replace")
-        return admit(f"{name}:{rec_line}", rec_line, Document(str(position), text, title))
+        where = f"{name}:{rec_line}"
+        if lines.too_long:
+            report.skip(where, lines.too_long_reason())
+            return None
+        text = b"\n".join(lines.lines).decode("utf-8", "replace")
+        return admit(where, rec_line, Document(str(position), text, title))
 
     for lineno, raw in src.lines():
         line = raw.rstrip(b"\r\n")
@@ -62,7 +66,7 @@ def read_time(src: Source) -> Iterator[Document]:
             if lines is not None and (doc := finish()) is not None:
                 yield doc
             position += 1
-            rec_line, lines = lineno, []
+            rec_line, lines = lineno, RecordLines()
             title = collapse(line.strip()[1:].decode("utf-8", "replace"))
         elif line.strip() == _STOP:
             if lines is not None and (doc := finish()) is not None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from reader_helpers import FIXTURES, assert_progress_ok, progress_log, read_all, skips, write
 
+from bm25desk.engine.readers import source
 from bm25desk.engine.readers.api import read_corpus
 from bm25desk.engine.readers.detect import detect_format
 from bm25desk.engine.readers.document import CorpusError, Document, ReadReport
@@ -153,6 +154,17 @@ def test_files_are_checked_before_any_document(tmp_path: Path) -> None:
     (folder / "LISA0.001").unlink()  # gone between the call and the reading
     with pytest.raises(CorpusError, match="cannot read"):
         list(docs)
+
+
+def test_a_record_that_never_ends_is_not_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(source, "MAX_LINE_BYTES", 100)
+    body = "FORTY BYTES OF TEXT IN ONE LINE OF IT OK\n" * 5
+    f = write(tmp_path / "LISA0.001", f"Document 1\nT.\n\n{body}{STARS}\nDocument 2\nT.\n{STARS}\n")
+    docs, report = read_all(f)
+    assert [d.docid for d in docs] == ["2"]
+    assert skips(report) == [("LISA0.001:1", "record longer than 0 MB (not read)")]
 
 
 @pytest.mark.parametrize(

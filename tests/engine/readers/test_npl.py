@@ -8,6 +8,7 @@ import pytest
 from reader_helpers import FIXTURES, assert_progress_ok, progress_log, read_all, skips, write
 
 from bm25desk.engine.progress import Cancelled, CancelToken
+from bm25desk.engine.readers import source
 from bm25desk.engine.readers.api import read_corpus
 from bm25desk.engine.readers.detect import detect_format
 from bm25desk.engine.readers.document import Document
@@ -94,6 +95,19 @@ def test_cancel(tmp_path: Path) -> None:
     token.set()
     with pytest.raises(Cancelled):
         list(docs)
+
+
+def test_a_record_that_never_ends_is_not_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(source, "MAX_LINE_BYTES", 100)
+    f = write(
+        tmp_path / "doc-text",
+        "1\n" + "forty bytes of text in one line of it ok\n" * 5 + "/\n2\nshort\n/\n",
+    )
+    docs, report = read_all(f, "npl")
+    assert [d.docid for d in docs] == ["2"]
+    assert skips(report) == [("doc-text:1", "record longer than 0 MB (not read)")]
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from reader_helpers import FIXTURES, assert_progress_ok, progress_log, read_all, skips, write
 
+from bm25desk.engine.readers import source
 from bm25desk.engine.readers.detect import detect_format
 from bm25desk.engine.readers.document import CorpusError, Document
 from bm25desk.engine.readers.time_magazine import is_time_header
@@ -82,6 +83,17 @@ def test_without_stop_the_last_record_ends_the_file(tmp_path: Path) -> None:
     docs, report = read_all(f)
     assert [(d.docid, d.text) for d in docs] == [("1", "ONE ."), ("2", "TWO .")]
     assert report.skipped == []
+
+
+def test_a_record_that_never_ends_is_not_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(source, "MAX_LINE_BYTES", 100)
+    body = "FORTY BYTES OF TEXT IN ONE LINE OF IT OK\n\n" * 5
+    f = write(tmp_path / "TIME.ALL", f"*TEXT 1\n\n{body}*TEXT 2\n\nSHORT .\n*STOP\n")
+    docs, report = read_all(f)
+    assert [(d.docid, d.text) for d in docs] == [("2", "SHORT .")]
+    assert skips(report) == [("TIME.ALL:1", "record longer than 0 MB (not read)")]
 
 
 @pytest.mark.parametrize(
