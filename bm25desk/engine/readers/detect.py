@@ -12,7 +12,7 @@ from bm25desk.engine.extract.decoding import BINARY_SNIFF, has_unicode_bom
 from bm25desk.engine.extract.registry import extractor_for
 from bm25desk.engine.readers.beir import beir_corpus_file
 from bm25desk.engine.readers.document import CorpusError
-from bm25desk.engine.readers.lisa import is_lisa_header, lisa_files
+from bm25desk.engine.readers.lisa import has_lisa_files, is_lisa_header
 from bm25desk.engine.readers.npl import npl_layout
 from bm25desk.engine.readers.source import head_lines, open_text_head
 from bm25desk.engine.readers.time_magazine import is_time_header
@@ -97,7 +97,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if p.is_dir():
         if beir_corpus_file(p):
             return "beir"
-        return "lisa" if lisa_files(p) else "folder"
+        return "lisa" if has_lisa_files(p) else "folder"
     head = open_text_head(p, _SNIFF_BYTES)
     if not head.strip():
         raise CorpusError(f"{path} is empty")

@@ -35,7 +35,7 @@ from bm25desk.engine.readers.records import Admission, RecordLines
 from bm25desk.engine.readers.scan import LINK_OUTSIDE, is_outside, plural
 from bm25desk.engine.readers.source import Source, open_text_head
 
-__all__ = ["is_lisa_header", "lisa_files", "read_lisa"]
+__all__ = ["has_lisa_files", "is_lisa_header", "lisa_files", "read_lisa"]
 
 _HEADER = re.compile(rb"\s*Document\s+(\d+)\s*", re.I)
 _END = re.compile(rb"\s*\*{20,}\s*")  # the real files use 44; a damaged line may hold fewer
@@ -77,19 +77,10 @@ def lisa_files(folder: Path, report: ReadReport | None = None) -> list[Path]:
     CorpusError
         If the folder cannot be listed.
     """
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError as exc:
-        raise CorpusError(f"cannot read {folder}: {exc.strerror or exc}") from exc
+    numbered, others = _listing(folder)
     real_folder = os.path.realpath(folder)
     members: list[Path] = []
-    others: list[str] = []
-    for entry in entries:
-        if entry.name.startswith(".") or not _is_file(entry):
-            continue
-        if not _NUMBERED.search(entry.name.removesuffix(".gz")):
-            others.append(printable(entry.name))
-            continue
+    for entry in numbered:
         reason = _member_problem(entry, real_folder)
         if reason is None:
             members.append(Path(entry.path))
@@ -103,6 +94,30 @@ def lisa_files(folder: Path, report: ReadReport | None = None) -> list[Path]:
             f"like LISA0.001's: {shown})",
         )
     return members
+
+
+def has_lisa_files(folder: Path) -> bool:
+    """Return whether :func:`lisa_files` would find a file in ``folder`` (it stops at the first)."""
+    real_folder = os.path.realpath(folder)
+    return any(_member_problem(e, real_folder) is None for e in _listing(folder)[0])
+
+
+def _listing(folder: Path) -> tuple[list[os.DirEntry[str]], list[str]]:
+    """Return the folder's numbered files and the names of its other files, in name order."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        raise CorpusError(f"cannot read {folder}: {exc.strerror or exc}") from exc
+    numbered: list[os.DirEntry[str]] = []
+    others: list[str] = []
+    for entry in entries:
+        if entry.name.startswith(".") or not _is_file(entry):
+            continue
+        if _NUMBERED.search(entry.name.removesuffix(".gz")):
+            numbered.append(entry)
+        else:
+            others.append(printable(entry.name))
+    return numbered, others
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
