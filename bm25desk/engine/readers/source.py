@@ -253,8 +253,10 @@ class _Shifted:
         self._fn, self._offset, self._size, self._total = fn, offset, size, total
 
     def __call__(self, done: int, total: int) -> None:
-        # min(): a file that grew since it was measured must not push past the next file's share.
-        self._fn(self._offset + min(done, self._size), self._total)
+        # A file that changed size since it was measured still spans exactly its share: it never
+        # pushes into the next file's, and its end is the end of its share.
+        at_end = bool(total) and done >= total
+        self._fn(self._offset + (self._size if at_end else min(done, self._size)), self._total)
 
 
 def open_each(

@@ -181,3 +181,17 @@ def test_a_record_that_never_ends_is_not_held(
 )
 def test_record_header(line: str, expected: bool) -> None:
     assert is_lisa_header(line) is expected
+
+
+def test_progress_ends_at_the_total_when_a_file_shrank(tmp_path: Path) -> None:
+    folder = tmp_path / "LISA"
+    record = f"Document    1\nTITLE.\n\nABSTRACT.\n{STARS}\n"
+    write(folder / "LISA0.001", record)
+    last = write(folder / "LISA0.501", record.replace("1", "2") * 3)
+    calls: list[tuple[int, int]] = []
+    docs = read_corpus(folder, progress=lambda d, t: calls.append((d, t)))
+    total = sum(p.stat().st_size for p in lisa_files(folder))
+    assert next(docs).docid == "1"  # the sizes are measured by now
+    write(last, record.replace("1", "2"))  # the last file shrinks before it is read
+    assert [d.docid for d in docs] == ["2"]
+    assert_progress_ok(calls, total)
