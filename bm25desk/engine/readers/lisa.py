@@ -37,7 +37,8 @@ from bm25desk.engine.readers.source import Source, open_text_head
 
 __all__ = ["has_lisa_files", "is_lisa_header", "lisa_files", "read_lisa"]
 
-_HEADER = re.compile(rb"\s*Document\s+(\d+)\s*", re.I)
+# Case matters: the abstracts are in capitals, so a line "DOCUMENT 12" is text, not a record start.
+_HEADER = re.compile(rb"\s*Document\s+(\d+)\s*")
 _END = re.compile(rb"\s*\*{20,}\s*")  # the real files use 44; a damaged line may hold fewer
 _NUMBERED = re.compile(r"\.\d+$")  # LISA0.001 … LISA5.850
 _SNIFF_BYTES = 4096

@@ -77,7 +77,7 @@ BAD = (
     "\r\n"
     "TEXT.\r\n"
     f"{STARS}\r\n"
-    "DOCUMENT 4\n"  # line 19: the file ends inside it
+    "Document 4\n"  # line 19: the file ends inside it
     "\n"  # blank lines before the title are passed over
     "A TITLE AFTER A BLANK LINE.\n"
     "   \n"
@@ -172,7 +172,8 @@ def test_a_record_that_never_ends_is_not_held(
     [
         ("Document    1", True),
         ("Document 5640\r\n", True),
-        ("  document 12  ", True),
+        ("  Document 12  ", True),
+        ("DOCUMENT 12", False),  # abstracts are in capitals: such a line is text
         ("Document", False),
         ("Document 12 of 13", False),
         ("Documents 1", False),
