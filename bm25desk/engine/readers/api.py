@@ -67,7 +67,7 @@ FORMATS: dict[str, str] = {
     "msmarco-passages": "MS MARCO passages TSV (id, text)",
     "tsv-header": "TSV with a header row (choose the columns)",
     "beir": "BEIR corpus.jsonl (_id, title, text)",
-    "smart": "SMART records: CISI, Cranfield (.I .T .A .W ...)",
+    "smart": "SMART records: CISI, Cranfield, MED, CACM, ADI (.I .T .A .W ...)",
     "trec": "TREC SGML (<DOC><DOCNO> ... </DOC>)",
     "npl": "NPL doc-text (number, text, /)",
     "lisa": "LISA files or their folder (Document N … ****)",
