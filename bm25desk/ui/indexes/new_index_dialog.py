@@ -23,7 +23,13 @@ from PySide6.QtWidgets import (
 
 from bm25desk.engine import IndexStore, StoreError
 from bm25desk.engine.index.store import default_name
-from bm25desk.engine.readers.corpus import FORMATS, ColumnMap, CorpusError, detect_format
+from bm25desk.engine.readers.corpus import (
+    FOLDER_FORMATS,
+    FORMATS,
+    ColumnMap,
+    CorpusError,
+    detect_format,
+)
 from bm25desk.ui.common.colors import muted_text, status_colors
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.indexes.analysis_options import AnalysisOptions
@@ -211,8 +217,9 @@ class NewIndexDialog(QDialog):
             return self._read_error[:1].upper() + self._read_error[1:]
         if fmt == "folder" and not source.is_dir():
             return "This is a file, not a folder: choose its format, or choose a folder."
-        if fmt != "folder" and source.is_dir() and fmt != "beir":
-            return "A folder can only be indexed as a folder of documents (or a BEIR dataset)."
+        if fmt not in FOLDER_FORMATS and source.is_dir():
+            kinds = ", ".join(FORMATS[k] for k in sorted(FOLDER_FORMATS) if k in FORMATS)
+            return f"This is a folder: choose a format a folder can hold ({kinds})."
         return ""
 
     def _show_tsv(self) -> None:

@@ -216,3 +216,17 @@ def test_the_dialog_fits_a_laptop_screen_without_overlapping_rows(qtbot, ui_corp
     rows = [options.sample, options.preview, options.summary]
     for upper, lower in itertools.pairwise(rows):
         assert upper.geometry().bottom() < lower.geometry().top(), (upper, lower)
+
+
+def test_a_folder_of_classic_files_is_offered_with_its_format(qtbot, tmp_path) -> None:
+    """A LISA folder is detected as LISA and may be built; a TSV format on a folder may not."""
+    lisa = Path(__file__).parents[2] / "data" / "corpus" / "lisa"
+    dialog = make(qtbot)
+    dialog.set_source(lisa)
+    assert dialog.fmt() == "lisa"
+    assert dialog.source_problem() == ""
+    dialog.format_combo.setCurrentIndex(dialog.format_combo.findData("tsv-header"))
+    problem = dialog.source_problem()
+    assert problem.startswith("This is a folder")
+    assert "LISA" in problem
+    assert "BEIR" in problem
