@@ -26,6 +26,12 @@ from PySide6.QtWidgets import (
 
 from bm25desk.engine import Index
 from bm25desk.engine.progress import CancelToken, ProgressFn
+from bm25desk.evaluation.detect import (
+    QRELS_FORMAT_LABELS,
+    QRELS_FORMATS,
+    QUERY_FORMAT_LABELS,
+    QUERY_FORMATS,
+)
 from bm25desk.ui.common.formatting import plural
 from bm25desk.ui.common.job_controller import JobController
 from bm25desk.ui.common.jobs import Job, JobRunner
@@ -41,27 +47,20 @@ from bm25desk.ui.evaluation.work import (
     load_queries,
 )
 
-QUERY_FORMATS = (
-    ("Detect", "auto"),
-    ("TREC topics", "trec"),
-    ("BEIR jsonl", "beir"),
-    ("TSV (id, text)", "tsv"),
-    ("SMART (.QRY)", "smart"),
-)
-QRELS_FORMATS = (
-    ("Detect", "auto"),
-    ("TREC qrels", "trec"),
-    ("BEIR tsv", "beir"),
-    ("SMART (.REL)", "smart"),
-    ("Cranfield", "cranfield"),
-)
-FORMAT_NAMES = {
-    "trec": "TREC",
-    "beir": "BEIR",
-    "tsv": "TSV",
-    "smart": "SMART",
-    "cranfield": "Cranfield",
-}
+FORMAT_NAMES = {"cranfield": "Cranfield"}
+"""Short names of the formats for the combo boxes and summaries (by default the key in capitals)."""
+
+
+def format_name(key: str) -> str:
+    """Return the short name of an evaluation file format (``smart`` → ``SMART``)."""
+    return FORMAT_NAMES.get(key, key.upper())
+
+
+def format_items(keys: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Return the ``(text, key)`` items of a format combo: Detect, then every format."""
+    return [("Detect", "auto"), *((format_name(k), k) for k in keys)]
+
+
 SKIPPED_SHOWN = 200
 
 
@@ -104,18 +103,22 @@ class InputsBox(QGroupBox):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.queries_format = combo_box(
-            QUERY_FORMATS, "The query file's format (Detect reads its first lines)"
+            format_items(QUERY_FORMATS), "The query file's format (Detect reads its content)"
         )
         self.qrels_format = combo_box(
-            QRELS_FORMATS, "The judgement file's format (Detect reads its first lines)"
+            format_items(QRELS_FORMATS), "The judgement file's format (Detect reads its content)"
         )
+        for combo, labels in (
+            (self.queries_format, QUERY_FORMAT_LABELS),
+            (self.qrels_format, QRELS_FORMAT_LABELS),
+        ):
+            for i in range(1, combo.count()):
+                combo.setItemData(i, labels.get(combo.itemData(i), ""), Qt.ItemDataRole.ToolTipRole)
         self.queries_button = QPushButton("Queries…")
-        self.queries_button.setToolTip(
-            "TREC topics, BEIR queries.jsonl, id<TAB>text TSV, or a SMART query file (CISI.QRY)"
-        )
+        self.queries_button.setToolTip("A query file: " + "; ".join(QUERY_FORMAT_LABELS.values()))
         self.qrels_button = QPushButton("Judgements…")
         self.qrels_button.setToolTip(
-            "TREC qrels, BEIR qrels TSV, CISI.REL or Cranfield cranqrel (relevance judgements)"
+            "Relevance judgements: " + "; ".join(QRELS_FORMAT_LABELS.values())
         )
         self.queries_button.clicked.connect(self._on_queries_button_clicked)
         self.qrels_button.clicked.connect(self._on_qrels_button_clicked)
@@ -274,7 +277,7 @@ class InputsBox(QGroupBox):
             detected = " (detected)" if self.queries_format.currentData() == "auto" else ""
             lines.append(
                 f"<b>{plural(len(q), 'query', 'queries')}</b> · "
-                f"{FORMAT_NAMES.get(q.format, q.format)}{detected} · "
+                f"{format_name(q.format)}{detected} · "
                 f"{plural(len(q.skipped), 'line')} skipped"
             )
         if r is not None:
@@ -282,7 +285,7 @@ class InputsBox(QGroupBox):
             lines.append(
                 f"<b>{plural(r.n_judgements, 'judgement')}</b> for "
                 f"{plural(r.n_queries, 'query', 'queries')} · "
-                f"{FORMAT_NAMES.get(r.format, r.format)}{detected} · "
+                f"{format_name(r.format)}{detected} · "
                 f"{plural(len(r.skipped), 'line')} skipped"
             )
         if q is not None and r is not None:

@@ -11,6 +11,12 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from bm25desk.engine import IndexStore, Searcher, build_index, get_variant
 from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.evaluation.detect import (
+    QRELS_FORMAT_LABELS,
+    QRELS_FORMATS,
+    QUERY_FORMAT_LABELS,
+    QUERY_FORMATS,
+)
 from bm25desk.evaluation.evaluate import (
     compare_to_baseline,
     read_qrels,
@@ -211,6 +217,20 @@ def test_loading_shows_formats_counts_and_the_offer(qtbot, panel) -> None:
     assert "76 of the 112 queries have judgements" in text
     assert panel.setup.inputs_box.skipped_view.isHidden()
     assert panel.setup.run_button.isEnabled()
+
+
+def test_every_evaluation_format_can_be_chosen(panel) -> None:
+    """The format boxes offer what the evaluation package reads (NPL, LISA, TIME too)."""
+    box = panel.setup.inputs_box
+    for combo, keys, labels in (
+        (box.queries_format, QUERY_FORMATS, QUERY_FORMAT_LABELS),
+        (box.qrels_format, QRELS_FORMATS, QRELS_FORMAT_LABELS),
+    ):
+        offered = [combo.itemData(i) for i in range(combo.count())]
+        assert offered == ["auto", *keys]
+        for i, key in enumerate(keys, start=1):
+            assert combo.itemData(i, Qt.ItemDataRole.ToolTipRole) == labels[key]
+    assert {"npl", "lisa", "time"} <= set(QUERY_FORMATS) & set(QRELS_FORMATS)
 
 
 def test_malformed_files_give_readable_messages(qtbot, panel, tmp_path) -> None:
