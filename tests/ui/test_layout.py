@@ -9,10 +9,14 @@ and no axis title is clipped.
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QAbstractItemView, QApplication
 
 from bm25desk.ui.search.plots import MIN_PLOT_SIZE
+from bm25desk.ui.search.relevance import MARK_HINT
+from bm25desk.ui.search.results_model import Column
+
+TOOLTIP = Qt.ItemDataRole.ToolTipRole
 
 MIN_ROWS = {(1280, 720): 10, (1366, 768): 10, (1920, 1080): 20}
 
@@ -76,3 +80,27 @@ def test_results_and_explanation_get_the_room(qtbot, make_window, sample_index, 
     assert histogram.width() >= MIN_PLOT_SIZE.width()
     assert histogram.height() >= MIN_PLOT_SIZE.height()
     assert axis_titles_inside(histogram)
+
+
+def test_the_hint_and_the_formula_line_take_no_room_of_their_own(qtbot, window) -> None:
+    """The feedback hint is in the ★ column's tooltip and the status bar (no permanent bar); the
+    formula line is normal text and follows the slider while it is dragged (before any search)."""
+    panel = window.search_panel
+    window.show()
+    with qtbot.waitSignal(panel.results_shown, timeout=10000):
+        panel.set_query("apple")
+    header_tip = panel.model.headerData(Column.MARK, Qt.Orientation.Horizontal, TOOLTIP)
+    assert "mark a result relevant" in header_tip
+    assert panel.feedback_bar.isHidden()
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == MARK_HINT, timeout=5000)
+
+    assert not panel.bar.formula.styleSheet()  # the palette's own text colour
+    assert panel.bar.formula.isEnabled()
+    k1 = panel.picker.params.controls()["k1"]
+    k1.slider.setSliderDown(True)  # dragging
+    try:
+        for value in (0.5, 2.4):
+            k1.slider.setSliderPosition(k1._to_slider(value))
+            assert f"k1={value:g}" in panel.bar.variant_name.text()
+    finally:
+        k1.slider.setSliderDown(False)
