@@ -204,8 +204,23 @@ class PerQueryTab(PlaceholderStack):
         texts = {q.qid: q.text for q in inputs.queries.items} if inputs.queries else {}
         relevant = {q: len(inputs.qrels.relevant(q)) for q in result.qids} if inputs.qrels else {}
         self.model.set_result(result, texts, relevant)
-        self.view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self._fit_columns()
         self.show_content()
+
+    def _fit_columns(self) -> None:
+        """Keep every configuration's column in view: the query text takes what is left.
+
+        A configuration's name is long ("Okapi BM25 (Robertson; rank_bm25)"): its column is as
+        wide as its values and its colour, the name elided (whole in the header's tooltip).
+        """
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        metrics = self.view.fontMetrics()
+        cap = metrics.horizontalAdvance("0.0000") + metrics.horizontalAdvance("M") * 6
+        for c in range(3, self.model.columnCount()):
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
+            self.view.resizeColumnToContents(c)
+            self.view.setColumnWidth(c, min(self.view.columnWidth(c), cap))
 
     @Slot()
     def _on_metric_combo_changed(self, *_args: object) -> None:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from bm25desk.evaluation.evaluate import ExperimentResult
 from bm25desk.ui.common.colors import highlight_background, status_colors
-from bm25desk.ui.common.table_model import RowTableModel
+from bm25desk.ui.common.table_model import LEFT, RowTableModel
 from bm25desk.ui.evaluation.labels import bold_font, config_color, fmt_value, qid_key, short_label
 from bm25desk.ui.evaluation.work import QueryDetail, RelevantDoc, best_indices
 
@@ -112,6 +112,9 @@ class PerQueryModel(RowTableModel[int]):
         """Return column titles and their meaning (QAbstractTableModel.headerData)."""
         r = self._result
         horizontal = orientation == Qt.Orientation.Horizontal
+        if horizontal and role == Qt.ItemDataRole.TextAlignmentRole and section >= _PQ_FIXED:
+            # A narrow column shows the start of the name and the whole key (the rest is cut).
+            return LEFT
         if r is not None and horizontal and role == Qt.ItemDataRole.ToolTipRole:
             if section == 2:
                 return "documents judged relevant for the query"

@@ -69,8 +69,6 @@ class ResultsTab(PlaceholderStack):
         self.summary_view, self.summary_proxy = make_table(self.summary_model, compact=True)
         header = self.summary_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        # The configuration's name elides (whole in its tooltip): every metric stays in view.
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(False)
         self.bars = MetricBars()
         self.splitter = splitter(
@@ -137,7 +135,11 @@ class ResultsTab(PlaceholderStack):
         self._result = result
         self._index_name = index_name
         self.summary_model.set_result(result, 0)
-        self.summary_view.resizeColumnsToContents()
+        if self.summary_model.columnCount():
+            # The configuration's name elides (whole in its tooltip): every metric stays in view.
+            # Set once the columns exist: a mode for a section not there yet is ignored.
+            header = self.summary_view.horizontalHeader()
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.bars.set_result(result)
         self.tests_model.set_tests((), {})
         self.baseline_combo.blockSignals(True)

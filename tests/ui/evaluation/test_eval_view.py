@@ -49,3 +49,21 @@ def test_the_evaluation_view_at_1280x720(qtbot, make_window, sample_index) -> No
     with qtbot.waitSignal(job.signals.finished, timeout=60000):
         pass
     qtbot.waitUntil(lambda: panel.result() is not None or not setup.experiments.busy())
+    assert panel.result() is not None
+    QApplication.processEvents()
+    # Every metric of the results table is in view: the configuration's name elides instead.
+    view = panel.results.summary_view
+    last = view.model().columnCount() - 1
+    assert last >= 5
+    assert not view.horizontalScrollBar().isVisible()
+    right = view.horizontalHeader().sectionViewportPosition(last) + view.columnWidth(last)
+    assert right <= view.viewport().width()
+
+    panel.tabs.setCurrentWidget(panel.per_query)  # one column per configuration there too
+    QApplication.processEvents()
+    view = panel.per_query.view
+    last = view.model().columnCount() - 1
+    assert last >= 4
+    right = view.horizontalHeader().sectionViewportPosition(last) + view.columnWidth(last)
+    assert right <= view.viewport().width()
+    assert view.columnWidth(1) >= 150  # and the query text keeps room
