@@ -10,9 +10,10 @@ from PySide6.QtWidgets import QApplication, QDialog, QLabel, QStyleOptionViewIte
 
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.extract.registry import EXTRACTORS
+from bm25desk.engine.readers.corpus import FORMATS
 from bm25desk.ui.indexes.build_summary import build_summary
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
-from bm25desk.ui.indexes.welcome_page import WelcomePage
+from bm25desk.ui.indexes.welcome_page import WelcomePage, corpus_types
 from bm25desk.ui.search.results_model import Column
 from bm25desk.ui.search.work import make_snippet
 
@@ -94,6 +95,17 @@ def test_a_newly_registered_file_type_is_on_the_start_page(qtbot, monkeypatch) -
     qtbot.addWidget(page)
     texts = " ".join(label.text() for label in page.findChildren(QLabel))
     assert "EPUB, csv and e-mail (eml, mbox) files" in texts
+
+
+def test_the_start_page_lists_every_corpus_format(qtbot, monkeypatch) -> None:
+    """NPL, LISA and TIME readers came later: the page names every format the engine reads."""
+    page = WelcomePage()
+    qtbot.addWidget(page)
+    texts = " ".join(label.text() for label in page.findChildren(QLabel))
+    for name in ("MS MARCO", "BEIR corpus.jsonl", "SMART (CISI", "TREC", "NPL", "LISA", "TIME"):
+        assert name in texts, name
+    monkeypatch.setitem(FORMATS, "warc", "WARC web archive")
+    assert corpus_types().endswith("TIME and WARC web archive")
 
 
 def test_tab_goes_from_the_query_to_its_ranking_function_and_parameters(qtbot, window) -> None:

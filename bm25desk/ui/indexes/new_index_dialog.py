@@ -36,6 +36,7 @@ from bm25desk.ui.indexes.analysis_options import AnalysisOptions
 from bm25desk.ui.indexes.build_request import BuildRequest
 from bm25desk.ui.indexes.folder_preview import FolderPreview
 from bm25desk.ui.indexes.tsv_mapping import TsvMapping
+from bm25desk.ui.indexes.welcome_page import corpus_types
 
 TYPING_PAUSE_MS = 400
 
@@ -115,7 +116,7 @@ class NewIndexDialog(QDialog):
         self.source_edit.textEdited.connect(self.source_timer.start)
         self.source_edit.editingFinished.connect(self._on_source_typed)
         file_button = QPushButton("File…")
-        file_button.setToolTip("Choose a corpus file: TSV, BEIR corpus.jsonl, SMART (CISI), TREC")
+        file_button.setToolTip(f"Choose a corpus file: {corpus_types()}")
         folder_button = QPushButton("Folder…")
         folder_button.setToolTip("Choose a folder of documents (txt, md, rst, html, …)")
         file_button.clicked.connect(self.choose_file)
