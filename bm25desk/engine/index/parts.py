@@ -29,7 +29,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -278,6 +278,7 @@ def write_part(
     directory = new_attempt_dir(Path(out_dir), part, attempt)
     if isinstance(documents, RowDocuments):
         report = documents.report
+        origin = {"name": documents.origin, **(origin or {})}
     try:
         names, count = write_segments(
             directory, iter(documents), analyzer, cancel, on_doc, max_postings
@@ -378,11 +379,12 @@ class RowDocuments:
     """Turn table rows into documents with the corpus readers' checks, counting the rows.
 
     A row is a mapping (``row[id_col]``), a Spark ``Row`` or a tuple (``row[i]``, or by field
-    name for a ``Row``). Ids and texts may be strings or numbers; ``None`` is empty. A row with
-    an empty id, an empty text or an id an earlier row of the part had is skipped with the file
-    readers' reason, its ``where`` being ``"<origin> row <n>"`` (1-based within the part). A
-    title is stored alone (white space collapsed) and also goes first in the indexed text, as
-    the BEIR reader does.
+    name for a ``Row``). Ids and texts may be strings or numbers; ``None`` (and NaN) is empty.
+    Several text columns are joined by line feeds, blank ones left out, as the TSV reader does. A
+    row with an empty id, an empty text or an id an earlier row of the part had is skipped with
+    the file readers' reason, its ``where`` being ``"<origin> row <n>"`` (1-based within the
+    part). A title is stored alone (white space collapsed) and also goes first in the indexed
+    text, as the BEIR reader does.
     """
 
     def __init__(
@@ -390,38 +392,35 @@ class RowDocuments:
         rows: Iterable[Any],
         *,
         id_col: str | int = "id",
-        text_col: str | int = "text",
+        text_col: str | int | Sequence[str | int] = "text",
         title_col: str | int | None = None,
         origin: str = "rows",
     ) -> None:
         self._rows = rows
-        self._cols = (id_col, text_col, title_col)
+        self._id = id_col
+        self._texts = (text_col,) if isinstance(text_col, str | int) else tuple(text_col)
+        self._title = title_col
         self.origin = origin
         self.report = ReadReport()
         self.rows = 0
 
     def __iter__(self) -> Iterator[Document]:
         """Yield the admitted rows' documents (once)."""
-        report, origin = self.report, self.origin
-        id_col, text_col, title_col = self._cols
+        report = self.report
         seen: dict[str, int] = {}
         first_seen = seen.setdefault
         for row in self._rows:
             self.rows += 1
             n = self.rows
-            where = f"{origin} row {n}"
-            docid = _text(row[id_col])
-            body = _text(row[text_col])
-            title = _text(row[title_col]) if title_col is not None else ""
-            if docid is None or body is None or title is None:
-                bad = id_col if docid is None else text_col if body is None else title_col
-                report.skip(where, f"{bad} is not a string")
+            where = f"{self.origin} row {n}"
+            fields = self._fields(row)
+            if isinstance(fields, str):
+                report.skip(where, f"{fields} is not a string")
                 continue
-            docid = docid.strip()
+            docid, title, body = fields
             if not docid:
                 report.skip(where, "empty id")
                 continue
-            title = " ".join(title.split())
             text = f"{title}\n{body}" if title and body else title or body
             if not text or text.isspace():
                 report.skip(where, "empty document")
@@ -433,10 +432,42 @@ class RowDocuments:
             report.read += 1
             yield Document(docid, text, title)
 
+    def _fields(self, row: Any) -> tuple[str, str, str] | str:
+        """Return a row's (id, title, body), or the name of a column that does not hold text."""
+        if isinstance(row, Mapping):  # a missing key is an empty cell
+            row = _Cells(row)
+        docid = _text(row[self._id])
+        if docid is None:
+            return str(self._id)
+        title = _text(row[self._title]) if self._title is not None else ""
+        if title is None:
+            return str(self._title)
+        parts = []
+        for col in self._texts:
+            part = _text(row[col])
+            if part is None:
+                return str(col)
+            parts.append(part)
+        # One text column is kept as it is (the BEIR reader's rule); several are joined.
+        body = parts[0] if len(parts) == 1 else "\n".join(p for p in parts if p and not p.isspace())
+        return docid.strip(), " ".join(title.split()), body
+
+
+class _Cells:
+    """A mapping row whose missing keys read as None."""
+
+    __slots__ = ("_row",)
+
+    def __init__(self, row: Mapping[Any, Any]) -> None:
+        self._row = row
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._row.get(key)
+
 
 def _text(value: Any) -> str | None:
     """Return a cell as text ("" for None, numbers written out), or None when it is not text."""
-    if value is None:
+    if value is None or (isinstance(value, float) and value != value):  # None, NaN
         return ""
     if isinstance(value, str):
         return value
