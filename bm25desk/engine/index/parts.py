@@ -53,6 +53,7 @@ __all__ = [
     "RowDocuments",
     "build_record",
     "check_analyzer",
+    "describe_build",
     "executor_versions",
     "read_part",
     "write_file_part",
@@ -174,6 +175,37 @@ def build_record(build: Mapping[str, Any], executors: int | None = None) -> dict
         record["executors"] = executors
     record["versions"] = {k: v for k, v in executor_versions().items() if k != "host"}
     return record
+
+
+def describe_build(build: Mapping[str, Any]) -> str:
+    """Return one line saying how an index was built, from its manifest's ``build`` entry.
+
+    ``"spark 4.3.0 (local[2]; 8 parts on 1 host; Java 17.0.15)"``, ``"bm25desk 0.1.0 (4
+    processes)"``; "" for an index built before builds were recorded.
+    """
+    engine = str(build.get("engine", ""))
+    if not engine:
+        return ""
+    versions = build.get("versions") or {}
+    version = build.get(engine) or (versions.get("bm25desk") if engine == "bm25desk" else "")
+    details = []
+    where = build.get("master") or build.get("scheduler")
+    if where:
+        details.append(str(where))
+    if engine == "bm25desk":
+        n = int(build.get("processes") or 1)
+        details.append("one process" if n == 1 else f"{n} processes")
+    else:
+        parts, hosts = build.get("parts"), build.get("executors")
+        if parts is not None:
+            text = f"{parts} part{'s' if parts != 1 else ''}"
+            if hosts:
+                text += f" on {hosts} host{'s' if hosts != 1 else ''}"
+            details.append(text)
+    if build.get("java"):
+        details.append(f"Java {build['java']}")
+    head = f"{engine} {version}".strip()
+    return f"{head} ({'; '.join(details)})" if details else head
 
 
 def check_analyzer(spec: Mapping[str, Any]) -> Analyzer:
