@@ -19,10 +19,14 @@ need bm25desk with the same nltk and whoosh as the driver (checked by every task
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
+import signal
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -318,20 +322,42 @@ def _collect(
 
     thread = InheritableThread(target=job, daemon=True)
     thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.25)
-            if progress is not None:
-                progress(*_task_counts(sc, group))
-            if cancel is not None:
-                cancel.check()
-    except BaseException:
-        sc.cancelJobGroup(group)
-        thread.join(60)
-        raise
+    with _ctrl_c() as interrupted:
+        try:
+            while thread.is_alive():
+                thread.join(0.25)
+                if interrupted.is_set():
+                    raise KeyboardInterrupt
+                if progress is not None:
+                    progress(*_task_counts(sc, group))
+                if cancel is not None:
+                    cancel.check()
+        except BaseException:
+            sc.cancelJobGroup(group)
+            thread.join(60)
+            _wait_for_tasks(sc, group, 60)  # then the staging folder can go: nothing writes there
+            raise
     if "error" in box:
         raise _job_error(box["error"]) from None
     return sorted(box["parts"], key=lambda p: p.part)
+
+
+@contextlib.contextmanager
+def _ctrl_c() -> Iterator[threading.Event]:
+    """Turn Ctrl-C into an event polled between Spark calls, while the job runs.
+
+    A KeyboardInterrupt raised inside a py4j call (pyspark's own handler raises one anywhere)
+    breaks the gateway connection and surfaces as a Py4JError; polled, it cancels the job cleanly.
+    """
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _task_counts(sc: Any, group: str) -> tuple[int, int]:
@@ -346,6 +372,21 @@ def _task_counts(sc: Any, group: str) -> tuple[int, int]:
                 done += stage.numCompletedTasks
                 total += stage.numTasks
     return done, total
+
+
+def _wait_for_tasks(sc: Any, group: str, seconds: float) -> None:
+    """Wait until no task of the group's jobs is running (they are being killed)."""
+    tracker = sc.statusTracker()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        stages = [
+            tracker.getStageInfo(s)
+            for j in tracker.getJobIdsForGroup(group)
+            for s in (getattr(tracker.getJobInfo(j), "stageIds", None) or ())
+        ]
+        if not any(st is not None and st.numActiveTasks > 0 for st in stages):
+            return
+        time.sleep(0.1)
 
 
 def _job_error(exc: BaseException) -> Exception:

@@ -38,12 +38,14 @@ from bm25desk.engine.index.parts import (
     write_part,
 )
 from bm25desk.engine.index.source import source_info
-from bm25desk.engine.readers.corpus import split_ranges
+from bm25desk.engine.progress import Cancelled
+from bm25desk.engine.readers.corpus import Document, split_ranges
 
 
 def file_parts(path: Path, staging: Path, n: int) -> list[PartInfo]:
     """Write one part per byte range, as executors would (attempt ids like Spark's)."""
     spec = analyzer().spec()
+    staging.mkdir(exist_ok=True)
     return [
         write_file_part(path, "beir", spec, staging, part=i, byte_range=r, attempt=f"0.0-{i}")
         for i, r in enumerate(split_ranges(path, n))
@@ -136,8 +138,26 @@ def test_a_failed_assembly_leaves_the_old_index_as_it_was(tmp_path, store) -> No
 def test_an_executor_with_another_nltk_is_refused(tmp_path) -> None:
     spec = {**analyzer().spec(), "nltk": "0.0.1"}
     with pytest.raises(AnalyzerMismatchError, match=r"nltk '[\d.]+' here, '0.0.1' asked"):
-        write_part([], spec, tmp_path / "staging", part=0)
-    assert not any((tmp_path / "staging").rglob("seg-*"))
+        write_part([], spec, tmp_path, part=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_attempt_stops_when_the_driver_removes_the_staging_folder(tmp_path) -> None:
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    spec = analyzer().spec()
+
+    def documents():
+        for i in range(5000):
+            if i == 1000:
+                shutil.rmtree(staging)  # the build ended while this attempt was writing
+            yield Document(f"d{i}", "river bank water")
+
+    with pytest.raises(Cancelled):
+        write_part(documents(), spec, staging, part=0)
+    assert not staging.exists()
+    with pytest.raises(PartError, match="does not exist"):
+        write_part([], spec, staging, part=1)
 
 
 def test_parts_analysed_differently_are_not_assembled(tmp_path, store) -> None:

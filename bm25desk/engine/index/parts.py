@@ -239,11 +239,53 @@ def _plain(value: Any) -> Any:
 
 
 def new_attempt_dir(out_dir: Path, part: int, attempt: str | int | None) -> Path:
-    """Create and return a fresh attempt directory for ``part`` under ``out_dir``."""
+    """Create and return a fresh attempt directory for ``part`` under ``out_dir``.
+
+    ``out_dir`` must exist: a task that starts after the driver removed the staging folder (the
+    build failed or was cancelled) fails here instead of writing a part nobody will assemble.
+    """
+    if not out_dir.is_dir():
+        raise PartError(f"the staging folder {out_dir} does not exist (here, on {_host()})")
     label = _ATTEMPT.sub("-", str(attempt if attempt is not None else 0))[:40] or "0"
-    directory = out_dir / f"part-{part:05d}" / f"attempt-{label}-{uuid.uuid4().hex[:8]}"
-    directory.mkdir(parents=True)
+    part_dir = out_dir / f"part-{part:05d}"
+    part_dir.mkdir(exist_ok=True)
+    directory = part_dir / f"attempt-{label}-{uuid.uuid4().hex[:8]}"
+    directory.mkdir()
     return directory
+
+
+class _Abandoned:
+    """A cancel event that is set once an attempt directory is removed (or replaced).
+
+    The driver removes the staging folder when a build ends; an attempt still running then (a
+    speculative copy, a task of a cancelled job) stops at its writer's next check instead of
+    writing on. The directory's inode tells a removed folder from one recreated since.
+    """
+
+    __slots__ = ("_directory", "_identity", "_user")
+
+    def __init__(self, directory: Path, user: CancelToken | None) -> None:
+        st = directory.stat()
+        self._directory = directory
+        self._identity = (st.st_dev, st.st_ino)
+        self._user = user
+
+    def set(self) -> None:
+        """Do nothing: only removing the directory (or the caller's token) sets this."""
+
+    def is_set(self) -> bool:
+        """Return whether the caller cancelled or the attempt directory is gone."""
+        if self._user is not None and self._user.is_set():
+            return True
+        try:
+            st = self._directory.stat()
+        except OSError:
+            return True
+        return (st.st_dev, st.st_ino) != self._identity
+
+
+def _host() -> str:
+    return socket.gethostname()
 
 
 def write_part(
@@ -312,8 +354,9 @@ def write_part(
         report = documents.report
         origin = {"name": documents.origin, **(origin or {})}
     try:
+        stop = CancelToken(_Abandoned(directory, cancel))
         names, count = write_segments(
-            directory, iter(documents), analyzer, cancel, on_doc, max_postings
+            directory, iter(documents), analyzer, stop, on_doc, max_postings
         )
         skipped = tuple((s.where, s.reason) for s in (report.skipped if report else ()))
         if isinstance(documents, RowDocuments):
