@@ -67,7 +67,9 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
             n_workers=n,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            # No dashboard; its HTTP server (health checks) on any free port, never 8787's.
+            dashboard_address=":0",
+            scheduler_kwargs={"dashboard": False},
             silence_logs=40,  # logging.ERROR
         ) as cluster,
         Client(cluster) as client,  # type: ignore[no-untyped-call]
