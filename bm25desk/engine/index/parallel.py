@@ -163,7 +163,8 @@ def build_parallel(
                 _accept(pool, pool.results.get(timeout=0.1), done)
             except queue.Empty:
                 _restart_dead(pool, done)
-            throttle(min(sum(pool.counters), total), total)
+            # Short of 100 % until every part is written (a worker still merges once it has read).
+            throttle(min(sum(pool.counters), total - 1), total)
     except BaseException:
         pool.stop_all()
         raise
