@@ -1,14 +1,17 @@
-"""Build the optional C extensions (everything else is in pyproject.toml): the top-k kernel
-``bm25desk.engine.scoring._topk`` and the bulk tokenizer ``bm25desk.engine.analysis._tokens``.
+"""Build the optional C extensions (everything else is in pyproject.toml).
 
-The kernel is optional: without a C compiler the build warns and goes on, and bm25desk uses
-its numpy path (``bm25desk.engine.scoring.topk.HAVE_KERNEL`` is False).
-``BM25DESK_NO_EXTENSION=1`` skips it on purpose. It needs only the Python headers (no numpy at
-build time), and is compiled without floating-point contraction so that its scores are
-bit-identical to numpy's.
+They are the top-k kernel ``bm25desk.engine.scoring._topk`` and the bulk tokenizer
+``bm25desk.engine.analysis._tokens``. Both are optional: without a C compiler the build warns and
+goes on, and bm25desk uses its numpy and Python paths (``HAVE_KERNEL`` in
+``bm25desk.engine.scoring.topk`` is False).
+``BM25DESK_NO_EXTENSION=1`` (or ``BM25DESK_NO_EXTENSIONS=1``, the run-time switch that makes an
+installed bm25desk ignore its compiled extensions) skips them on purpose. It needs only the Python
+headers (no numpy at build time), and is compiled without floating-point contraction so that its
+scores are bit-identical to numpy's.
 """
 
 import os
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -18,6 +21,7 @@ class BuildExt(build_ext):
     """Pick flags for the compiler at hand (no FMA contraction, no fast-math)."""
 
     def build_extensions(self) -> None:
+        """Set the flags on every extension, then build them."""
         if self.compiler.compiler_type == "msvc":
             flags = ["/O2", "/fp:precise"]
         else:
@@ -27,11 +31,20 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
+# The kernel's C sources are split by concern (cursors, postings, tables, the MaxScore loop,
+# search, count): see bm25desk/engine/scoring/_topk_src/topk.h.
+TOPK_SOURCES = sorted(str(p) for p in Path("bm25desk/engine/scoring/_topk_src").glob("*.c"))
+
 extensions = []
-if os.environ.get("BM25DESK_NO_EXTENSION", "") in ("", "0"):
+if all(
+    os.environ.get(v, "") in ("", "0") for v in ("BM25DESK_NO_EXTENSION", "BM25DESK_NO_EXTENSIONS")
+):
     extensions += [
         Extension(
-            "bm25desk.engine.scoring._topk", ["bm25desk/engine/scoring/_topk.c"], optional=True
+            "bm25desk.engine.scoring._topk",
+            TOPK_SOURCES,
+            depends=["bm25desk/engine/scoring/_topk_src/topk.h"],
+            optional=True,
         ),
         Extension(
             "bm25desk.engine.analysis._tokens",

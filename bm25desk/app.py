@@ -10,7 +10,7 @@ import traceback
 from types import TracebackType
 
 import bm25desk
-from bm25desk import paths
+from bm25desk import logfile, paths
 
 log = logging.getLogger("bm25desk")
 
@@ -23,20 +23,8 @@ def _parse(args: list[str]) -> argparse.Namespace:
 
 
 def _setup_logging() -> list[logging.Handler]:
-    """Log bm25desk's messages to stderr and ``<data dir>/bm25desk.log`` (tracebacks go there)."""
-    formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    handlers: list[logging.Handler] = [logging.StreamHandler()]
-    try:
-        directory = paths.data_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(directory / "bm25desk.log", encoding="utf-8"))
-    except OSError:
-        pass
-    for handler in handlers:
-        handler.setFormatter(formatter)
-        log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    return handlers
+    """Log bm25desk's messages to stderr and the log file (:mod:`bm25desk.logfile`)."""
+    return logfile.setup()
 
 
 def main(args: list[str] | None = None) -> int:

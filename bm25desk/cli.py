@@ -1,9 +1,13 @@
 """The bm25desk command line: index, search and explain from a terminal or a script (no Qt).
 
 Exit codes: 0 success; 1 a search found nothing; 2 bad input (missing path, unknown index or
-variant, parameter out of range, empty query...); 3 a damaged index; 4 the index could not be
-written (disk full, file-size limit, or another process is writing it); 130 interrupted.
-Every subcommand takes ``--json``; progress goes to stderr (when it is a terminal).
+variant, parameter out of range, empty query, a data directory that is not a folder, a file that
+cannot be read...); 3 a damaged index; 4 the index could not be written (disk full, file-size limit,
+or another process is writing it); 5 an internal error (a bug: the traceback is in the log file the
+message names); 130 interrupted; 141 the output was closed early (``| head``).
+Every subcommand takes ``--json``; progress goes to stderr (when it is a terminal). Everything
+printed for people has its control characters escaped (:mod:`bm25desk.console`), so a document's
+title or path can never steer the terminal; ``--json`` output stays exact.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bm25desk import __version__, paths
+from bm25desk import __version__, console, logfile, paths
 
-EXIT_OK, EXIT_EMPTY, EXIT_INPUT, EXIT_DAMAGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-EXIT_WRITE = 4
+EXIT_OK, EXIT_EMPTY, EXIT_INPUT, EXIT_DAMAGED, EXIT_WRITE, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5
+EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT, 128 + SIGPIPE: as if killed by the signal
 
 
 class CliError(Exception):
@@ -145,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Explore document collections with the BM25 family and see why each "
         "document ranked where it did. Without arguments, opens the desktop app.",
         epilog="Exit codes: 0 ok, 1 no results, 2 bad input, 3 damaged index, 4 could not write "
-        "the index, 130 interrupted.",
+        "the index, 5 internal error, 130 interrupted, 141 output closed early.",
     )
     parser.add_argument("--version", action="version", version=f"bm25desk {__version__}")
     parser.add_argument("--data-dir", metavar="DIR", help="where indexes live")
@@ -298,17 +302,24 @@ def _report_dict(report: Any) -> dict[str, Any]:
     }
 
 
+def _err(text: str) -> None:
+    """Print a line for people on stderr (control characters escaped: it may quote a document)."""
+    print(console.visible(text), file=sys.stderr)
+
+
 def _print_skips(report: Any, limit: int = 10) -> None:
     for s in report.skipped[:limit]:
-        print(f"  skipped {s.where}: {s.reason}", file=sys.stderr)
+        _err(f"  skipped {s.where}: {s.reason}")
     if len(report.skipped) > limit:
-        print(f"  … and {len(report.skipped) - limit:,} more", file=sys.stderr)
+        _err(f"  … and {len(report.skipped) - limit:,} more")
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Build an index."""
     from bm25desk.engine.index.build import build_index
 
+    if args.name is not None and not args.name.strip():
+        raise CliError("--name is empty: give the index a name, or leave --name out")
     analyzer = _analyzer(args)
     if args.engine != "bm25desk":
         report = _index_with_engine(args, analyzer)
@@ -610,9 +621,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         for h, d in zip(result.hits, data["hits"], strict=True):
             d["explanation"] = searcher.explain_docno(a.parsed, h.docno, variant).as_dict()
     lines = [
-        f"{result.n_matches:,} matching documents for {', '.join(a.terms)} under {variant!r} "
-        f"({result.seconds * 1000:.1f} ms)"
+        f"{result.n_matches:,} matching documents for {', '.join(a.terms)} under "
+        f"{variant.display_with_params()} ({result.seconds * 1000:.1f} ms)"
     ]
+    lines.extend(f"note: {w}" for w in a.parsed.warnings)
     if a.unknown:
         lines.append(f"not in any document: {', '.join(a.unknown)}")
     if a.stopped:
@@ -675,51 +687,109 @@ def open_searcher(name: str) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if not args.command:
+        parser.print_help()
+        return EXIT_INPUT
+    stdout = sys.stdout
+    sys.stdout = console.SafeStream(stdout, json=bool(getattr(args, "json", False)))
+    try:
+        return _run(args)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the chosen command; map every failure to one line and its exit code."""
+    try:
+        _check_data_dir(getattr(args, "data_dir", None))
+        handler = COMMANDS.get(args.command)
+        code = int(args.handler(args, open_searcher)) if handler is None else handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except BrokenPipeError:  # | head: the reader has all it wanted
+        _silence_stdout()
+        return EXIT_PIPE
+    except KeyboardInterrupt:
+        _err("bm25desk: interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if _cancelled(exc):
+            _err("bm25desk: interrupted")
+            return EXIT_INTERRUPTED
+        code, message = exit_code(exc)
+        _err(f"bm25desk: error: {message}")
+        return code
+
+
+def _check_data_dir(option: str | None) -> None:
+    """Apply ``--data-dir`` and refuse a data directory that is not a folder."""
+    if option:
+        paths.set_data_dir(Path(option))
+    root = paths.data_dir()
+    if root.exists() and not root.is_dir():
+        raise CliError(
+            f"the data directory {root} is a file, not a folder: choose another with "
+            "--data-dir DIR or BM25DESK_DATA_DIR"
+        )
+
+
+def _cancelled(exc: BaseException) -> bool:
+    from bm25desk.engine.progress import Cancelled
+
+    return isinstance(exc, Cancelled)
+
+
+def _user_errors() -> tuple[tuple[tuple[type[BaseException], ...], int], ...]:
+    """Return (exception types, exit code) pairs: the errors whose message is written for users.
+
+    The one place errors become exit codes: an engine error that users should see as one line
+    gets its entry here (an index or corpus error raised anywhere flows through this table).
+    """
     from bm25desk.engine.analysis.analyzer import AnalysisError
     from bm25desk.engine.index.segment import IndexCorruptError
     from bm25desk.engine.index.store import IndexLockedError, IndexWriteError, StoreError
-    from bm25desk.engine.progress import Cancelled
     from bm25desk.engine.readers.corpus import CorpusError
     from bm25desk.engine.scoring.search import QueryError
     from bm25desk.engine.scoring.variants import VariantError
 
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    if getattr(args, "data_dir", None):
-        paths.set_data_dir(Path(args.data_dir))
-    if not args.command:
-        parser.print_help()
-        return EXIT_INPUT
-    handler = COMMANDS.get(args.command)
+    return (
+        ((IndexCorruptError,), EXIT_DAMAGED),
+        ((IndexWriteError, IndexLockedError), EXIT_WRITE),
+        ((StoreError, CorpusError, AnalysisError, VariantError, QueryError), EXIT_INPUT),
+    )
+
+
+def exit_code(exc: BaseException) -> tuple[int, str]:
+    """Return the exit code and the one-line message for an exception that ended a command.
+
+    Errors written for users keep their message; a file-system error (missing file, permission,
+    a full disk...) names the file and the reason; anything else is a bug: its traceback goes to
+    the log file, and the message says where.
+    """
+    if isinstance(exc, CliError):
+        return exc.code, str(exc)
+    for types, code in _user_errors():
+        if isinstance(exc, types):
+            return code, str(exc)
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return EXIT_INPUT, f"{exc.strerror or exc}{where}"
+    import traceback
+
+    path = logfile.record("".join(traceback.format_exception(exc)), source="bm25desk.cli")
+    text = str(exc) or type(exc).__name__
+    return EXIT_INTERNAL, f"internal error ({type(exc).__name__}: {text}); details are in {path}"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
     try:
-        if handler is None:
-            return int(args.handler(args, open_searcher))
-        return handler(args)
-    except CliError as exc:
-        print(f"bm25desk: error: {exc}", file=sys.stderr)
-        return exc.code
-    except IndexCorruptError as exc:
-        print(f"bm25desk: error: {exc}", file=sys.stderr)
-        return EXIT_DAMAGED
-    except (IndexWriteError, IndexLockedError) as exc:
-        print(f"bm25desk: error: {exc}", file=sys.stderr)
-        return EXIT_WRITE
-    except (
-        StoreError,
-        CorpusError,
-        AnalysisError,
-        VariantError,
-        QueryError,
-        FileNotFoundError,
-        IsADirectoryError,
-        NotADirectoryError,
-        PermissionError,
-    ) as exc:
-        print(f"bm25desk: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    except (KeyboardInterrupt, Cancelled):
-        print("bm25desk: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test's capture): nothing is flushed at exit
 
 
 if __name__ == "__main__":

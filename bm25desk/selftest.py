@@ -2,16 +2,22 @@
 
 The self-test runs in a temporary data directory, which it deletes afterwards, and checks:
 
-1. the bundled sample collection (CISI) builds into an index;
-2. a search returns hits under every registered variant, and the explanation of the top hit sums to
+1. which compiled paths are in use: the top-k kernel (C, or the numpy fallback) and the bulk
+   tokenizer (C, or the Python fallback). A bundle must have both; a source install without a C
+   compiler reports the fallback (searches are 10–100× slower) without failing, unless
+   ``BM25DESK_REQUIRE_EXTENSIONS=1`` asks for both (CI does);
+2. the bundled sample collection (CISI) builds into an index;
+3. a search returns hits under every registered variant, and the explanation of the top hit sums to
    its score and equals the score the ranking gave;
-3. every document format has a working extractor (a tiny PDF, DOCX, ODT, EPUB, e-mail, mbox,
+4. every document format has a working extractor (a tiny PDF, DOCX, ODT, EPUB, e-mail, mbox,
    HTML, Markdown and text file, made on the spot, are indexed and each found by its own word);
-4. the desktop UI starts: a ``QApplication`` (offscreen unless a platform is chosen) and the main
+5. the desktop UI starts: a ``QApplication`` (offscreen unless a platform is chosen) and the main
    window are constructed, then closed. A UI that is not there yet is reported, not an error.
 
 It prints one line per check and returns 0 when all pass, 1 otherwise. This module imports Qt only
 inside the UI check, so it runs on machines without a display and from the headless CLI.
+``python -m bm25desk.selftest --extensions`` checks only the compiled paths (exit 1 unless both
+are loaded): CI's loud check that a compile regression cannot pass unnoticed.
 """
 
 from __future__ import annotations
@@ -89,7 +95,61 @@ def _temporary_data_dir() -> Iterator[Path]:
 
 
 # --------------------------------------------------------------------------------------------------
-# 1 + 2: the sample collection, a search and explanations under every variant
+# 1: the compiled paths
+
+_EXTENSIONS = {
+    "kernel": ("bm25desk.engine.scoring._topk", "C", "numpy"),
+    "tokenizer": ("bm25desk.engine.analysis._tokens", "C", "Python"),
+}
+
+
+def extension_status() -> dict[str, tuple[bool, str]]:
+    """Return, per compiled path, whether it is in use and a description (the fallback's reason).
+
+    Returns
+    -------
+    dict
+        ``{"kernel": (in_use, text), "tokenizer": (in_use, text)}``, e.g. ``(True, "C")`` or
+        ``(False, "numpy (No module named 'bm25desk.engine.scoring._topk')")``.
+    """
+    from bm25desk.engine import native
+    from bm25desk.engine.analysis.analyzer import HAVE_TOKENIZER
+    from bm25desk.engine.scoring.topk import HAVE_KERNEL
+
+    in_use = {"kernel": HAVE_KERNEL, "tokenizer": HAVE_TOKENIZER}
+    status: dict[str, tuple[bool, str]] = {}
+    for name, (module, compiled, fallback) in _EXTENSIONS.items():
+        if in_use[name]:
+            status[name] = (True, compiled)
+            continue
+        if native.switched_off():
+            why = f"switched off by {native.SWITCH}"
+        else:
+            try:
+                importlib.import_module(module)
+                why = "the module loads, but the engine does not use it"
+            except ImportError as exc:
+                why = f"not built or not loadable: {exc}"
+        status[name] = (False, f"{fallback} ({why})")
+    return status
+
+
+def _extensions_required() -> bool:
+    return _frozen() or os.environ.get("BM25DESK_REQUIRE_EXTENSIONS", "") not in ("", "0")
+
+
+def _check_extensions(state: dict[str, object]) -> str:
+    status = extension_status()
+    text = ", ".join(f"{name}: {desc}" for name, (_, desc) in status.items())
+    if all(ok for ok, _ in status.values()):
+        return text
+    if _extensions_required():
+        raise CheckFailed(f"{text} — the compiled extensions are required here")
+    raise _NotApplicable(f"{text} — searches and builds are slower than with the extensions")
+
+
+# --------------------------------------------------------------------------------------------------
+# 2 + 3: the sample collection, a search and explanations under every variant
 
 
 def _check_sample(state: dict[str, object]) -> str:
@@ -102,8 +162,11 @@ def _check_sample(state: dict[str, object]) -> str:
         report = build_index(path, name=SAMPLE_NAME, fmt="smart", store=IndexStore())
     if report.indexed == 0 or report.n_docs != report.indexed:
         raise CheckFailed(f"sample built badly: {report.summary()}")
+    from bm25desk.engine.analysis.analyzer import HAVE_TOKENIZER
+
     state["store"] = IndexStore()
-    return f"{report.n_docs:,} documents, {report.n_terms:,} terms ({path.name})"
+    tokenizer = "C tokenizer" if HAVE_TOKENIZER else "Python tokenizer"
+    return f"{report.n_docs:,} documents, {report.n_terms:,} terms ({path.name}; {tokenizer})"
 
 
 def _check_search(state: dict[str, object]) -> str:
@@ -131,14 +194,17 @@ def _check_search(state: dict[str, object]) -> str:
                     f"{top.score!r} of {top.docid!r}"
                 )
         worst = max(worst, abs(parts - top.score))
+    from bm25desk.engine.scoring.topk import HAVE_KERNEL
+
+    kernel = "C kernel" if HAVE_KERNEL else "numpy path"
     return (
-        f"{SAMPLE_QUERY!r} under {len(variants)} variants; every top hit's explanation sums to "
-        f"its score (largest difference {worst:.1e})"
+        f"{SAMPLE_QUERY!r} under {len(variants)} variants ({kernel}); every top hit's "
+        f"explanation sums to its score (largest difference {worst:.1e})"
     )
 
 
 # --------------------------------------------------------------------------------------------------
-# 3: formats
+# 4: formats
 
 
 def _pdf(word: str) -> bytes:
@@ -259,8 +325,6 @@ _FORMAT_FILES: dict[str, Callable[[str], bytes | str]] = {
 def _check_formats(state: dict[str, object]) -> str:
     from bm25desk.engine.readers import corpus
 
-    # Registers the PDF/Office/e-book/mail extractors even where the engine does not (yet).
-    importlib.import_module("bm25desk.engine.extract.extractors")
     with tempfile.TemporaryDirectory(prefix="bm25desk-formats-") as tmp:
         folder = Path(tmp)
         words: dict[str, str] = {}
@@ -284,7 +348,7 @@ def _check_formats(state: dict[str, object]) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# 4: the desktop UI
+# 5: the desktop UI
 
 
 def _check_ui(state: dict[str, object]) -> str:
@@ -353,6 +417,7 @@ class _NotApplicable(Exception):
 
 
 _CHECKS: tuple[tuple[str, Callable[[dict[str, object]], str]], ...] = (
+    ("compiled paths", _check_extensions),
     ("sample collection", _check_sample),
     ("search + explain", _check_search),
     ("document formats", _check_formats),
@@ -419,5 +484,32 @@ def run_self_test(out: TextIO | None = None) -> int:
     return 0
 
 
+def check_extensions(out: TextIO | None = None) -> int:
+    """Print which compiled paths are in use; return 0 when both extensions are, 1 otherwise."""
+    out = out if out is not None else sys.stdout
+    status = extension_status()
+    for name, (ok, desc) in status.items():
+        out.write(f"{'ok  ' if ok else 'FAIL'}  {name:<10} {desc}\n")
+    if all(ok for ok, _ in status.values()):
+        out.write("compiled extensions: both loaded\n")
+        return 0
+    out.write(
+        "compiled extensions MISSING: bm25desk runs, but on its slow fallback paths "
+        "(reinstall with a C compiler: pip install -e . --no-deps)\n"
+    )
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bm25desk.selftest [--extensions]``: the whole self-test, or only the paths."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--extensions"]:
+        return check_extensions()
+    if args:
+        sys.stderr.write("usage: python -m bm25desk.selftest [--extensions]\n")
+        return 2
+    return run_self_test()
+
+
 if __name__ == "__main__":  # ``python -m bm25desk.selftest``
-    raise SystemExit(run_self_test())
+    raise SystemExit(main())

@@ -12,6 +12,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from skip_policy import pytest_addoption as _skip_policy_options
+from skip_policy import (  # the skip summary, and CI's failure on unexpected skips
+    pytest_collectreport,
+    pytest_runtest_logreport,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
+
+__all__ = [
+    "pytest_collectreport",
+    "pytest_runtest_logreport",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
+]
 
 # --- UI fixtures -------------------------------------------------------------------------------
 
@@ -137,7 +151,8 @@ def runner(qtbot) -> Iterator[object]:
 # --- engine tests: golden-file regeneration (keep this block at the very bottom) ---------------
 # pytest_addoption only works in a rootdir/initial conftest, hence here and not in tests/engine/.
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add ``--update-golden``: rewrite tests/data/golden_*.json instead of comparing with them."""
+    """Add ``--update-golden`` (rewrite tests/data/golden_*.json) and ``--strict-skips``."""
+    _skip_policy_options(parser)
     parser.addoption(
         "--update-golden",
         action="store_true",

@@ -1,4 +1,4 @@
-"""Import rules: the engine, the CLI and paths never load Qt or the UI (DESIGN.md § Architecture).
+"""Import rules: the engine, the CLI and paths never load Qt or the UI (pyproject's contracts).
 
 Each module is imported in a fresh interpreter (this test process may already hold PySide6 from
 pytest-qt), and ``sys.modules`` is checked afterwards.

@@ -68,8 +68,13 @@ def test_self_test_passes_on_the_bundled_sample() -> None:
     before_dir, before_env = paths.data_dir(), os.environ.get("BM25DESK_DATA_DIR")
     rc, report = run()
     assert rc == 0, report
+    paths_line = line(report, "compiled paths")
+    assert paths_line.startswith(("ok", "--")), paths_line
+    assert re.search(r"kernel: (C|numpy)\b.*tokenizer: (C|Python)\b", paths_line), paths_line
     assert line(report, "sample collection").startswith("ok")
     assert "1,460 documents" in line(report, "sample collection")
+    assert re.search(r"; (C|Python) tokenizer\)", line(report, "sample collection"))
+    assert re.search(r"\((C kernel|numpy path)\)", line(report, "search + explain"))
     assert line(report, "search + explain").startswith("ok")
     assert "11 variants" in line(report, "search + explain")
     formats = line(report, "document formats")
@@ -108,7 +113,7 @@ def test_missing_sample_fails_with_a_clear_message(monkeypatch: pytest.MonkeyPat
     assert (
         report.rstrip()
         .splitlines()[-1]
-        .startswith("self-test FAILED (2 of 4: sample collection, search + explain)")
+        .startswith("self-test FAILED (2 of 5: sample collection, search + explain)")
     )
 
 
@@ -170,3 +175,51 @@ def test_module_does_not_import_qt() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def _selftest(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BM25DESK_")}
+    environ.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "bm25desk.selftest", *args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=300,
+    )
+
+
+def test_extensions_check_passes_with_both_loaded() -> None:
+    """CI's check: both compiled extensions are built and used (this install has a compiler)."""
+    proc = _selftest("--extensions")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [
+        "ok    kernel     C",
+        "ok    tokenizer  C",
+        "compiled extensions: both loaded",
+    ]
+
+
+def test_extensions_check_fails_loudly_without_them() -> None:
+    proc = _selftest("--extensions", BM25DESK_NO_EXTENSIONS="1")
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "FAIL  kernel     numpy (switched off by BM25DESK_NO_EXTENSIONS)"
+    assert lines[1] == "FAIL  tokenizer  Python (switched off by BM25DESK_NO_EXTENSIONS)"
+    assert lines[2].startswith("compiled extensions MISSING")
+
+
+def test_self_test_reports_the_fallback_and_fails_when_extensions_are_required(
+    tiny_sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status = {"kernel": (False, "numpy (test)"), "tokenizer": (True, "C")}
+    monkeypatch.setattr(selftest, "extension_status", lambda: status)
+    rc, report = run()
+    assert rc == 0, report
+    assert line(report, "compiled paths").startswith("--")
+    assert "kernel: numpy (test), tokenizer: C — searches and builds are slower" in report
+    monkeypatch.setenv("BM25DESK_REQUIRE_EXTENSIONS", "1")
+    rc, report = run()
+    assert rc == 1
+    assert line(report, "compiled paths").startswith("FAIL")
+    assert "the compiled extensions are required here" in report

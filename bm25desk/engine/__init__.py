@@ -12,7 +12,6 @@ Typical use::
 
 from __future__ import annotations
 
-import bm25desk.engine.extract.extractors  # noqa: F401  (registers pdf, docx, odt, epub, eml, mbox)
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
 from bm25desk.engine.index.build import BuildReport, build_index, update_index
 from bm25desk.engine.index.reader import DocRecord, Index
@@ -20,7 +19,10 @@ from bm25desk.engine.index.segment import IndexCorruptError
 from bm25desk.engine.index.stats import CollectionStats
 from bm25desk.engine.index.store import IndexInfo, IndexStore, StoreError
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn
+from bm25desk.engine.scoring.query import Constraint
 from bm25desk.engine.scoring.search import (
+    TIE_RULE,
+    ConstraintCheck,
     Contribution,
     Explanation,
     Feedback,
@@ -29,6 +31,7 @@ from bm25desk.engine.scoring.search import (
     QueryError,
     Searcher,
     SearchResult,
+    Suggestion,
     TermExplanation,
 )
 from bm25desk.engine.scoring.variants import (
@@ -40,12 +43,15 @@ from bm25desk.engine.scoring.variants import (
 )
 
 __all__ = [
+    "TIE_RULE",
     "AnalysisError",
     "Analyzer",
     "BuildReport",
     "CancelToken",
     "Cancelled",
     "CollectionStats",
+    "Constraint",
+    "ConstraintCheck",
     "Contribution",
     "DocRecord",
     "Explanation",
@@ -61,6 +67,7 @@ __all__ = [
     "SearchResult",
     "Searcher",
     "StoreError",
+    "Suggestion",
     "TermExplanation",
     "Variant",
     "VariantError",

@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 
 class BM25:
-    """Score a small in-memory collection with any variant (rank_bm25's API, exact formulas).
+    r"""Score a small in-memory collection with any variant (rank_bm25's API, exact formulas).
 
     Parameters
     ----------
@@ -43,7 +43,7 @@ class BM25:
     variant
         A variant key (``okapi`` reproduces rank_bm25's ``BM25Okapi``) or a :class:`Variant`.
     analyzer
-        The analyser for texts and string queries (default: lowercase ``\\w+`` words).
+        The analyser for texts and string queries (default: lowercase ``\w+`` words).
     **params
         Variant parameters (``k1``, ``b``, ``delta``, ``epsilon``).
     """

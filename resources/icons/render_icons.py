@@ -25,6 +25,7 @@ PACKAGE_ICONS = ROOT / "bm25desk" / "data" / "icons"
 
 
 def render(renderer: QSvgRenderer, size: int) -> QImage:
+    """Return the icon drawn at ``size`` × ``size`` pixels."""
     image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(Qt.GlobalColor.transparent)
     painter = QPainter(image)
@@ -36,6 +37,7 @@ def render(renderer: QSvgRenderer, size: int) -> QImage:
 
 
 def main() -> int:
+    """Render every size and the package copy; return the exit status."""
     app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])
     renderer = QSvgRenderer(str(SVG))
     if not renderer.isValid():

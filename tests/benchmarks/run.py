@@ -14,6 +14,12 @@ latency after a parameter change, and a check of every returned top-10 against a
 ranking under the engine's own formula (``verify.py``). Writes ``results.md`` and
 ``results.json`` to ``--out``. Corpora, oracle statistics and queries are cached under
 ``--cache`` (default ``bench-results/cache``) and reused by later runs.
+
+Every measurement records its provenance (``provenance.py``: project and harness commits, engine
+versions, corpus and query hashes, machine, load before and after). ``--repeat N`` measures each
+engine N times in fresh processes (the table shows medians and ranges); ``--reuse ENGINE`` (per
+engine) takes an earlier measurement from ``--out/work`` only when its provenance matches, and the
+table marks such rows with their date and commit.
 """
 
 from __future__ import annotations
@@ -21,18 +27,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tests.benchmarks import engines, synth
+from tests.benchmarks import engines, provenance, synth
 from tests.benchmarks.engines import K1, RERANK_B, RERANK_K1, B, Corpus, dir_size
+from tests.benchmarks.report import markdown, summarise
 from tests.benchmarks.verify import TOL, Oracle, check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +53,7 @@ SIZES: dict[str, tuple[str, int, int, tuple[str, ...]]] = {
     "docs100k": ("documents", 100_000, 1_000, ("whoosh",)),
     "scifact": ("beir", 0, 300, ()),
 }
-REUSE = False  # --reuse: take measurements already in the work directory
+REUSE: set[str] = set()  # --reuse ENGINE: engines whose earlier measurements may be reused
 ORDER = ["bm25desk", "tantivy", "bm25s-numba", "bm25s-numpy", "whoosh", "rank_bm25"]
 
 
@@ -121,17 +128,37 @@ def scifact_queries() -> list[str]:
 
 
 def run_worker(
-    argv: list[str], log_path: Path, timeout: float, env: dict[str, str]
+    argv: list[str], log_path: Path, timeout: float, env: dict[str, str], prov: dict[str, Any]
 ) -> dict[str, Any]:
-    """Run a worker; return its JSON plus wall time, exit status and rusage (peak RSS, CPU)."""
+    """Run a worker; return its JSON plus wall time, exit status, rusage and provenance.
+
+    ``prov`` is what this measurement's provenance will be (without its date and load): an
+    earlier measurement in the work directory stands in for it only when the user asked to reuse
+    this engine and the provenance matches (:func:`provenance.mismatch`).
+    """
     out_path = log_path.with_suffix(".json")
-    ru_path = log_path.with_suffix(".rusage.json")
-    if REUSE and out_path.exists():
-        res = json.loads(ru_path.read_text("utf-8")) if ru_path.exists() else {}
-        res.update(json.loads(out_path.read_text("utf-8")))
-        res["reused_from"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime(out_path.stat().st_mtime))
-        return res
+    engine = prov["engine"]
+    if engine in REUSE and out_path.exists():
+        old = json.loads(out_path.read_text("utf-8"))
+        why = provenance.mismatch(old.get("provenance"), prov)
+        if not why:
+            old["provenance"]["reused"] = True
+            log(f"{engine}: reusing {out_path.name} ({old['provenance']['measured_utc']} UTC)")
+            return dict(old)
+        log(f"{engine}: not reusing {out_path.name}: " + "; ".join(why))
     out_path.unlink(missing_ok=True)
+    load_before = provenance.load()
+    res = _measure(argv, log_path, out_path, timeout, env)
+    params = prov["params"]
+    res["provenance"] = provenance.record(engine, prov["common"], params, load_before)
+    if "error" not in res:
+        out_path.write_text(json.dumps(res), encoding="utf-8")
+    return res
+
+
+def _measure(
+    argv: list[str], log_path: Path, out_path: Path, timeout: float, env: dict[str, str]
+) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "tests.benchmarks.worker", *argv, "--out", str(out_path)]
     started = time.perf_counter()
     with open(log_path, "w") as logf:
@@ -155,7 +182,6 @@ def run_worker(
         "maxrss_mb": ru.ru_maxrss / 1e3,
         "cpu_s": ru.ru_utime + ru.ru_stime,
     }
-    ru_path.write_text(json.dumps(res), encoding="utf-8")
     if proc.returncode != 0 or not out_path.exists():
         tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
         res["error"] = f"exit {proc.returncode}: " + " | ".join(tail)
@@ -164,92 +190,127 @@ def run_worker(
     return res
 
 
-def bench_engine(
-    name: str,
-    corpus: Corpus,
-    corpus_json: Path,
-    qfile: Path,
-    wfile: Path,
-    work: Path,
-    args: argparse.Namespace,
-    env: dict[str, str],
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Bench:
+    """What every measurement of a run shares: files, options, environment, provenance."""
+
+    corpus_json: Path
+    qfile: Path
+    wfile: Path
+    work: Path
+    args: argparse.Namespace
+    env: dict[str, str]
+    common: dict[str, Any]
+
+
+def bench_engine(name: str, b: Bench) -> dict[str, Any]:
+    """Measure engine ``name`` ``--repeat`` times; return its description and repetitions."""
     cls = engines.ENGINES[name]
-    r: dict[str, Any] = {
+    reps = [_bench_once(name, rep, b) for rep in range(b.args.repeat)]
+    meta = {
         "engine": name,
         "formula": cls.formula,
         "reparam": cls.reparam,
         "pretok_note": cls.pretok_note,
         "persist_note": cls.persist_note,
     }
-    idx = work / f"idx-{name}"
-    n_rerank = min(args.rerank, args.queries)
-    common = ["--corpus", str(corpus_json), "-k", "10"]
-    if not REUSE:
+    return {**meta, **reps[0], "reps": reps}
+
+
+def _bench_once(name: str, rep: int, b: Bench) -> dict[str, Any]:
+    """One repetition: build from raw text (and pre-tokenised input), then query, all fresh."""
+    tag = f"{name}-r{rep}" if b.args.repeat > 1 else name
+    idx = b.work / f"idx-{tag}"
+    if name not in REUSE:
         engines.clean(idx)
-    log(f"{name}: build from raw text")
+    r = _builds(name, tag, idx, b)
+    if "error" in r["build_raw"]:
+        log(f"{tag}: build failed: {r['build_raw']['error']}")
+        return r
+    if not idx.exists() and r["build_raw"].get("provenance", {}).get("reused"):
+        log(f"{tag}: the reused build's index is gone (--keep-indexes keeps it): rebuilding")
+        REUSE.discard(name)
+        return _bench_once(name, rep, b)
+    r["query"] = _query(name, tag, idx, b)
+    if not b.args.keep_indexes:
+        engines.clean(idx)
+    return r
+
+
+def _provenance(name: str, phase: str, b: Bench) -> dict[str, Any]:
+    """Return what a measurement's provenance will be (compared before an earlier one is reused)."""
+    args = b.args
+    params = {
+        "phase": phase,
+        "k": 10,
+        "budget": args.budget,
+        "rerank": min(args.rerank, args.queries),
+        "variants": args.variants if name == "bm25desk" else 0,
+        "pretok": not args.no_pretok,
+        "threads_env": {k: v for k, v in b.env.items() if k.endswith("_NUM_THREADS")},
+    }
+    versions = provenance.engine_versions(name, b.common["project_commit"])
+    record = {**b.common, "engine": name, "params": params, "engine_versions": versions}
+    return {**record, "common": b.common}
+
+
+def _builds(name: str, tag: str, idx: Path, b: Bench) -> dict[str, Any]:
+    """Build from raw text (recording the index size), and from pre-tokenised input."""
+    cls, args = engines.ENGINES[name], b.args
+    corpus_args = ["--corpus", str(b.corpus_json), "-k", "10"]
+    n_rerank = min(args.rerank, args.queries)
+    r: dict[str, Any] = {}
+    log(f"{tag}: build from raw text (load {provenance.load()[0]:.2f})")
     extra = (
-        ["--rerank-queries", str(qfile), "--rerank", str(n_rerank), "--budget", str(args.budget)]
+        ["--rerank-queries", str(b.qfile), "--rerank", str(n_rerank), "--budget", str(args.budget)]
         if cls.reparam == "reindex"
         else []
     )
     r["build_raw"] = run_worker(
-        ["build", name, *common, "--index", str(idx), *extra],
-        work / f"{name}-build-raw.log",
+        ["build", name, *corpus_args, "--index", str(idx), *extra],
+        b.work / f"{tag}-build-raw.log",
         args.timeout,
-        env,
+        b.env,
+        _provenance(name, "build-raw", b),
     )
-    size_path = work / f"{name}-index-bytes.json"
+    size_path = b.work / f"{tag}-index-bytes.json"
     if "error" not in r["build_raw"]:
         if idx.exists():
             size_path.write_text(json.dumps(dir_size(idx)), encoding="utf-8")
         if size_path.exists():
             r["index_bytes"] = json.loads(size_path.read_text("utf-8"))
     if not args.no_pretok:
-        pidx = work / f"idx-{name}-pretok"
+        pidx = b.work / f"idx-{tag}-pretok"
         engines.clean(pidx)
-        log(f"{name}: build from pre-tokenised input")
+        log(f"{tag}: build from pre-tokenised input")
         r["build_pretok"] = run_worker(
-            ["build", name, *common, "--index", str(pidx), "--pretok"],
-            work / f"{name}-build-pretok.log",
+            ["build", name, *corpus_args, "--index", str(pidx), "--pretok"],
+            b.work / f"{tag}-build-pretok.log",
             args.timeout,
-            env,
+            b.env,
+            _provenance(name, "build-pretok", b),
         )
         engines.clean(pidx)
-    if "error" in r["build_raw"]:
-        log(f"{name}: build failed: {r['build_raw']['error']}")
-        return r
-    log(f"{name}: open, first query, {args.queries} queries, re-rank")
-    qenv = dict(
-        env,
-        OMP_NUM_THREADS="1",
-        OPENBLAS_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-        NUMBA_NUM_THREADS="1",
-    )
-    qargs = [
-        "query",
-        name,
-        *common,
-        "--index",
-        str(idx),
-        "--queries",
-        str(qfile),
-        "--warmup",
-        str(wfile),
-        "--rerank",
-        str(n_rerank),
-        "--budget",
-        str(args.budget),
-    ]
+    return r
+
+
+def _query(name: str, tag: str, idx: Path, b: Bench) -> dict[str, Any]:
+    """Open the index in a fresh process: first pass, warm pass, re-rank (and variants)."""
+    args = b.args
+    log(f"{tag}: open, first pass, warm pass over {args.queries} queries, re-rank")
+    one_thread = ("OMP", "OPENBLAS", "MKL", "NUMBA")
+    qenv = dict(b.env, **{f"{lib}_NUM_THREADS": "1" for lib in one_thread})
+    qargs = ["query", name, "--corpus", str(b.corpus_json), "-k", "10", "--index", str(idx)]
+    qargs += ["--queries", str(b.qfile), "--warmup", str(b.wfile)]
+    qargs += ["--rerank", str(min(args.rerank, args.queries)), "--budget", str(args.budget)]
     if name == "bm25desk" and args.variants:
         qargs += ["--variants", str(min(args.variants, args.queries))]
-    r["query"] = run_worker(qargs, work / f"{name}-query.log", args.timeout, env=qenv)
-    if "error" in r["query"]:
-        log(f"{name}: query run failed: {r['query']['error']}")
-    if not args.keep_indexes:
-        engines.clean(idx)
-    return r
+    res = run_worker(
+        qargs, b.work / f"{tag}-query.log", args.timeout, qenv, _provenance(name, "query", b)
+    )
+    if "error" in res:
+        log(f"{tag}: query run failed: {res['error']}")
+    return res
 
 
 # -- verification and summary ---------------------------------------------------------------------
@@ -304,196 +365,10 @@ def verify(results: dict[str, Any], oracle: Oracle, queries: list[str]) -> None:
                 }
 
 
-def pct(xs: list[float], p: float) -> float:
-    return float(np.percentile(np.array(xs), p)) if xs else float("nan")
-
-
-def summarise(r: dict[str, Any], n_docs: int) -> dict[str, Any]:
-    s: dict[str, Any] = {"engine": r["engine"]}
-    br, bp, q = r.get("build_raw", {}), r.get("build_pretok", {}), r.get("query", {})
-    s["version"] = br.get("version") or q.get("version") or ""
-    if "build_s" in br:
-        s["build_raw_s"] = br["build_s"]
-        s["docs_per_s"] = n_docs / br["build_s"]
-        s["peak_build_mb"] = br.get("peak_build_mb")
-        s["build_cpu_s"] = br.get("cpu_s")
-        s["build_wall_s"] = br.get("wall_s")
-    if "build_s" in bp:
-        s["build_pretok_s"] = bp["build_s"]
-        s["pretok_docs_per_s"] = n_docs / bp["build_s"]
-    s["index_mb"] = r["index_bytes"] / 1e6 if "index_bytes" in r else None
-    if "main" in q:
-        lat = q["main"]["latency"]
-        s["open_first_ms"] = q["open_first_s"] * 1e3
-        s["import_ms"] = q["import_s"] * 1e3
-        s["n_queries"] = len(lat)
-        s["p50_ms"] = pct(lat, 50) * 1e3
-        s["p95_ms"] = pct(lat, 95) * 1e3
-        s["qps"] = len(lat) / sum(lat)
-        cpu = q["main"].get("cpu")
-        s["qps_cpu"] = len(cpu) / max(sum(cpu), 1e-9) if cpu else None
-        s["query_rss_mb"] = q.get("rss_after_mb")
-    rr = q.get("rerank")
-    if rr:
-        s["rerank_p50_ms"] = pct(rr["latency"], 50) * 1e3
-        s["rerank"] = f"{s['rerank_p50_ms']:.2f} ms"
-    elif "reindex_s" in br:
-        s["rerank"] = f"re-index {br['reindex_s']:.1f} s"
-    elif r["reparam"] == "no":
-        s["rerank"] = "n/a (k1, b fixed)"
-    c = r.get("check")
-    if c:
-        s["check"] = "ok" if c["failed"] == 0 else f"{c['failed']} FAIL"
-        s["check"] += f" ({c['checked']})"
-        rc = r.get("rerank_check")
-        if rc:
-            s["check"] += " / re-rank " + ("ok" if rc["failed"] == 0 else f"{rc['failed']} FAIL")
-    s["overlap"] = r.get("overlap")
-    errs = [x["error"] for x in (br, bp, q) if isinstance(x, dict) and "error" in x]
-    if errs:
-        s["error"] = "; ".join(errs)
-    return s
-
-
-def _f(x: Any, fmt: str = "{:,.1f}") -> str:
-    if x is None or (isinstance(x, float) and not np.isfinite(x)):
-        return "—"
-    return fmt.format(x)
-
-
-def _ratio(x: Any, base: Any) -> str:
-    if x is None or base is None or not base:
-        return "—"
-    return f"{x / base:.2f}×"
-
-
-def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str, Any]) -> str:
-    base = next((r for r in rows if r["engine"] == "bm25desk"), {})
-    lines = [
-        f"# Benchmark: {meta['size']} — {meta['n_docs']:,} documents, "
-        f"{meta['n_tokens']:,} tokens, {meta['n_queries']} queries",
-        "",
-        f"{meta['when']} · bm25desk at {meta['git']} · {meta['cpu']} · {meta['cores']} cores · "
-        f"Python {meta['python']} · "
-        f"load average at start {meta['load_start']}, at end {meta['load_end']} · "
-        f"total {meta['total_s'] / 60:.1f} min",
-        "",
-        "Ratios are engine ÷ bm25desk (higher docs/s and queries/s are better; lower memory, "
-        "size and time are better). Latency: top-10, one thread, warm page cache, query text "
-        "analysed by the engine; q/s CPU counts the query process's CPU time instead of wall "
-        "time (steadier on a shared machine). Build CPU s: user + system time of the build "
-        "process and its children. Re-rank: latency after k1, b change from "
-        f"({K1}, {B}) to ({RERANK_K1}, {RERANK_B}). Check: every returned top-10 equals a "
-        "brute-force ranking under that engine's own formula, ties allowed.",
-        "",
-        "| engine | build raw s | docs/s | × | pre-tok s | peak RSS MB | × | build CPU s "
-        "| index MB | × | open+1st ms | p50 ms | p95 ms | q/s | × | q/s CPU | × | re-rank "
-        "| top-10 check | overlap |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-        "---|---|---:|",
-    ]
-    for s in rows:
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    f"{s['engine']} {s.get('version', '')}",
-                    _f(s.get("build_raw_s"), "{:,.2f}"),
-                    _f(s.get("docs_per_s"), "{:,.0f}"),
-                    _ratio(s.get("docs_per_s"), base.get("docs_per_s")),
-                    _f(s.get("build_pretok_s"), "{:,.2f}"),
-                    _f(s.get("peak_build_mb"), "{:,.0f}"),
-                    _ratio(s.get("peak_build_mb"), base.get("peak_build_mb")),
-                    _f(s.get("build_cpu_s"), "{:,.1f}"),
-                    _f(s.get("index_mb"), "{:,.1f}"),
-                    _ratio(s.get("index_mb"), base.get("index_mb")),
-                    _f(s.get("open_first_ms"), "{:,.0f}"),
-                    _f(s.get("p50_ms"), "{:,.2f}"),
-                    _f(s.get("p95_ms"), "{:,.2f}"),
-                    _f(s.get("qps"), "{:,.0f}")
-                    + (
-                        f" ({s['n_queries']})"
-                        if s.get("n_queries", meta["n_queries"]) < meta["n_queries"]
-                        else ""
-                    ),
-                    _ratio(s.get("qps"), base.get("qps")),
-                    _f(s.get("qps_cpu"), "{:,.0f}"),
-                    _ratio(s.get("qps_cpu"), base.get("qps_cpu")),
-                    s.get("rerank", "—"),
-                    s.get("check", "—"),
-                    _f(s.get("overlap"), "{:.2f}"),
-                ]
-            )
-            + " |"
-        )
-    errs = [f"- **{s['engine']}**: {s['error']}" for s in rows if s.get("error")]
-    if errs:
-        lines += ["", "Errors:", *errs]
-    fails = []
-    for name, r in results.items():
-        for part in ("check", "rerank_check"):
-            c = r.get(part)
-            if c and c["failed"]:
-                fails += [f"- {name} ({part}): {e}" for e in c["examples"]]
-    if fails:
-        lines += ["", "Check failures (first few):", *fails]
-    v = results.get("bm25desk", {}).get("query", {}).get("variants")
-    if v:
-        lines += [
-            "",
-            "bm25desk by variant (default parameters; check: its own variant code on "
-            "the oracle's statistics):",
-            "",
-            "| variant | queries | p50 ms | p95 ms | q/s | check |",
-            "|---|---:|---:|---:|---:|---|",
-        ]
-        for x in v.values():
-            lat = x["latency"]
-            c = x.get("check", {})
-            lines.append(
-                f"| `{x['repr']}` | {len(lat)} | {pct(lat, 50) * 1e3:.2f} "
-                f"| {pct(lat, 95) * 1e3:.2f} | {len(lat) / sum(lat):,.0f} | "
-                + ("ok" if not c.get("failed") else f"{c['failed']} FAIL: {c['examples'][:1]}")
-                + " |"
-            )
-    lines += ["", "Notes:"]
-    for s, (name, r) in zip(rows, results.items(), strict=True):
-        del s
-        notes = [f"formula `{r['formula']}`", f"parameters: {r['reparam']}"]
-        if r.get("pretok_note"):
-            notes.append(f"pre-tokenised input: {r['pretok_note']}")
-        if r.get("persist_note"):
-            notes.append(f"persisted with {r['persist_note']}")
-        q = r.get("query", {})
-        if "open_s" in q:
-            notes.append(
-                f"open {q['open_s'] * 1e3:.0f} ms + first query "
-                f"{q['first_query_s'] * 1e3:.0f} ms (library import "
-                f"{q['import_s'] * 1e3:.0f} ms not included)"
-            )
-        if q.get("rss_after_mb"):
-            notes.append(f"RSS while searching {q['rss_after_mb']:,.0f} MB")
-        when = sorted(
-            {p["reused_from"] for p in r.values() if isinstance(p, dict) and "reused_from" in p}
-        )
-        if when:
-            notes.append(f"measured in an earlier run ({', '.join(when)} UTC), reused")
-        if q.get("explained"):
-            lat = q["explained"]["latency"]
-            notes.append(
-                "the table's queries return ids and scores like the other engines; with "
-                "per-term explanations and the match count (what the app shows): "
-                f"p50 {pct(lat, 50) * 1e3:.2f} ms, p95 {pct(lat, 95) * 1e3:.2f} ms, "
-                f"{len(lat) / sum(lat):,.0f} q/s"
-            )
-        lines.append(f"- {name}: " + "; ".join(notes))
-    return "\n".join(lines) + "\n"
-
-
 # -- main -----------------------------------------------------------------------------------------
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m tests.benchmarks.run",
         description=__doc__,
@@ -523,13 +398,25 @@ def main(argv: list[str] | None = None) -> int:
         default=100,
         help="queries per bm25desk variant (0: skip the variant sweep)",
     )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="measure every engine N times, each in fresh processes (medians and ranges)",
+    )
     ap.add_argument("--timeout", type=float, default=3600.0, help="per worker process")
     ap.add_argument("--no-pretok", action="store_true", help="skip the pre-tokenised builds")
     ap.add_argument("--keep-indexes", action="store_true")
     ap.add_argument(
         "--reuse",
-        action="store_true",
-        help="reuse measurements already in --out/work (resume a run, or redo its report)",
+        action="append",
+        default=[],
+        choices=ORDER,
+        metavar="ENGINE",
+        help="take ENGINE's measurements already in --out/work when their provenance matches "
+        "(commit, harness, versions, corpus, queries, parameters, machine); repeat per engine; "
+        "such rows are marked as reused in the table",
     )
     ap.add_argument(
         "--strict", action="store_true", help="exit 1 when any engine fails, not just bm25desk"
@@ -539,9 +426,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="unset OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE in the workers",
     )
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
-    global REUSE
-    REUSE = args.reuse
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    REUSE.clear()
+    REUSE.update(args.reuse)
     _, _, default_q, skip = SIZES[args.size]
     args.queries = args.queries or default_q
     names = [e.strip() for e in args.engines.split(",") if e.strip()] or [
@@ -552,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown engines: {', '.join(sorted(unknown))}")
     names = sorted(names, key=lambda n: ORDER.index(n))  # bm25desk first: ratios need it
     started = time.perf_counter()
-    load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_start = " ".join(f"{x:.2f}" for x in provenance.load())
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.out / "work"
     work.mkdir(exist_ok=True)
@@ -563,30 +457,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.unset_openblas_coretype:
         env.pop("OPENBLAS_CORETYPE", None)
         env.pop("OPENBLAS_L2_SIZE", None)
-    results: dict[str, Any] = {}
-    for name in names:
-        results[name] = bench_engine(name, corpus, corpus_json, qfile, wfile, work, args, env)
+    common = _common(args, corpus, cdir, qfile)
+    bench = Bench(corpus_json, qfile, wfile, work, args, env, common)
+    results = {name: bench_engine(name, bench) for name in names}
     log("verifying every top-10 against the oracle")
     oracle = Oracle.load(cdir / "oracle")
     verify(results, oracle, queries)
-    rows = [summarise(results[n], corpus.n_docs) for n in names]
+    rows = [summarise(results[n], corpus.n_docs, common["run_id"]) for n in names]
     meta = {
-        "size": args.size,
+        **{k: v for k, v in common.items() if k != "run_id"},
+        "run_id": common["run_id"],
         "n_docs": corpus.n_docs,
         "n_tokens": corpus.n_tokens,
         "n_terms": len(oracle.terms),
         "n_queries": len(queries),
-        "when": time.strftime("%Y-%m-%d %H:%M"),
-        "cpu": _cpu(),
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
+        "when": common["run_id"].split(" @ ")[0],
         "numpy": np.__version__,
         "blas_env": {k: v for k, v in env.items() if "BLAS" in k},
         "load_start": load_start,
-        "load_end": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "load_end": " ".join(f"{x:.2f}" for x in provenance.load()),
         "total_s": time.perf_counter() - started,
         "seed": args.seed,
-        "git": _git(),
+        "repeats": args.repeat,
+        "reuse_asked": sorted(REUSE),
     }
     (args.out / "results.json").write_text(
         json.dumps({"meta": meta, "summary": rows, "raw": _strip(results)}, indent=1),
@@ -602,41 +495,32 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if "bm25desk" in bad or (args.strict and bad) else 0
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def _git() -> str:
-    """The commit measured, with ``+dirty`` when bm25desk/ has uncommitted changes."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "bm25desk"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
-    except OSError:
-        return "unknown"
-    return head + ("+dirty" if dirty else "")
+def _common(args: argparse.Namespace, corpus: Corpus, cdir: Path, qfile: Path) -> dict[str, Any]:
+    """Return the provenance every measurement of this run shares."""
+    commit = provenance.project_commit()
+    return {
+        "run_id": f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} @ {commit}",
+        "size": args.size,
+        "project_commit": commit,
+        **provenance.harness(),
+        "corpus_sha256": provenance.file_sha256(Path(corpus.raw), cdir / "corpus.sha256.json"),
+        "queries_sha256": provenance.file_sha256(qfile),
+        "machine": provenance.machine(),
+    }
 
 
 def _strip(results: dict[str, Any]) -> dict[str, Any]:
     """Drop per-query hit lists from the JSON (keep latencies and checks)."""
     out = json.loads(json.dumps(results))
     for r in out.values():
-        for part in ("query", "build_raw"):
-            for phase in ("main", "rerank"):
-                x = r.get(part, {}).get(phase)
-                if isinstance(x, dict):
-                    x.pop("results", None)
-            for v in r.get(part, {}).get("variants", {}).values():
-                v.pop("results", None)
+        for rep in [r, *r.get("reps", [])]:
+            for part in ("query", "build_raw"):
+                for phase in ("main", "rerank"):
+                    x = rep.get(part, {}).get(phase)
+                    if isinstance(x, dict):
+                        x.pop("results", None)
+                for v in rep.get(part, {}).get("variants", {}).values():
+                    v.pop("results", None)
     return out
 
 

@@ -1,5 +1,7 @@
 """Engine fixtures: a tiny inline corpus (as a TSV file and as a folder), a private data dir and
-index store, quick in-process index builds, and the shared real collections (CISI, SciFact).
+index store, quick in-process index builds, and real collections: CISI (shipped inside the package)
+and, when it is beside the clone, SciFact (optional data: tests that need it carry the ``scifact``
+marker).
 
 Nothing here imports Qt. Tests never touch the real user data dir: ``data_dir`` points
 ``BM25DESK_DATA_DIR`` at a temporary directory.
@@ -16,6 +18,7 @@ from unittest import mock
 import numpy as np
 import pytest
 
+import bm25desk
 from bm25desk import paths
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.build import build_index, commit, write_segments
@@ -23,12 +26,16 @@ from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.store import IndexStore
 from bm25desk.engine.readers.corpus import Document
 
-SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-"""``../shared/data`` beside the repository: CISI, SciFact, an MS MARCO sample (may be absent)."""
+SAMPLE = Path(bm25desk.__file__).resolve().parent / "data" / "sample"
+"""The CISI collection the package ships (``bm25desk/data/sample``): always there."""
 
-CISI_ALL = SHARED_DATA / "cisi" / "CISI.ALL"
-CISI_QRY = SHARED_DATA / "cisi" / "CISI.QRY"
-SCIFACT_CORPUS = SHARED_DATA / "scifact" / "corpus.jsonl"
+CISI_ALL = SAMPLE / "CISI.ALL"
+CISI_QRY = SAMPLE / "CISI.QRY"
+
+OPTIONAL_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+"""``../shared/data`` beside the repository, where the optional SciFact collection may be."""
+
+SCIFACT_CORPUS = OPTIONAL_DATA / "scifact" / "corpus.jsonl"
 
 # (docid, title, body). Chosen for the query-syntax tests: "quick brown fox" is a phrase of tiny-4
 # only; "dog" is in the titles of tiny-2 only ("dogs" in tiny-1's title is another word unstemmed);
@@ -43,10 +50,10 @@ TINY_DOCS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def require(path: Path) -> Path:
-    """Return ``path``, or skip the test when the shared data is not there."""
+def require_optional(path: Path) -> Path:
+    """Return ``path`` of optional data, or skip (the test must carry its data's marker)."""
     if not path.exists():
-        pytest.skip(f"shared data not available: {path}")
+        pytest.skip(f"optional data not found: {path}")
     return path
 
 
@@ -209,7 +216,7 @@ def make_segmented(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
     return make
 
 
-# -- the shared real collections -------------------------------------------------------------------
+# -- the real collections ------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -221,8 +228,7 @@ def cisi_store(tmp_path_factory: pytest.TempPathFactory) -> IndexStore:
 @pytest.fixture(scope="session")
 def synth_tsv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A deterministic 2,000-passage MS MARCO passages TSV (id, text) with a Zipf-like vocabulary:
-    big enough for memory-mapped arrays, several flushes and mid-read cancellation, and needing no
-    shared data."""
+    big enough for memory-mapped arrays, several flushes and mid-read cancellation."""
     import random
 
     rng = random.Random(20240601)
@@ -246,7 +252,6 @@ def synth_index(cisi_store: IndexStore, synth_tsv: Path) -> Index:
 @pytest.fixture(scope="session")
 def cisi_index(cisi_store: IndexStore) -> Index:
     """CISI.ALL with the default analyser (word tokens, lowercase, no stop list, no stemmer)."""
-    require(CISI_ALL)
     build_index(CISI_ALL, name="cisi", store=cisi_store)
     return cisi_store.open("cisi")
 
@@ -254,7 +259,6 @@ def cisi_index(cisi_store: IndexStore) -> Index:
 @pytest.fixture(scope="session")
 def cisi_ws_index(cisi_store: IndexStore) -> Index:
     """CISI.ALL with the whitespace tokenizer and case kept (rank_bm25's ``text.split()``)."""
-    require(CISI_ALL)
     analyzer = Analyzer(tokenizer="whitespace", lowercase=False)
     build_index(CISI_ALL, name="cisi-ws", store=cisi_store, analyzer=analyzer)
     return cisi_store.open("cisi-ws")
@@ -263,7 +267,7 @@ def cisi_ws_index(cisi_store: IndexStore) -> Index:
 @pytest.fixture(scope="session")
 def cisi_queries() -> list[tuple[str, str]]:
     """CISI.QRY's (query id, .W text) pairs, in file order."""
-    path = require(CISI_QRY)
+    path = CISI_QRY
     out: list[tuple[str, str]] = []
     qid, field, buf = "", "", []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -286,12 +290,13 @@ def cisi_texts() -> list[str]:
     """The text of every CISI document as the SMART reader gives it (title, authors, abstract)."""
     from bm25desk.engine.readers.corpus import read_corpus
 
-    return [d.text for d in read_corpus(require(CISI_ALL), "smart")]
+    return [d.text for d in read_corpus(CISI_ALL, "smart")]
 
 
 @pytest.fixture(scope="session")
 def scifact_texts() -> list[str]:
-    """The text of the first 300 SciFact documents as the BEIR reader gives it."""
+    """The text of the first 300 SciFact documents as the BEIR reader gives it (optional data)."""
     from bm25desk.engine.readers.corpus import read_corpus
 
-    return [d.text for d in itertools.islice(read_corpus(require(SCIFACT_CORPUS), "beir"), 300)]
+    path = require_optional(SCIFACT_CORPUS)
+    return [d.text for d in itertools.islice(read_corpus(path, "beir"), 300)]

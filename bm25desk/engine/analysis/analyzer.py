@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-try:
-    from bm25desk.engine.analysis import _tokens  # type: ignore[attr-defined]
-except ImportError:  # no compiler when the package was installed: the Python path
-    _tokens = None
+from bm25desk.engine import native
+
+_tokens: Any = native.load("bm25desk.engine.analysis._tokens")
+
+HAVE_TOKENIZER = _tokens is not None
+"""Whether the compiled bulk tokenizer is in use (else the same tokens come from Python)."""
 
 TOKENIZERS: dict[str, str] = {
     "word": "Runs of word characters (letters, digits, underscore); punctuation separates words",

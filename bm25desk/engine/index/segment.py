@@ -60,12 +60,24 @@ def load_array(path: Path, mmap: bool = True) -> npt.NDArray[Any]:
     return arr
 
 
-class BlobWriter:
-    """Append byte strings to ``<name>.bin`` and record offsets in ``<name>.off.npy``."""
+def name_bytes(name: str) -> bytes:
+    """Return the UTF-8 of a docid or path, keeping non-UTF-8 file name bytes (surrogateescape)."""
+    try:
+        return name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # lone surrogates that are not escaped bytes
+        return name.encode("utf-8", "replace")
 
-    def __init__(self, directory: Path, name: str) -> None:
+
+class BlobWriter:
+    """Append byte strings to ``<name>.bin`` and record offsets in ``<name>.off.npy``.
+
+    ``names``: the strings are docids or paths, kept byte for byte (:func:`name_bytes`).
+    """
+
+    def __init__(self, directory: Path, name: str, names: bool = False) -> None:
         self._dir = directory
         self._name = name
+        self._names = names
         self._fh: BinaryIO = open(directory / f"{name}.bin", "wb")  # noqa: SIM115 - closed in close()
         self._offsets = array("q", [0])
         self._pos = 0
@@ -77,8 +89,8 @@ class BlobWriter:
         self._offsets.append(self._pos)
 
     def add_text(self, text: str) -> None:
-        """Append one string (UTF-8; lone surrogates replaced)."""
-        self.add(text.encode("utf-8", "replace"))
+        """Append one string (UTF-8; lone surrogates replaced, or kept as bytes for names)."""
+        self.add(name_bytes(text) if self._names else text.encode("utf-8", "replace"))
 
     def __len__(self) -> int:
         """Return the number of records."""
@@ -95,7 +107,8 @@ class BlobWriter:
 class Blob:
     """Read-only access to a blob written by :class:`BlobWriter` (memory-mapped)."""
 
-    def __init__(self, directory: Path, name: str) -> None:
+    def __init__(self, directory: Path, name: str, names: bool = False) -> None:
+        self._errors = "surrogateescape" if names else "replace"
         self.offsets: I64 = np.asarray(load_array(directory / f"{name}.off.npy"))
         path = directory / f"{name}.bin"
         if not path.exists():
@@ -126,7 +139,7 @@ class Blob:
 
     def get(self, i: int) -> str:
         """Return record ``i`` as text."""
-        return self.get_bytes(i).decode("utf-8", "replace")
+        return self.get_bytes(i).decode("utf-8", self._errors)
 
 
 class Lexicon:
@@ -242,9 +255,9 @@ class Segment:
         self.tdocs: I32 = load_array(directory / "tdocs.npy")
         self.doclen: I32 = load_array(directory / "doclen.npy")
         self.docid_order: I32 = load_array(directory / "docid_order.npy")
-        self.docids = Blob(directory, "docid")
+        self.docids = Blob(directory, "docid", names=True)
         self.titles = Blob(directory, "title")
-        self.locations = Blob(directory, "loc")
+        self.locations = Blob(directory, "loc", names=True)
         self.texts = Blob(directory, "text")
         self.mtime: F64 = load_array(directory / "mtime.npy")
         self.size: I64 = load_array(directory / "size.npy")
@@ -270,7 +283,7 @@ class Segment:
 
     def find_docid(self, docid: str) -> int:
         """Return the local docno of ``docid`` or -1 (binary search over the sorted order)."""
-        key = docid.encode("utf-8", "replace")
+        key = name_bytes(docid)
         order = self.docid_order
         lo, hi = 0, len(order)
         while lo < hi:
@@ -322,7 +335,10 @@ class SegmentWriter:
         self._mtime = array("d")
         self._size = array("q")
         self._docids: list[str] = []
-        self._blobs = {n: BlobWriter(directory, n) for n in ("docid", "title", "loc", "text")}
+        self._blobs = {
+            n: BlobWriter(directory, n, names=n in ("docid", "loc"))
+            for n in ("docid", "title", "loc", "text")
+        }
         self.n_postings = 0
 
     @property
@@ -477,7 +493,9 @@ class SegmentWriter:
         save_array(d / "doclen.npy", doclen)
         save_array(d / "mtime.npy", np.frombuffer(self._mtime, dtype=np.float64))
         save_array(d / "size.npy", np.frombuffer(self._size, dtype=np.int64))
-        save_array(d / "docid_order.npy", sort_terms(self._docids).astype(np.int32))
+        docid_keys = [name_bytes(docid) for docid in self._docids]
+        docid_order = sorted(range(len(docid_keys)), key=docid_keys.__getitem__)
+        save_array(d / "docid_order.npy", np.array(docid_order, dtype=np.int32))
         meta = {
             "n_docs": len(doclen),
             "n_terms": n_terms,

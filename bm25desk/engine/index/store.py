@@ -83,10 +83,14 @@ def slugify(text: str) -> str:
 
 
 def default_name(source: Path) -> str:
-    """Return a default index name for a source path (generic file names use the folder's)."""
+    """Return a default index name for a source path (a generic *file* name uses its folder's).
+
+    ``scifact/corpus.jsonl`` becomes "scifact", but a folder is named after itself: ``notes/docs``
+    becomes "docs", not "notes".
+    """
     generic = {"corpus", "collection", "docs", "documents", "data", "index"}
     base = slugify(source.name)
-    if base in generic and source.parent.name:
+    if base in generic and source.parent.name and not source.is_dir():
         return slugify(source.parent.name)
     return base
 

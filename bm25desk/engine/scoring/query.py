@@ -14,6 +14,7 @@ parser: it is analysed as one text, so plain words behave exactly as a bag of wo
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections import Counter
@@ -23,6 +24,9 @@ from typing import Any, Literal
 from bm25desk.engine.analysis.analyzer import Analyzer
 
 Role = Literal["optional", "required", "prohibited", "phrase", "title"]
+ConstraintKind = Literal[
+    "required", "prohibited", "phrase", "prohibited-phrase", "title", "title-prohibited"
+]
 
 _SYNTAX = re.compile(r'(?:^|[\s(])[+-]\S|"|\b(?:AND|OR|NOT)\b|(?:^|[\s(])title:|[()]')
 
@@ -42,6 +46,43 @@ class QueryToken:
 
 
 @dataclass(frozen=True, slots=True)
+class Constraint:
+    """One ``+word``, ``-word``, phrase or ``title:`` part of a query, as typed and as analysed.
+
+    ``words`` are the words as the user typed them and ``analysed`` what each became (None for a
+    stop word or a word below the minimum length, which constrain nothing). A document satisfies
+    ``required`` and ``title`` when it contains every analysed term (in its title for ``title``),
+    ``phrase`` when the terms occur consecutively, and the prohibited kinds when it does not.
+    """
+
+    kind: ConstraintKind
+    words: tuple[str, ...]
+    analysed: tuple[str | None, ...]
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """Return the analysed terms that constrain (stop words left out)."""
+        return tuple(t for t in self.analysed if t is not None)
+
+    @property
+    def prohibits(self) -> bool:
+        """Return whether a document must *not* satisfy this (``-word``, ``-"a phrase"``...)."""
+        return self.kind in ("prohibited", "prohibited-phrase", "title-prohibited")
+
+    @property
+    def label(self) -> str:
+        """Return the constraint as it reads in query syntax (``+dog``, ``"a b"``, ``title:x``)."""
+        text = " ".join(self.words)
+        if self.kind in ("phrase", "prohibited-phrase") or len(self.words) > 1:
+            text = f'"{text}"'
+        if self.kind.startswith("title"):
+            text = f"title:{text}"
+        if self.prohibits:
+            return f"-{text}"
+        return f"+{text}" if self.kind == "required" else text
+
+
+@dataclass(frozen=True, slots=True)
 class ParsedQuery:
     """A query reduced to scored terms and constraints."""
 
@@ -56,6 +97,7 @@ class ParsedQuery:
     title_prohibited: tuple[str, ...] = ()
     syntax: bool = False
     warnings: tuple[str, ...] = ()
+    constraints: tuple[Constraint, ...] = ()  # the above, each as the user typed it
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -89,6 +131,8 @@ def parse_terms(terms: list[str] | tuple[str, ...]) -> ParsedQuery:
 
 
 class _Collector:
+    """Walks whoosh's query tree and sorts the analysed words into terms and constraints."""
+
     def __init__(self, analyzer: Analyzer) -> None:
         self.analyzer = analyzer
         self.tokens: list[QueryToken] = []
@@ -99,67 +143,90 @@ class _Collector:
         self.prohibited_phrases: list[tuple[str, ...]] = []
         self.title_required: list[str] = []
         self.title_prohibited: list[str] = []
+        self.constraints: list[Constraint] = []
 
     def words(self, text: str, role: Role) -> list[str]:
-        out = []
-        for tok in self.analyzer.analyze(text):
-            self.tokens.append(QueryToken(tok.surface, tok.term, tok.status, role))
-            if tok.term is not None:
-                out.append(tok.term)
-        return out
+        """Analyse ``text`` into tokens of ``role``; return its terms."""
+        return [t for t in self._words(text, role)[1] if t is not None]
+
+    def _words(self, text: str, role: Role) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+        toks = self.analyzer.analyze(text)
+        self.tokens.extend(QueryToken(t.surface, t.term, t.status, role) for t in toks)
+        return tuple(t.surface for t in toks), tuple(t.term for t in toks)
+
+    def _constrain(self, kind: ConstraintKind, into: list[str], text: str, role: Role) -> list[str]:
+        """Analyse ``text``, add its terms to ``into`` and record them as one constraint."""
+        words, analysed = self._words(text, role)
+        terms = [t for t in analysed if t is not None]
+        if terms:
+            into.extend(terms)
+            self.constraints.append(Constraint(kind, words, analysed))
+        return terms
 
     def walk(self, node: Any, mode: str) -> None:
+        """Collect ``node`` (a whoosh query) under ``mode`` (optional, required or prohibited)."""
         from whoosh import query as wq
 
-        prohibited = mode == "prohibited"
         if isinstance(node, wq.Term):
-            in_title = node.fieldname == "title"
-            role: Role = "prohibited" if prohibited else ("title" if in_title else mode)  # type: ignore[assignment]
-            terms = self.words(str(node.text), role)
-            if prohibited:
-                (self.title_prohibited if in_title else self.prohibited).extend(terms)
-                return
-            self.scored.extend(terms)
-            if in_title:
-                self.title_required.extend(terms)
-            elif mode == "required":
-                self.required.extend(terms)
+            self._term(str(node.text), node.fieldname == "title", mode)
         elif isinstance(node, wq.Phrase):
-            in_title = node.fieldname == "title"
-            role = "prohibited" if prohibited else ("title" if in_title else "phrase")
-            terms = self.words(" ".join(str(w) for w in node.words), role)
-            if not terms:
-                return
-            if prohibited:
-                if in_title:
-                    self.title_prohibited.extend(terms)
-                else:
-                    self.prohibited_phrases.append(tuple(terms))
-                return
-            self.scored.extend(terms)
-            if in_title:
-                self.title_required.extend(terms)
-            elif len(terms) == 1:
-                self.required.extend(terms)
-            else:
-                self.phrases.append(tuple(terms))
+            self._phrase(" ".join(str(w) for w in node.words), node.fieldname == "title", mode)
         elif isinstance(node, wq.AndNot):
             self.walk(node.a, mode)
             self.walk(node.b, "prohibited")
         elif isinstance(node, wq.AndMaybe):
-            self.walk(node.a, "prohibited" if prohibited else "required")
+            self.walk(node.a, "prohibited" if mode == "prohibited" else "required")
             self.walk(node.b, mode)
         elif isinstance(node, wq.Not):
             self.walk(node.query, "prohibited")
         elif isinstance(node, wq.And):
             for child in node.children():
-                self.walk(child, "prohibited" if prohibited else "required")
+                self.walk(child, "prohibited" if mode == "prohibited" else "required")
         elif isinstance(node, wq.Or):
             for child in node.children():
-                self.walk(child, "prohibited" if prohibited else "optional")
+                self.walk(child, "prohibited" if mode == "prohibited" else "optional")
         elif hasattr(node, "children"):
             for child in node.children():
                 self.walk(child, mode)
+
+    def _term(self, text: str, in_title: bool, mode: str) -> None:
+        if mode == "prohibited":
+            if in_title:
+                self._constrain("title-prohibited", self.title_prohibited, text, "prohibited")
+            else:
+                self._constrain("prohibited", self.prohibited, text, "prohibited")
+        elif in_title:
+            self.scored.extend(self._constrain("title", self.title_required, text, "title"))
+        elif mode == "required":
+            self.scored.extend(self._constrain("required", self.required, text, "required"))
+        else:
+            self.scored.extend(self.words(text, "optional"))
+
+    def _phrase(self, text: str, in_title: bool, mode: str) -> None:
+        if mode == "prohibited":
+            if in_title:
+                self._constrain("title-prohibited", self.title_prohibited, text, "prohibited")
+                return
+            words, analysed = self._words(text, "prohibited")
+            terms = tuple(t for t in analysed if t is not None)
+            if terms:
+                self.prohibited_phrases.append(terms)
+                self.constraints.append(Constraint("prohibited-phrase", words, analysed))
+            return
+        if in_title:
+            self.scored.extend(self._constrain("title", self.title_required, text, "title"))
+            return
+        words, analysed = self._words(text, "phrase")
+        terms = tuple(t for t in analysed if t is not None)
+        if not terms:
+            return
+        self.scored.extend(terms)
+        if len(terms) == 1:
+            self.required.extend(terms)
+            self.constraints.append(Constraint("required", words, analysed))
+        else:
+            self.phrases.append(terms)
+            self.constraints.append(Constraint("phrase", words, analysed))
 
 
 def _parser() -> Any:
@@ -175,8 +242,11 @@ def _parser() -> Any:
     from whoosh import query as wq
 
     class QuotedPhrase(wq.Phrase):  # type: ignore[misc]
-        """Keep a quoted single word a phrase: whoosh would make it a plain (optional) Term,
-        although it must occur, and "e-mail" analyses to the phrase (e, mail)."""
+        """A quoted phrase that stays one even of a single word.
+
+        whoosh would make a quoted single word a plain (optional) Term, although it must occur,
+        and "e-mail" analyses to the phrase (e, mail).
+        """
 
         def normalize(self) -> Any:
             return self if len(self.words) == 1 else super().normalize()
@@ -198,24 +268,102 @@ def _parser() -> Any:
 _PARSER: Any = None
 _PARSER_LOCK = threading.Lock()  # whoosh parsers keep state while parsing
 
+UNREADABLE = (
+    "could not read the query's syntax (an unmatched bracket or quote, or an operator with "
+    "nothing to apply to?); searched its words as plain words instead"
+)
+"""The warning of a query whoosh cannot parse (the words are still searched)."""
+
+
+def _parser_errors() -> tuple[type[BaseException], ...]:
+    """Return what whoosh's parser raises on input it cannot read.
+
+    Its own :class:`~whoosh.qparser.QueryParserError`, and — from syntax nodes it has no query for
+    (a lone ``+`` inside brackets) or an empty group — ``NotImplementedError`` and ``IndexError``
+    (found by fuzzing it). Anything else is a bug and is not caught.
+    """
+    from whoosh.qparser import QueryParserError
+
+    return (QueryParserError, NotImplementedError, IndexError)
+
+
+def _tree(text: str, *, normalize: bool = True) -> Any:
+    """Return whoosh's query tree for ``text`` (raises one of :func:`_parser_errors`)."""
+    global _PARSER
+    with _PARSER_LOCK:
+        if _PARSER is None:
+            _PARSER = _parser()
+        return _PARSER.parse(text, normalize=normalize)
+
+
+def _walk(text: str, tree: Any, analyzer: Analyzer) -> _Collector:
+    """Collect the terms and constraints of ``text``'s normalised ``tree``."""
+    from whoosh import query as wq
+
+    collector = _Collector(analyzer)
+    if tree is wq.NullQuery:
+        # Normalising drops a query of only prohibitions ("-cat"): keep them, from the tree as
+        # parsed, so that the searcher can say such a query has nothing to rank.
+        collector.walk(_tree(text, normalize=False), "optional")
+        return _Collector(analyzer) if collector.scored else collector
+    collector.walk(tree, "optional")
+    if "+" in text and not collector.required:
+        _restore_required(collector, text)
+    return collector
+
+
+def _restore_required(collector: _Collector, text: str) -> None:
+    """Take back the "+" that normalising drops from a lone required group ("+a -b").
+
+    whoosh turns ``AndMaybe(+a, nothing)`` into the plain term ``a``. When the tree as parsed
+    requires exactly the terms that are scored, they are required (and shown so).
+    """
+    typed = _Collector(collector.analyzer)
+    typed.walk(_tree(text, normalize=False), "optional")
+    required = set(typed.required)
+    if not required or required != set(collector.scored):
+        return
+    collector.required = typed.required
+    collector.constraints = [
+        *(c for c in typed.constraints if c.kind == "required"),
+        *collector.constraints,
+    ]
+    collector.tokens = [
+        dataclasses.replace(t, role="required")
+        if t.role == "optional" and t.term in required
+        else t
+        for t in collector.tokens
+    ]
+
+
+def _in_typed_order(text: str, constraints: list[Constraint]) -> tuple[Constraint, ...]:
+    """Return the distinct constraints in the order they are typed (by their first word)."""
+    folded = text.casefold()
+
+    def position(c: Constraint) -> int:
+        at = folded.find(c.words[0].casefold()) if c.words else -1
+        return at if at >= 0 else len(text)
+
+    return tuple(sorted(dict.fromkeys(constraints), key=position))
+
 
 def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> ParsedQuery:
-    """Parse ``text`` into scored terms and constraints (``syntax=False``: bag of words only)."""
-    global _PARSER
+    """Parse ``text`` into scored terms and constraints (``syntax=False``: bag of words only).
+
+    Never raises on odd syntax: a query whoosh cannot read is searched as plain words, with a
+    warning (:data:`UNREADABLE`) in ``warnings``.
+    """
     collector = _Collector(analyzer)
     warnings: list[str] = []
     used_syntax = syntax and has_syntax(text)
     if used_syntax:
         try:
-            with _PARSER_LOCK:
-                if _PARSER is None:
-                    _PARSER = _parser()
-                tree = _PARSER.parse(text)
-            collector.walk(tree, "optional")
-        except Exception as exc:  # whoosh raises assorted errors on odd input
-            warnings.append(f"query syntax not understood ({exc}); searching the words instead")
-            collector = _Collector(analyzer)
+            tree = _tree(text)
+        except _parser_errors():  # only the parsing: a bug in the walk below is not hidden
+            warnings.append(UNREADABLE)
             used_syntax = False
+        else:
+            collector = _walk(text, tree, analyzer)
     if not used_syntax:
         collector.scored = collector.words(text, "optional")
     counts = Counter(collector.scored)
@@ -232,6 +380,7 @@ def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> Parsed
         tuple(dict.fromkeys(collector.title_prohibited)),
         used_syntax,
         tuple(warnings),
+        _in_typed_order(text, collector.constraints),
     )
 
 

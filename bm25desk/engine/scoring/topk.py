@@ -31,8 +31,9 @@ every variant and any parameters, without visiting every posting:
   precomputed at index open except the per-document length index (a few milliseconds per
   million documents).
 
-Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time) the same
-functions run the dense numpy path, with identical results.
+Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
+``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
+identical results.
 
 Counting the matches is separate (:func:`count_matches`), as pruning never sees most of them: one
 pass over the postings, or, when one term's list dominates, probes of it from the others.
@@ -50,14 +51,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from bm25desk.engine import native
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import F64, I32, I64
-from bm25desk.engine.scoring.variants import TermWeight
+from bm25desk.engine.scoring.variant import TermWeight
 
-try:
-    from bm25desk.engine.scoring import _topk  # type: ignore[attr-defined]
-except ImportError:  # no compiler when the package was installed: the numpy path
-    _topk = None
+_topk: Any = native.load("bm25desk.engine.scoring._topk")
 
 HAVE_KERNEL = _topk is not None
 """Whether the compiled kernel is available (else every function runs the dense numpy path)."""
@@ -97,6 +96,7 @@ class _Table:
     T: F64  # (n lengths, CAP + 1): T[j, tf] = tf_part(tf, dl_values[j]); column 0 unused (0.0)
     U: F64  # bound table: T itself when T is monotone, else its monotone envelope
     ok: bool  # every reachable entry finite and non-negative (else: the numpy path)
+    kernel: Any = None  # the kernel's checked _topk.Table of (T, U), when ok and compiled
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,20 +228,27 @@ def build_table(w: TermWeight, dl_values: F64) -> _Table:
         flat = np.asarray(w.tf_part(tf, dl), dtype=np.float64)
     T = np.ascontiguousarray(flat.reshape(n, width))
     T[:, 0] = 0.0
-    # Rows of length 0 are unreachable (an empty document has no postings): not checked.
+    # Rows of length 0 are unreachable (an empty document has no postings): not checked, and
+    # zeroed, so that the kernel's check of the whole table holds.
     reach = dl_values > 0
     body = T[reach, 1:]
     ok = bool(np.isfinite(body).all() and (body >= 0.0).all())
     U = T
     if ok:
+        T[~reach] = 0.0
         mono = bool((np.diff(body, axis=1) >= 0).all() and (np.diff(body, axis=0) <= 0).all())
-        if not mono:
+        if not mono or not reach.all():
             # Monotone envelope: U[j, tf] = max T[j', tf'] over tf' ≤ tf, j' ≥ j.
             env = np.where(reach[:, None], T, 0.0)
             env = np.maximum.accumulate(env, axis=1)
             env = np.maximum.accumulate(env[::-1], axis=0)[::-1]
             U = np.ascontiguousarray(env)
-    return _Table((w.variant, w.k1), T, U, ok)
+    kernel = None
+    if ok and HAVE_KERNEL:
+        for a in (T, U):
+            a.flags.writeable = False  # the kernel checks the tables once: they must not change
+        kernel = _topk.Table(T, None if U is T else U, CAP)
+    return _Table((w.variant, w.k1), T, U, ok, kernel)
 
 
 _states: weakref.WeakKeyDictionary[Index, _State] = weakref.WeakKeyDictionary()
@@ -264,12 +271,22 @@ def prepare(index: Index) -> None:
 
 
 def _as_mask(allowed: Any, n: int) -> Any:
+    """Return ``allowed`` as a contiguous boolean mask of ``n`` documents (or None)."""
     if allowed is None:
         return None
-    mask = np.ascontiguousarray(allowed, dtype=np.bool_)
-    if mask.shape != (n,):
+    mask = np.asarray(allowed)
+    if mask.shape != (n,) or mask.dtype != np.bool_:
         raise ValueError(f"allowed must be a boolean mask of {n} documents")
-    return mask
+    return np.ascontiguousarray(mask)
+
+
+def _check_k(k: Any) -> int:
+    """Return ``k`` if it is a whole number of at least 1 (the kernel and numpy paths alike)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise TypeError(f"k must be an integer, not {type(k).__name__}")
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    return int(k)
 
 
 # -- top k ----------------------------------------------------------------------------------------
@@ -291,8 +308,7 @@ def top_k(
     descending, docno ascending. Scores are bit-identical to the dense numpy scoring.
     ``kernel=False`` forces the numpy path (tests, benchmarks).
     """
-    if k < 1:
-        raise ValueError("k must be at least 1")
+    k = _check_k(k)
     allow = _as_mask(allowed, index.n_slots)
     use = HAVE_KERNEL if kernel is None else (kernel and HAVE_KERNEL)
     if use:
@@ -332,7 +348,7 @@ def _top_k_kernel(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -
             if p is None:
                 continue
             ov = st.overflow_values(term, s, p, w, doclen) if p.pl.n_overflow else None
-            args.append((p.pl, qw, table.T, table.U, ov, col))
+            args.append((p.pl, qw, table.kernel, None, ov, col))
         if not args:
             continue
         seg_allow = None if allow is None else allow[base : base + n]
@@ -386,15 +402,21 @@ def _top_k_dense(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) ->
 # -- matches and explanations ---------------------------------------------------------------
 
 
-def count_matches(index: Index, terms: Sequence[TermSpec | str], allowed: Any = None) -> int:
+def count_matches(
+    index: Index,
+    terms: Sequence[TermSpec | str],
+    allowed: Any = None,
+    *,
+    kernel: bool | None = None,
+) -> int:
     """Return how many live, allowed documents contain at least one of the terms.
 
     Costs one pass over the terms' postings (a bitmap union in C): comparable to exhaustive
-    scoring, so call it only when the number is shown.
+    scoring, so call it only when the number is shown. ``kernel=False`` forces the numpy path.
     """
     names = [t if isinstance(t, str) else t[0] for t in terms]
     allow = _as_mask(allowed, index.n_slots)
-    if not HAVE_KERNEL:
+    if not (HAVE_KERNEL if kernel is None else (kernel and HAVE_KERNEL)):
         m = np.zeros(index.n_slots, dtype=bool)
         for term in names:
             m[index.postings(term)[0]] = True

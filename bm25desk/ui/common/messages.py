@@ -12,6 +12,7 @@ import traceback
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
+from bm25desk import logfile
 from bm25desk.engine import (
     AnalysisError,
     IndexCorruptError,
@@ -38,9 +39,9 @@ def readable(exc: BaseException) -> str:
         where = f": {exc.filename}" if exc.filename else ""
         return f"{exc.strerror or 'Input/output error'}{where}"
     detail = getattr(exc, "__traceback_text__", None) or "".join(traceback.format_exception(exc))
-    log.error("unexpected error:\n%s", detail)
+    path = logfile.record(f"unexpected error:\n{detail}", source=__name__)
     text = str(exc) or type(exc).__name__
-    return f"Something went wrong ({type(exc).__name__}: {text}). Details are in the log."
+    return f"Something went wrong ({type(exc).__name__}: {text}). Details are in {path}."
 
 
 class MessageBar(QWidget):

@@ -2,9 +2,9 @@
 
 The user marks results relevant (a star); "Re-rank with feedback" ranks the same query again with
 the Robertson/Sparck Jones weight in place of every term's idf, R being the marked documents and
-r those of them containing the term (DESIGN.md). Marks belong to one query of one index: they stay
-while the query text stays the same (up to spaces), and come back when the user returns to a
-query they marked before. Documents judged relevant (opened from the Evaluation view) are kept
+r those of them containing the term (docs/scoring.md). Marks belong to one query of one index:
+they stay while the query text stays the same (up to spaces), and come back when the user returns
+to a query they marked before. Documents judged relevant (opened from the Evaluation view) are kept
 apart from the user's marks: they show as a muted tick and count for feedback only once the user
 marks them.
 """

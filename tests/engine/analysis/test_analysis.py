@@ -105,7 +105,7 @@ def test_stemmers(stemmer: str, language: str, words: str, stems: list[str]) -> 
 
 
 def test_porter_is_nltk_original_not_whoosh() -> None:
-    """DESIGN.md: whoosh's Porter and nltk's differ ("running" → "runn" vs "run"): nltk is used."""
+    """whoosh's Porter and nltk's differ ("running" → "runn" vs "run"): nltk is used."""
     assert Analyzer(stemmer="porter").terms("running") == ["run"]
     assert "Porter (nltk" in STEMMERS["porter"]
 
@@ -258,6 +258,7 @@ def test_bulk_path_equals_query_and_highlight_paths_on_cisi(name: str, cisi_text
         _three_paths_agree(a, text)
 
 
+@pytest.mark.scifact
 @pytest.mark.parametrize("name", list(ANALYZERS))
 def test_bulk_path_equals_query_and_highlight_paths_on_scifact(name: str, scifact_texts) -> None:
     a = ANALYZERS[name]

@@ -207,11 +207,14 @@ def test_store_names_and_errors(store: IndexStore, tiny_tsv: Path) -> None:
     assert not list(store.root.iterdir())  # nothing left behind
 
 
-def test_default_names() -> None:
+def test_default_names(tmp_path: Path) -> None:
     assert slugify("CISI.ALL") == "cisi"
     assert slugify("My Docs!") == "my-docs"
     assert default_name(Path("/data/scifact/corpus.jsonl")) == "scifact"
     assert default_name(Path("/data/notes")) == "notes"
+    docs = tmp_path / "rel" / "docs"
+    docs.mkdir(parents=True)
+    assert default_name(docs) == "docs"  # a folder keeps its own name, however generic
 
 
 def test_rebuild_replaces_the_old_index(store: IndexStore, tiny_tsv: Path) -> None:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.scoring import variants
+from bm25desk.engine.scoring import adpt
 from bm25desk.engine.scoring.variants import (
     AdptFit,
     CollectionStats,
@@ -32,6 +32,8 @@ from bm25desk.engine.scoring.variants import (
 )
 
 
+# A deliberate oracle: the old fit, kept verbatim as the reference the new counting is tested
+# against (``duplicates`` lists it beside adpt.py; it must stay a copy, not share code).
 def reference_adpt_fit(c: FloatArray, df: int, n_docs: int) -> AdptFit:
     """``adpt_fit`` as it was before the histogram (sort + searchsorted), copied verbatim."""
     c_sorted = np.sort(c)
@@ -88,7 +90,7 @@ def reference_adpt_fit(c: FloatArray, df: int, n_docs: int) -> AdptFit:
 
 
 def reference_weigh(
-    v: variants.BM25Adpt, term: TermStats, stats: CollectionStats, fit: AdptFit | None = None
+    v: adpt.BM25Adpt, term: TermStats, stats: CollectionStats, fit: AdptFit | None = None
 ) -> TermWeight:
     """``BM25Adpt.weigh`` as it was (the reference fit; df₂ recounted from the postings)."""
     tf, dl = term.postings()
@@ -123,7 +125,7 @@ COUNTING = [(10**9, 1 << 16), (0, 1 << 16), (8, 1 << 16), (0, 3), (2, 5)]
 
 def _patched(direct: int, bins: int) -> Any:
     """Patch how many counts are comparison passes and the histogram's size cap."""
-    return mock.patch.multiple(variants, _ADPT_DIRECT=direct, _ADPT_BINS=bins)
+    return mock.patch.multiple(adpt, _ADPT_DIRECT=direct, _ADPT_BINS=bins)
 
 
 def _near_half(k: int, step: int) -> float:
@@ -191,7 +193,7 @@ def test_long_gain_curves_use_the_histogram_and_agree() -> None:
     c += rng.uniform(-0.49, 0.49, c.size)
     rng.shuffle(c)
     fit = assert_same_fit(c, c.size, 10_000_000)
-    assert len(fit.gains) - 1 > variants._ADPT_DIRECT  # T: the histogram was needed
+    assert len(fit.gains) - 1 > adpt._ADPT_DIRECT  # T: the histogram was needed
     assert fit.unique
     with _patched(0, 8):  # the histogram's overflow (r > 7) from the sorted tail
         assert_same_fit(c, c.size, 10_000_000)
@@ -200,7 +202,7 @@ def test_long_gain_curves_use_the_histogram_and_agree() -> None:
 def test_histogram_keys_count_exactly_at_every_threshold() -> None:
     """fl(c + 0.5) ≥ r ⟺ c ≥ r − 0.5 for c at and next to every threshold (the claim in
     ``_CountAtLeast``), for r up to the histogram cap and for a few huge r."""
-    r = np.concatenate([np.arange(2, variants._ADPT_BINS + 2), 2.0 ** np.arange(17, 52)])
+    r = np.concatenate([np.arange(2, adpt._ADPT_BINS + 2), 2.0 ** np.arange(17, 52)])
     r = r.astype(np.float64)
     t = r - 0.5
     assert ((t + 0.5) == r).all()  # thresholds are exact
@@ -243,7 +245,7 @@ def test_every_cisi_term_fits_as_before(cisi_index: Index) -> None:
     """On the real CISI index, for every vocabulary term: the same fit and the same weighting
     (idf text, notes and k1*) as the sorted implementation gave."""
     v = get_variant("bm25adpt")
-    assert isinstance(v, variants.BM25Adpt)
+    assert isinstance(v, adpt.BM25Adpt)
     stats = cisi_index.stats
     fresh = CollectionStats(stats.n_docs, stats.avgdl, stats.n_terms, stats.df_all)
     long_curves = 0
@@ -274,7 +276,7 @@ def test_weigh_reads_the_postings_once() -> None:
     ts = TermStats("t", 4, 5, postings)
     stats = CollectionStats(6, 10.0, 1, lambda: np.array([4]))
     v = get_variant("bm25adpt")
-    assert isinstance(v, variants.BM25Adpt)
+    assert isinstance(v, adpt.BM25Adpt)
     w = v.weigh(ts, stats)
     assert len(v.fit(ts, stats).gains) < 3  # T < 2: df₂ is not in df_r
     assert calls == 1

@@ -231,3 +231,72 @@ def test_plain_query_equals_search_terms(tiny_index: Index, words: list[str]) ->
         assert [(h.docid, h.score) for h in got.hits] == [(h.docid, h.score) for h in want.hits]
         assert got.n_matches == want.n_matches
         assert got.analysis.terms == tuple(dict.fromkeys(terms))
+
+
+# -- what the parser may catch, and what a query of only exclusions says (issue 11) ---------------
+
+
+def test_operators_are_kept() -> None:
+    """``+a -b`` keeps both operators: a must occur and is scored, b must not and is not."""
+    q = parse_query("+a -b", A)
+    assert q.syntax
+    assert not q.warnings
+    assert (q.required, q.prohibited, q.terms) == (("a",), ("b",), ("a",))
+    assert [(c.kind, c.words) for c in q.constraints] == [
+        ("required", ("a",)),
+        ("prohibited", ("b",)),
+    ]
+
+
+def test_a_bug_while_reading_the_query_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only whoosh's own parse errors fall back to plain words: an error in bm25desk's own walk
+    of the query tree propagates instead of quietly turning "+a -b" into a bag of words."""
+    from bm25desk.engine.scoring import query
+
+    def broken(self: object, node: object, mode: str) -> None:
+        raise IndexError("a bug in the walker")  # also a type whoosh's parser raises
+
+    monkeypatch.setattr(query._Collector, "walk", broken)
+    with pytest.raises(IndexError, match="a bug in the walker"):
+        parse_query("+a -b", A)
+
+
+@pytest.mark.parametrize("text", [']DORO"i{(+ ?llR>)', "NOT AND ]OR[Otitle:][~\t]+"])
+def test_syntax_whoosh_cannot_read_is_searched_as_words_and_said_so(text: str) -> None:
+    """Input whoosh's parser fails on (NotImplementedError, IndexError inside it) is searched as
+    plain words, with a warning that says so in words."""
+    from bm25desk.engine.scoring.query import UNREADABLE
+
+    q = parse_query(text, A)
+    assert not q.syntax
+    assert q.warnings == (UNREADABLE,)
+    assert "could not read the query's syntax" in UNREADABLE
+    assert q.terms == tuple(dict.fromkeys(A.terms(text)))
+
+
+@pytest.mark.parametrize("text", ["-cat", '-"quick brown"', "-cat -dog", "-title:dog"])
+def test_a_query_of_only_excluded_words_says_so(tiny_index: Index, text: str) -> None:
+    """A lone ``-cat`` is not "empty": its exclusions are kept and the error says what to do."""
+    q = parse_query(text, A)
+    assert q.tokens
+    assert all(t.role == "prohibited" for t in q.tokens)
+    assert not q.scored
+    from bm25desk.engine.scoring.search import QueryError
+
+    with pytest.raises(QueryError, match="only excluded words matches nothing to rank; add a"):
+        Searcher(tiny_index).search(text)
+
+
+def test_constraints_keep_the_words_as_typed() -> None:
+    """Each +word, -word, phrase and title: of the query, with the words as typed and analysed."""
+    analyzer = Analyzer.create(stopwords="en", stemmer="porter")
+    q = parse_query('"The Quick Foxes" +Library -cats title:Dogs -"lazy dog"', analyzer)
+    got = [(c.kind, c.words, c.analysed, c.label) for c in q.constraints]
+    assert got == [
+        ("phrase", ("The", "Quick", "Foxes"), (None, "quick", "fox"), '"The Quick Foxes"'),
+        ("required", ("Library",), ("librari",), "+Library"),
+        ("prohibited", ("cats",), ("cat",), "-cats"),
+        ("title", ("Dogs",), ("dog",), "title:Dogs"),
+        ("prohibited-phrase", ("lazy", "dog"), ("lazi", "dog"), '-"lazy dog"'),
+    ]
+    assert q.constraints[0].terms == ("quick", "fox")

@@ -5,7 +5,7 @@ with ``Analyzer(tokenizer="whitespace", lowercase=False)`` and the libraries get
 of each document's stored text, so both sides see identical tokens. Queries are the ``.W`` texts of
 CISI.QRY, also ``split()``: unknown tokens (punctuation attached...) are ignored by all sides.
 
-Adapters for the documented differences (DESIGN.md, "Known differences of reference libraries"):
+Adapters for the documented differences (docs/scoring.md, "Reference libraries"):
 
 - rank_bm25 ``BM25Okapi`` = ``okapi`` exactly (same k1, b, ε).
 - rank_bm25 ``BM25L`` multiplies every term's weight by tf once more:

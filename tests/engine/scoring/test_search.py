@@ -38,24 +38,11 @@ corpora = st.lists(
 queries = st.lists(st.sampled_from([*WORDS, "zz"]), min_size=1, max_size=4)
 
 
-@st.composite
-def variants(draw: st.DrawFn, key: str) -> Variant:
-    """The variant ``key`` with its defaults or with parameters drawn from their ranges."""
-    cls = {c.key: c for c in variant_classes()}[key]
-    if draw(st.booleans()):
-        return get_variant(key)
-    values = {
-        p.name: draw(st.sampled_from([p.lo, p.hi, p.default]) | st.floats(p.lo, p.hi))
-        for p in cls.params()
-    }
-    return get_variant(key, **values)
-
-
-# -- an independent float64 implementation of DESIGN.md's formulas ------------------------------
+# -- an independent float64 implementation of docs/scoring.md's formulas ---------------------------
 
 
 def _adpt(cs: list[float], df: int, n: int, b_unused: float) -> tuple[float, float]:
-    """(G¹, k1*) following DESIGN.md, with adpt_fit's documented cut where df_{r+1} = 0."""
+    """(G¹, k1*) following docs/scoring.md, with adpt_fit's documented cut where df_{r+1} = 0."""
 
     def df_r(r: int) -> int:
         if r == 0:
@@ -96,7 +83,7 @@ def _adpt(cs: list[float], df: int, n: int, b_unused: float) -> tuple[float, flo
 def reference_scores(
     v: Variant, docs: Sequence[Sequence[str]], query: Sequence[str]
 ) -> list[float]:
-    """Score every document for ``query`` straight from the DESIGN.md table (plain Python)."""
+    """Score every document for ``query`` straight from docs/scoring.md's table (plain Python)."""
     n = len(docs)
     lens = [len(d) for d in docs]
     avgdl = sum(lens) / n if n else 0.0
@@ -171,9 +158,9 @@ def brute_force_ranking(scores: Sequence[float], matches: Sequence[bool]) -> lis
 @pytest.mark.slow
 @SWEEP
 @given(data=st.data(), texts=corpora, query=queries)
-def test_sweep_every_variant(make_index, data, texts, query) -> None:
+def test_sweep_every_variant(make_index, variants, data, texts, query) -> None:
     """Every registered variant on random tiny corpora (with default or random parameters):
-    finite scores equal to the DESIGN.md formulas, explanations (also of non-matching documents)
+    finite scores equal to docs/scoring.md's formulas, explanations (also of non-matching documents)
     that sum to the score, top-k equal to a brute-force float64 ranking with the documented tie
     rule, and a ranking invariant to the order of the corpus (up to ties)."""
     perm = data.draw(st.permutations(range(len(texts))), label="permutation")

@@ -12,7 +12,7 @@ block skipping and the overflow path.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from unittest import mock
 
 import numpy as np
@@ -39,7 +39,10 @@ SWEEP = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
-needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not built")
+VariantsOf = Callable[[str], st.SearchStrategy[Variant]]
+"""The ``variants`` fixture (conftest): a strategy for a variant with drawn parameters."""
+
+needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
 
 
 @contextlib.contextmanager
@@ -47,19 +50,6 @@ def layout(cap: int, shift: int) -> Iterator[None]:
     """Use another table cap and block size (for indexes opened inside the block)."""
     with mock.patch.object(topk, "CAP", cap), mock.patch.object(topk, "SHIFT", shift):
         yield
-
-
-@st.composite
-def variants(draw: st.DrawFn, key: str) -> Variant:
-    """The variant ``key`` with its defaults or parameters drawn from their ranges."""
-    cls = {c.key: c for c in variant_classes()}[key]
-    if draw(st.booleans()):
-        return get_variant(key)
-    values = {
-        p.name: draw(st.sampled_from([p.lo, p.hi, p.default]) | st.floats(p.lo, p.hi))
-        for p in cls.params()
-    }
-    return get_variant(key, **values)
 
 
 # -- building indexes: several segments, deletions -------------------------------------------------
@@ -129,7 +119,9 @@ def check(
 @pytest.mark.parametrize("key", KEYS)
 @given(data=st.data())
 @settings(max_examples=40, deadline=None)
-def test_tf_part_is_monotone_and_non_negative(key: str, data: st.DataObject) -> None:
+def test_tf_part_is_monotone_and_non_negative(
+    key: str, data: st.DataObject, variants: VariantsOf
+) -> None:
     """Every variant's tf part is ≥ 0, non-decreasing in tf and non-increasing in L."""
     variant = data.draw(variants(key))
     avgdl = data.draw(st.floats(1.0, 5000.0))
@@ -205,7 +197,7 @@ queries = st.lists(st.sampled_from([*WORDS, "zz"]), min_size=1, max_size=6)
 @given(texts=corpora, data=st.data())
 @SWEEP
 def test_random_corpora_every_variant(
-    key: str, texts: list[str], data: st.DataObject, make_index: object
+    key: str, texts: list[str], data: st.DataObject, make_index: object, variants: VariantsOf
 ) -> None:
     cap = data.draw(st.sampled_from([1, 2, 3, 32]))
     shift = data.draw(st.sampled_from([2, 3, 7]))
@@ -227,7 +219,7 @@ def test_random_corpora_every_variant(
 )
 @SWEEP
 def test_segments_deletions_and_constraints(
-    groups: list[list[str]], data: st.DataObject, make_segmented: object
+    groups: list[list[str]], data: st.DataObject, make_segmented: object, variants: VariantsOf
 ) -> None:
     deleted = [
         data.draw(st.lists(st.integers(0, len(g) - 1), max_size=len(g), unique=True))

@@ -1,4 +1,4 @@
-"""The scoring contract (DESIGN.md § Variants), checked against numbers worked out by hand.
+"""The scoring contract (docs/scoring.md), checked against numbers worked out by hand.
 
 Every variant is checked on the same three-document corpus; BM25Adpt's fit is also checked on a
 ten-document corpus built so that its information-gain curve has T = 3.
@@ -215,7 +215,7 @@ def test_bm25adpt_hand_computed_three_docs(three: Index) -> None:
     G⁰ = log2((df₁ + 0.5)/(df₀ + 1)) − base = log2(2.5/4) − log2(2.5/4) = 0 (always).
     G¹ = log2((df₂ + 0.5)/(df₁ + 1)) − base = log2(1.5/3) − log2 0.625 = log2 0.8 = −0.321928….
     G⁰ > G¹: stop at T = 0; no unique optimum, k1* = 0.001. idf = G¹ (negative: kept, as
-    the module documents — DESIGN.md's "w ≥ 0" lists only the bim* exceptions).
+    the module documents — docs/scoring.md, "Where a weight can be negative").
     tf part for apple in d0 (tf 2, normaliser 1): 2·1.001/(2 + 0.001) = 1.000499…;
     in d1 (tf 1, normaliser 0.75): 1.001/(1 + 0.00075) = 1.000249….
     cherry (df 1, c = 4/3 → df₂ = 0) and durian (df 1, c = 0.8): base = log2(1.5/4),
@@ -345,7 +345,7 @@ def test_adpt_fit_stops_where_no_document_reaches_the_next_count() -> None:
 
 
 def test_adpt_fit_zero_gain_has_no_unique_optimum() -> None:
-    """G¹ = 0 makes G^r/G¹ undefined: k1* = 0.001 (DESIGN: "where no unique optimum exists")."""
+    """G¹ = 0 makes G^r/G¹ undefined: k1* = 0.001 (docs/scoring.md: "no unique optimum")."""
     # N = 3, df = 3, c = (2, 2, 2): base = log2(3.5/4), G¹ = log2((3 + 0.5)/(3 + 1)) − base = 0.
     fit = adpt_fit(np.array([2.0, 2.0, 2.0]), 3, 3)
     assert fit.g1 == 0.0
@@ -441,7 +441,7 @@ def test_parameter_metadata_is_consistent(key: str) -> None:
 
 
 def test_contract_defaults() -> None:
-    """DESIGN.md: k1 = 1.2, b = 0.75, δ as shown per variant, ε = 0.25."""
+    """docs/scoring.md: k1 = 1.2, b = 0.75, δ as shown per variant, ε = 0.25."""
     assert get_variant("okapi").values() == {"k1": 1.2, "b": 0.75, "epsilon": 0.25}
     assert get_variant("bm25l").values() == {"k1": 1.2, "b": 0.75, "delta": 0.5}
     assert get_variant("bm25plus").values() == {"k1": 1.2, "b": 0.75, "delta": 1.0}

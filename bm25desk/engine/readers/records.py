@@ -1,0 +1,81 @@
+"""The checks every corpus-file reader applies to a record before it yields it as a document."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bm25desk.engine.extract.common import is_blank
+from bm25desk.engine.readers.document import Document, ReadReport, duplicate_id, first_seen
+from bm25desk.engine.readers.source import Source
+
+__all__ = ["Admission", "tsv_records"]
+
+
+class Admission:
+    """Admit a reader's records: skip empty documents and repeated ids, count what is read.
+
+    Parameters
+    ----------
+    report
+        Receives the skips and the count of documents read.
+    """
+
+    __slots__ = ("_first_seen", "report")
+
+    def __init__(self, report: ReadReport) -> None:
+        self.report = report
+        self._first_seen = first_seen()
+
+    def __call__(self, where: str, line: int, doc: Document) -> Document | None:
+        """Return ``doc`` if it has text and a new id (first seen at ``line``), else None."""
+        if is_blank(doc.text):
+            self.report.skip(where, "empty document")
+            return None
+        first = self._first_seen(doc.docid, line)
+        if first != line:
+            self.report.skip(where, duplicate_id(doc.docid, first))
+            return None
+        self.report.read += 1
+        return doc
+
+
+def tsv_records(
+    src: Source, ncols: int, *, id_col: int = 0, what: str = "", skip_header: bool = False
+) -> Iterator[tuple[str, int, str, list[bytes]]]:
+    """Yield ``(where, line, docid, columns)`` for each record of a TSV file.
+
+    Lines with another number of columns are skipped with a reason (blank ones silently), and so
+    are records with an empty id.
+
+    Parameters
+    ----------
+    src
+        The opened file.
+    ncols
+        The number of columns a record has.
+    id_col
+        Which column holds the id.
+    what
+        Appended to "expected N tab-separated columns" (e.g. " as in the header").
+    skip_header
+        Pass over the first non-blank line (the header row).
+    """
+    report, name = src.report, src.name
+    header_seen = not skip_header
+    for lineno, line in src.lines():
+        if not header_seen:
+            header_seen = bool(line.strip())
+            continue
+        where = f"{name}:{lineno}"
+        parts = line.rstrip(b"\r\n").split(b"\t")
+        if len(parts) != ncols:
+            if line.strip():
+                report.skip(
+                    where, f"expected {ncols} tab-separated columns{what}, found {len(parts)}"
+                )
+            continue
+        docid = parts[id_col].strip().decode("utf-8", "replace")
+        if not docid:
+            report.skip(where, "empty id")
+            continue
+        yield where, lineno, docid, parts

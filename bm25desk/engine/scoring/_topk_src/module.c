@@ -1,0 +1,56 @@
+/* The _topk module: its functions and types (see topk.h for what each source holds). */
+#include "topk.h"
+
+PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
+PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
+
+static PyMethodDef topk_methods[] = {
+    {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
+     "search(terms, dl_index, k, ncols, allow=None, deny=None, base=0, prev=None, stats=False, "
+     "seed=4.0)\n-> (docnos, scores, tfs, parts[, stats]) as bytes (int64, float64, int32 and "
+     "float64 rows of ncols)\n\n"
+     "terms: sequence, in query order, of (PostingList, qw, table, bound table, overflow values "
+     "or None, column), where table is a Table (and bound table None) or a float64 array (and "
+     "bound table its bounds, checked on each call). prev: a previous segment's result "
+     "(docnos, scores, tfs, parts). Raises ValueError or TypeError for any inconsistent "
+     "argument."},
+    {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
+     "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef topk_module = {
+    PyModuleDef_HEAD_INIT, "_topk",
+    "Exact top-k retrieval kernel for bm25desk (see bm25desk/engine/scoring/topk.py).", -1,
+    topk_methods, NULL, NULL, NULL, NULL,
+};
+
+static int
+add_type(PyObject *m, PyTypeObject *type, const char *name)
+{
+    if (PyType_Ready(type) < 0) {
+        return -1;
+    }
+    Py_INCREF(type);
+    if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC
+PyInit__topk(void)
+{
+    PyObject *m = PyModule_Create(&topk_module);
+    if (!m) {
+        return NULL;
+    }
+    if (add_type(m, &PostingListType, "PostingList") < 0 || add_type(m, &TableType, "Table") < 0 ||
+        PyModule_AddIntConstant(m, "MAX_CAP", MAX_CAP) < 0 ||
+        PyModule_AddIntConstant(m, "ABI", 3) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,538 @@
+/* search(): the top k of one segment, carried on from the previous segments' (see topk.h).
+ *
+ * In named steps: read the arguments (counts, the segment's buffers), set up one cursor per
+ * term (its PostingList, weight, tables and overflow values, all checked), take the previous
+ * segments' top k, traverse the segment without the GIL (maxscore.c), and return the result
+ * sorted. Everything the steps hold is in one Search, released in one place. */
+#include "topk.h"
+
+typedef struct {
+    Py_buffer T, U, ov;
+    int haveT, haveU, haveO;
+} TermViews;
+
+typedef struct {
+    /* arguments */
+    PyObject *terms;              /* a tuple of the terms (ours: the caller's list may change) */
+    int n;
+    Py_ssize_t k, ncols;
+    int64_t base;
+    int want_stats;
+    Py_buffer dli, allow, deny, pv[4];
+    int have_dli, have_allow, have_deny, have_pv[4];
+    Py_ssize_t ndocs, np_prev;
+    TermViews *tv;
+    /* per term */
+    Cursor *cs, *seedcs;
+    int *ord, *cols, *present;
+    double *prefix, *vals, *tpv, *qb, *tb;
+    int32_t *tfv;
+    char *seen_col;
+    double *bub;                  /* block maxima of every term's blocks */
+    Py_ssize_t total_blocks, total_postings;
+    double total_abs;
+    /* the top k and its rows */
+    Heap h;
+    int32_t *rows_tf;
+    double *rows_tp;
+    Query q;
+} Search;
+
+static void
+release(Search *s)
+{
+    for (int i = 0; s->tv && i < s->n; i++) {
+        if (s->tv[i].haveT) {
+            PyBuffer_Release(&s->tv[i].T);
+        }
+        if (s->tv[i].haveU) {
+            PyBuffer_Release(&s->tv[i].U);
+        }
+        if (s->tv[i].haveO) {
+            PyBuffer_Release(&s->tv[i].ov);
+        }
+    }
+    Py_buffer *views[] = {&s->dli, &s->allow, &s->deny, &s->pv[0], &s->pv[1], &s->pv[2], &s->pv[3]};
+    int have[] = {s->have_dli, s->have_allow, s->have_deny, s->have_pv[0],
+                  s->have_pv[1], s->have_pv[2], s->have_pv[3]};
+    for (int i = 0; i < 7; i++) {
+        if (have[i]) {
+            PyBuffer_Release(views[i]);
+        }
+    }
+    void *blocks[] = {s->tv,   s->cs,  s->seedcs,   s->ord,     s->cols, s->present,
+                      s->prefix, s->vals, s->tpv,   s->qb,      s->tb,   s->tfv,
+                      s->seen_col, s->bub, s->h.s, s->h.d, s->h.slot, s->rows_tf, s->rows_tp};
+    for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+        free(blocks[i]);
+    }
+    Py_XDECREF(s->terms);
+}
+
+/* Step 1: the arguments other than the terms; the segment's buffers. */
+static int
+read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, PyObject **prev)
+{
+    static char *kwlist[] = {"terms", "dl_index", "k",     "ncols", "allow", "deny",
+                             "base",  "prev",     "stats", "seed",  NULL};
+    PyObject *terms, *dli, *k, *ncols, *allow = Py_None, *deny = Py_None, *base = NULL;
+    *prev = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|OOOOpd", kwlist, &terms, &dli, &k, &ncols,
+                                     &allow, &deny, &base, prev, &s->want_stats, seed_ratio)) {
+        return -1;
+    }
+    /* k beyond the postings means "all of them": a huge k is clamped, not an overflow. */
+    if (get_count(k, "k", 1, PY_SSIZE_T_MAX, 1, &s->k) < 0 ||
+        get_count(ncols, "ncols", 0, MAX_COLUMNS, 0, &s->ncols) < 0) {
+        return -1;
+    }
+    s->terms = PySequence_Tuple(terms);
+    if (!s->terms) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_SetString(PyExc_TypeError, "terms must be a sequence");
+        }
+        return -1;
+    }
+    Py_ssize_t nt = PyTuple_GET_SIZE(s->terms);
+    if (nt > s->ncols) {
+        PyErr_SetString(PyExc_ValueError, "more terms than columns");
+        return -1;
+    }
+    s->n = (int)nt;
+    if (get_buffer(dli, &s->dli, 'i', "dl_index") < 0) {
+        return -1;
+    }
+    s->have_dli = 1;
+    s->ndocs = buf_len(&s->dli);
+    Py_ssize_t b = 0;
+    if (base && get_count(base, "base", 0, PY_SSIZE_T_MAX - s->ndocs, 0, &b) < 0) {
+        return -1;
+    }
+    s->base = (int64_t)b;
+    if (get_optional_buffer(allow, &s->allow, &s->have_allow, 'b', "allow") < 0 ||
+        get_optional_buffer(deny, &s->deny, &s->have_deny, 'b', "deny") < 0) {
+        return -1;
+    }
+    if ((s->have_allow && buf_len(&s->allow) < s->ndocs) ||
+        (s->have_deny && buf_len(&s->deny) < s->ndocs)) {
+        PyErr_SetString(PyExc_ValueError, "allow and deny must cover every document of dl_index");
+        return -1;
+    }
+    return 0;
+}
+
+/* Step 2: scratch arrays sized by the number of terms and columns. */
+static int
+allocate_scratch(Search *s)
+{
+    Py_ssize_t n1 = s->n ? s->n : 1, c1 = s->ncols ? s->ncols : 1;
+    s->tv = calloc(n1, sizeof(TermViews));
+    s->cs = calloc(n1, sizeof(Cursor));
+    s->seedcs = calloc(n1, sizeof(Cursor));
+    s->ord = malloc(sizeof(int) * n1);
+    s->cols = malloc(sizeof(int) * n1);
+    s->present = malloc(sizeof(int) * n1);
+    s->prefix = malloc(sizeof(double) * n1);
+    s->vals = malloc(sizeof(double) * n1);
+    s->tpv = malloc(sizeof(double) * n1);
+    s->tfv = malloc(sizeof(int32_t) * n1);
+    s->qb = malloc(sizeof(double) * n1);
+    s->tb = malloc(sizeof(double) * n1);
+    s->seen_col = calloc(c1, 1);
+    if (!s->tv || !s->cs || !s->seedcs || !s->ord || !s->cols || !s->present || !s->prefix ||
+        !s->vals || !s->tpv || !s->tfv || !s->qb || !s->tb || !s->seen_col) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* The tables of one term: a checked Table, or (T, U) arrays checked now. */
+static int
+term_tables(Search *s, int i, PyObject *Tobj, PyObject *Uobj, const PostingList *pl)
+{
+    Cursor *c = &s->cs[i];
+    Py_ssize_t stride = (Py_ssize_t)pl->cap + 1, rows;
+    if (PyObject_TypeCheck(Tobj, &TableType)) {
+        Table *t = (Table *)Tobj;
+        if (!t->ready || (Uobj != Py_None && Uobj != Tobj)) {
+            PyErr_SetString(PyExc_ValueError, "a Table must be initialised, with bounds None");
+            return -1;
+        }
+        if (t->cap != pl->cap) {
+            PyErr_SetString(PyExc_ValueError, "table does not fit the posting list (cap)");
+            return -1;
+        }
+        c->T = t->T;
+        c->U = t->U;
+        rows = t->rows;
+    }
+    else {
+        TermViews *tv = &s->tv[i];
+        if (get_buffer(Tobj, &tv->T, 'd', "table") < 0) {
+            return -1;
+        }
+        tv->haveT = 1;
+        if (get_buffer(Uobj, &tv->U, 'd', "bound table") < 0) {
+            return -1;
+        }
+        tv->haveU = 1;
+        Py_ssize_t tl = buf_len(&tv->T);
+        if (tl % stride != 0 || buf_len(&tv->U) != tl) {
+            PyErr_SetString(PyExc_ValueError, "table does not fit the posting list");
+            return -1;
+        }
+        c->T = (const double *)tv->T.buf;
+        c->U = (const double *)tv->U.buf;
+        rows = tl / stride;
+        if (check_tables(c->T, c->U, rows, pl->cap) < 0) {
+            return -1;
+        }
+    }
+    if (rows <= pl->max_j) {
+        PyErr_SetString(PyExc_ValueError, "table does not fit the posting list (too few rows)");
+        return -1;
+    }
+    c->rows = rows;
+    return 0;
+}
+
+/* The overflow values of one term: one finite, non-negative tf part per overflow posting. */
+static int
+term_overflow(Search *s, int i, PyObject *oobj, const PostingList *pl)
+{
+    Cursor *c = &s->cs[i];
+    c->ovf_val = NULL;
+    if (!pl->novf) {
+        return 0;
+    }
+    if (oobj == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "overflow values are missing");
+        return -1;
+    }
+    TermViews *tv = &s->tv[i];
+    if (get_buffer(oobj, &tv->ov, 'd', "overflow values") < 0) {
+        return -1;
+    }
+    tv->haveO = 1;
+    if (buf_len(&tv->ov) != pl->novf) {
+        PyErr_SetString(PyExc_ValueError, "overflow values do not fit the posting list");
+        return -1;
+    }
+    c->ovf_val = (const double *)tv->ov.buf;
+    for (Py_ssize_t e = 0; e < pl->novf; e++) {
+        if (!isfinite(c->ovf_val[e]) || c->ovf_val[e] < 0.0) {
+            PyErr_SetString(PyExc_ValueError, "tf parts must be finite and non-negative");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Step 3: one cursor per term: (PostingList, qw, table, bound table, overflow values, column). */
+static int
+setup_term(Search *s, int i)
+{
+    PyObject *item = PyTuple_GET_ITEM(s->terms, i);
+    PyObject *plo, *Tobj, *Uobj, *oobj, *colobj;
+    double qw;
+    if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!dOOOO", &PostingListType, &plo, &qw,
+                                                  &Tobj, &Uobj, &oobj, &colobj)) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* a qw beyond any float */
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "term weight is not finite");
+        }
+        else if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "each term is (PostingList, qw, table, "
+                                             "bound table, overflow values, column)");
+        }
+        return -1;
+    }
+    PostingList *pl = as_posting_list(plo);
+    Py_ssize_t col;
+    if (!pl || get_count(colobj, "column", 0, PY_SSIZE_T_MAX, 0, &col) < 0) {
+        return -1;
+    }
+    if (!isfinite(qw)) {
+        PyErr_SetString(PyExc_ValueError, "term weight is not finite");
+        return -1;
+    }
+    if (col >= s->ncols || s->seen_col[col] || (i > 0 && col <= s->cols[i - 1])) {
+        PyErr_SetString(PyExc_ValueError, "columns must be distinct, ascending, < ncols");
+        return -1;
+    }
+    s->seen_col[col] = 1;
+    s->cols[i] = (int)col;
+    if (pl->n_docs != s->ndocs || pl->dli_view.buf != s->dli.buf) {
+        PyErr_SetString(PyExc_ValueError, "PostingList was built for another dl_index");
+        return -1;
+    }
+    Cursor *c = &s->cs[i];
+    cursor_init(c, pl, &s->q.broken);
+    if (term_tables(s, i, Tobj, Uobj, pl) < 0 || term_overflow(s, i, oobj, pl) < 0) {
+        return -1;
+    }
+    c->qw = qw;
+    c->qwp = qw > 0.0 ? qw : 0.0;
+    c->qi = i;
+    /* The term's maximum of U (its profile's frontier) and of its exact overflow values. */
+    double mx = 0.0;
+    for (int e = 0; e < pl->n_tprof; e++) {
+        double t = c->U[(Py_ssize_t)pl->tprof_j[e] * c->stride + pl->tprof_tf[e]];
+        if (t > mx) {
+            mx = t;
+        }
+    }
+    for (Py_ssize_t e = 0; e < pl->novf; e++) {
+        if (c->ovf_val[e] > mx) {
+            mx = c->ovf_val[e];
+        }
+    }
+    c->ub = c->qwp * mx;
+    s->total_abs += fabs(qw) * mx;
+    s->total_blocks += pl->nblk;
+    s->total_postings += pl->n;
+    return 0;
+}
+
+/* Step 4: block maxima scratch (NaN = not computed yet), with the overflow values folded in. */
+static int
+block_maxima(Search *s)
+{
+    s->bub = malloc(sizeof(double) * (s->total_blocks ? s->total_blocks : 1));
+    if (!s->bub) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t off = 0;
+    for (int i = 0; i < s->n; i++) {
+        Cursor *c = &s->cs[i];
+        c->bub = s->bub + off;
+        for (Py_ssize_t b = 0; b < c->nblk; b++) {
+            c->bub[b] = NAN;
+        }
+        off += c->nblk;
+        for (Py_ssize_t e = 0; e < c->novf; e++) {
+            Py_ssize_t b = c->ovf_pos[e] >> c->shift;
+            double m = blk_max(c, b);
+            if (c->ovf_val[e] > m) {
+                c->bub[b] = c->ovf_val[e];
+            }
+        }
+    }
+    return 0;
+}
+
+/* Step 5: the previous segments' top k: (docnos, scores, tfs, tf parts), rows of ncols; typed
+ * arrays, or the bytes this function returned. */
+static int
+take_previous(Search *s, PyObject *prev)
+{
+    static const char kinds[4] = {'q', 'd', 'i', 'd'};
+    static const char *names[4] = {"prev docnos", "prev scores", "prev tfs", "prev parts"};
+    if (prev == Py_None) {
+        return 0;
+    }
+    if (!PyTuple_Check(prev) || PyTuple_GET_SIZE(prev) != 4) {
+        PyErr_SetString(PyExc_TypeError, "prev must be (docnos, scores, tfs, parts)");
+        return -1;
+    }
+    for (int i = 0; i < 4; i++) {
+        PyObject *o = PyTuple_GET_ITEM(prev, i);
+        if (PyBytes_Check(o)) {
+            if (PyObject_GetBuffer(o, &s->pv[i], PyBUF_SIMPLE) < 0) {
+                return -1;
+            }
+            s->pv[i].itemsize = kinds[i] == 'i' ? 4 : 8;
+        }
+        else if (get_buffer(o, &s->pv[i], kinds[i], names[i]) < 0) {
+            return -1;
+        }
+        s->have_pv[i] = 1;
+    }
+    Py_ssize_t m = buf_len(&s->pv[0]), c = s->ncols;
+    if (s->pv[0].len % 8 || s->pv[1].len % 8 || s->pv[2].len % 4 || s->pv[3].len % 8 ||
+        buf_len(&s->pv[1]) != m || !product_fits(m, c, 8) || buf_len(&s->pv[2]) != m * c ||
+        buf_len(&s->pv[3]) != m * c) {
+        PyErr_SetString(PyExc_ValueError, "prev arrays do not agree in size");
+        return -1;
+    }
+    s->np_prev = m;
+    return 0;
+}
+
+/* Step 6: the heap of the top k (at most every posting and previous hit) with its rows, filled
+ * with the previous segments' top k. */
+static int
+start_heap(Search *s)
+{
+    Py_ssize_t hcap = s->k, most = s->total_postings + s->np_prev;
+    if (hcap > most) {
+        hcap = most;
+    }
+    Py_ssize_t h1 = hcap ? hcap : 1, c1 = s->ncols ? s->ncols : 1, nc = s->ncols;
+    if (!product_fits(h1, c1, sizeof(double))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->h.cap = hcap;
+    s->h.s = malloc(sizeof(double) * h1);
+    s->h.d = malloc(sizeof(int64_t) * h1);
+    s->h.slot = malloc(sizeof(Py_ssize_t) * h1);
+    s->rows_tf = calloc((size_t)h1 * c1, sizeof(int32_t));
+    s->rows_tp = calloc((size_t)h1 * c1, sizeof(double));
+    if (!s->h.s || !s->h.d || !s->h.slot || !s->rows_tf || !s->rows_tp) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const double *ps = s->have_pv[1] ? (const double *)s->pv[1].buf : NULL;
+    const int64_t *pd = s->have_pv[0] ? (const int64_t *)s->pv[0].buf : NULL;
+    for (Py_ssize_t i = 0; i < s->np_prev && s->h.cap > 0; i++) {
+        Py_ssize_t sl = heap_push(&s->h, ps[i], pd[i]);
+        if (sl >= 0 && nc) {
+            memcpy(s->rows_tf + sl * nc, (const int32_t *)s->pv[2].buf + i * nc,
+                   sizeof(int32_t) * nc);
+            memcpy(s->rows_tp + sl * nc, (const double *)s->pv[3].buf + i * nc,
+                   sizeof(double) * nc);
+        }
+    }
+    return 0;
+}
+
+/* Step 7: the query the traversal reads (see maxscore.c). */
+static void
+prepare_query(Search *s, double seed_ratio)
+{
+    Query *q = &s->q;
+    q->cs = s->cs;
+    q->n = s->n;
+    q->dlidx = (const int32_t *)s->dli.buf;
+    q->allow = s->have_allow ? (const uint8_t *)s->allow.buf : NULL;
+    q->deny = s->have_deny ? (const uint8_t *)s->deny.buf : NULL;
+    /* Rounding slack. A score and every bound are sums of at most 2n + 2 terms whose magnitudes
+     * add up to at most 2 * total_abs, each operation erring by half an ulp of its result:
+     * 16 (n + 2) eps * total_abs is several times the worst case. */
+    q->slack = 16.0 * (double)(s->n + 2) * DBL_EPSILON * s->total_abs + DBL_MIN;
+    q->base = s->base;
+    q->h = &s->h;
+    q->vals = s->vals;
+    q->tfv = s->tfv;
+    q->tpv = s->tpv;
+    q->present = s->present;
+    q->qb = s->qb;
+    q->tb = s->tb;
+    for (int i = 0; i < s->n; i++) {
+        s->qb[i] = NAN;
+    }
+    q->cols = s->cols;
+    q->ncols = (int)s->ncols;
+    q->rows_tf = s->rows_tf;
+    q->rows_tp = s->rows_tp;
+    q->ord = s->ord;
+    q->prefix = s->prefix;
+    q->seedcs = s->seedcs;
+    q->seed_ratio = seed_ratio;
+    q->total_postings = s->total_postings;
+}
+
+typedef struct {
+    double s;
+    int64_t d;
+    Py_ssize_t slot;
+} Entry;
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+    const Entry *x = (const Entry *)a, *y = (const Entry *)b;
+    if (x->s > y->s) {
+        return -1;
+    }
+    if (x->s < y->s) {
+        return 1;
+    }
+    return (x->d > y->d) - (x->d < y->d);
+}
+
+/* Step 8: the top k sorted (score descending, docno ascending) as bytes: docnos (int64),
+ * scores (float64), and rows of ncols tfs (int32) and tf parts (float64). */
+static PyObject *
+build_result(Search *s)
+{
+    Py_ssize_t m = s->h.size, nc = s->ncols;
+    Entry *es = malloc(sizeof(Entry) * (m ? m : 1));
+    if (!es) {
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        es[i].s = s->h.s[i];
+        es[i].d = s->h.d[i];
+        es[i].slot = s->h.slot[i];
+    }
+    qsort(es, (size_t)m, sizeof(Entry), cmp_entry);
+    PyObject *bd = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(int64_t)));
+    PyObject *bs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
+    PyObject *bt = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * nc * sizeof(int32_t)));
+    PyObject *bp = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * nc * sizeof(double)));
+    if (!bd || !bs || !bt || !bp) {
+        Py_XDECREF(bd);
+        Py_XDECREF(bs);
+        Py_XDECREF(bt);
+        Py_XDECREF(bp);
+        free(es);
+        return NULL;
+    }
+    int64_t *od = (int64_t *)PyBytes_AS_STRING(bd);
+    double *os = (double *)PyBytes_AS_STRING(bs);
+    int32_t *ot = (int32_t *)PyBytes_AS_STRING(bt);
+    double *op = (double *)PyBytes_AS_STRING(bp);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        od[i] = es[i].d;
+        os[i] = es[i].s;
+        if (nc) {
+            memcpy(ot + i * nc, s->rows_tf + es[i].slot * nc, sizeof(int32_t) * nc);
+            memcpy(op + i * nc, s->rows_tp + es[i].slot * nc, sizeof(double) * nc);
+        }
+    }
+    free(es);
+    const Query *q = &s->q;
+    if (s->want_stats) {
+        return Py_BuildValue("(NNNN{s:L,s:L,s:L,s:L})", bd, bs, bt, bp, "candidates",
+                             (long long)q->n_cand, "scored", (long long)q->n_scored, "skips",
+                             (long long)q->n_skips, "seeded", (long long)q->n_seeded);
+    }
+    return Py_BuildValue("(NNNN)", bd, bs, bt, bp);
+}
+
+PyObject *
+topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
+{
+    Search s;
+    memset(&s, 0, sizeof(s));
+    double seed_ratio = 4.0;
+    PyObject *prev, *result = NULL;
+    if (read_arguments(&s, args, kwds, &seed_ratio, &prev) < 0 || allocate_scratch(&s) < 0) {
+        goto done;
+    }
+    for (int i = 0; i < s.n; i++) {
+        if (setup_term(&s, i) < 0) {
+            goto done;
+        }
+    }
+    if (block_maxima(&s) < 0 || take_previous(&s, prev) < 0 || start_heap(&s) < 0) {
+        goto done;
+    }
+    prepare_query(&s, seed_ratio);
+    Py_BEGIN_ALLOW_THREADS
+    traverse(&s.q);
+    Py_END_ALLOW_THREADS
+    if (s.q.broken) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        goto done;
+    }
+    result = build_result(&s);
+done:
+    release(&s);
+    return result;
+}

@@ -1,0 +1,395 @@
+/*
+ * _topk: exact top-k retrieval for bm25desk (document-at-a-time, block-max MaxScore).
+ *
+ * Dependency-free CPython extension (buffer protocol only; no numpy headers). The Python side is
+ * bm25desk/engine/scoring/topk.py, which builds everything this module reads; nothing here knows a
+ * ranking formula. Scores are float64 and bit-identical to the numpy path of search.py:
+ *
+ *     score(d) = ((0.0 + c_1) + c_2) + ...   over the query's terms present in d, in query order,
+ *     c_t      = qw_t * T[dl_index[d]][tf]    (qw_t = qtf * idf, T the variant's tf-part table)
+ *
+ * where T was computed by the variant's own numpy tf_part, and postings with tf > cap take their
+ * tf part from a per-term "overflow" array (also computed by numpy).
+ *
+ * The sources, by concern:
+ *
+ *   topk.h       the shared types and the cursor steps every traversal uses (inline: hot);
+ *   buffers.c    reading and checking the arguments: buffers, sizes, integers;
+ *   postings.c   PostingList: one term's postings in one segment, with block metadata;
+ *   table.c      Table: a tf-part table and its bound table, checked once;
+ *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
+ *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
+ *   count.c      count(): documents in the union of posting lists;
+ *   module.c     the module and its types.
+ *
+ * A kernel that cannot crash: every entry point checks every argument (types, dtypes,
+ * contiguity, lengths, docnos within n_docs, columns, k, sizes that could overflow) and raises
+ * ValueError or TypeError with a one-line message. A PostingList keeps the buffers it was built
+ * from, which Python code could still write to (or a memory-mapped file rewritten in place could
+ * change): the traversal re-checks, at every step, the invariants that keep its reads in bounds
+ * (docnos ascending and below n_docs, tf in range, length rows inside the table), stops at the
+ * first violation and raises ValueError ("the postings changed after the PostingList was built").
+ *
+ * Compile without floating-point contraction (-ffp-contract=off): an FMA would change the
+ * rounding of `acc + qw * t` and break bit-identity with numpy.
+ */
+#ifndef BM25DESK_TOPK_H
+#define BM25DESK_TOPK_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define LIKELY(x) (x)
+#define UNLIKELY(x) (x)
+#endif
+#if defined(_MSC_VER)
+#pragma fp_contract(off)
+#endif
+
+#define END_DOC INT32_MAX
+#define MAX_CAP 255
+#define MAX_COLUMNS 1000000
+#define CHANGED_POSTINGS                                                                       \
+    "the postings changed after the PostingList was built (was an index file modified while " \
+    "open?)"
+
+/* ------------------------------------------------------------------------------------------ */
+/* buffers.c                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* kind: 'i' = int32, 'q' = int64, 'd' = float64, 'b' = 1 byte (bool / uint8 / int8). */
+int get_buffer(PyObject *obj, Py_buffer *view, char kind, const char *what);
+/* The same for an optional argument (None: no buffer, *have = 0). */
+int get_optional_buffer(PyObject *obj, Py_buffer *view, int *have, char kind, const char *what);
+/* An integer argument in [lo, hi], else a TypeError/ValueError naming it; with `clamp`, one
+ * beyond any size (>= 2**63 - 1) reads as hi. */
+int get_count(PyObject *obj, const char *what, Py_ssize_t lo, Py_ssize_t hi, int clamp,
+              Py_ssize_t *out);
+/* n * m * size fits a Py_ssize_t (so a result of that many bytes can be allocated). */
+int product_fits(Py_ssize_t n, Py_ssize_t m, Py_ssize_t size);
+
+static inline Py_ssize_t
+buf_len(const Py_buffer *v)
+{
+    return v->len / v->itemsize;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* postings.c: PostingList                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer docs_view;
+    Py_buffer tfs_view;
+    Py_buffer dli_view;  /* the length-index array it was built for (search must pass it) */
+    int have_views;
+    int ready;           /* set once __init__ has finished: nothing may use it before */
+    const int32_t *docs;
+    const int32_t *tfs;
+    Py_ssize_t n;        /* postings */
+    int cap;             /* tf values above cap are "overflow" postings */
+    int shift;           /* block size = 1 << shift */
+    Py_ssize_t nblk;
+    int32_t *blk_last;   /* last docno of each block */
+    int32_t *prof_ptr;   /* block b's profile entries: prof_ptr[b] .. prof_ptr[b+1] */
+    uint8_t *prof_tf;
+    int32_t *prof_j;
+    int n_tprof;         /* the term's own profile (frontier over all its postings) */
+    uint8_t *tprof_tf;
+    int32_t *tprof_j;
+    Py_ssize_t novf;
+    int32_t *ovf_pos;    /* positions (within this list) of postings with tf > cap, ascending */
+    int32_t max_j;       /* largest length index seen (tables must have more rows) */
+    int32_t n_docs;      /* length of the dl-index array it was built with */
+} PostingList;
+
+extern PyTypeObject PostingListType;
+
+/* The PostingList in `obj`, or NULL with a TypeError/ValueError (not one, or not initialised). */
+PostingList *as_posting_list(PyObject *obj);
+
+/* ------------------------------------------------------------------------------------------ */
+/* table.c: Table                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A tf-part table T and its bound table U (rows of cap + 1; column 0 unused), checked once:
+ * T finite and >= 0, U >= T, U non-decreasing in tf and non-increasing down the rows. The
+ * buffers must be read-only, so that what was checked stays true. */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer t_view;
+    Py_buffer u_view;
+    int have_t, have_u;  /* have_u == 0: U is T */
+    int ready;
+    const double *T, *U;
+    Py_ssize_t rows;
+    int cap;
+} Table;
+
+extern PyTypeObject TableType;
+
+/* Check a (T, U) pair of `rows` rows of cap + 1 (see Table); ValueError naming what is wrong. */
+int check_tables(const double *T, const double *U, Py_ssize_t rows, int cap);
+
+/* ------------------------------------------------------------------------------------------ */
+/* cursors: one term's position in one posting list (the steps of every traversal)            */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    const int32_t *docs, *tfs;
+    Py_ssize_t n, pos;
+    int32_t cur;                     /* docs[pos], or END_DOC */
+    int32_t ndocs;                   /* docnos must stay below this */
+    int *broken;                     /* set when the postings are found changed */
+    const int32_t *blk_last;
+    Py_ssize_t nblk, blk;            /* blk: block pointer for bound look-ups (monotone) */
+    int shift, cap, stride;
+    Py_ssize_t rows;                 /* rows of T and U */
+    const int32_t *prof_ptr, *prof_j;
+    const uint8_t *prof_tf;
+    double *bub;                     /* lazily computed block maxima of U (NaN = unknown) */
+    const double *T, *U;
+    const int32_t *ovf_pos;
+    const double *ovf_val;
+    Py_ssize_t novf, oi;
+    double qw, qwp;                  /* qwp = max(qw, 0): bounds of a negative weight are 0 */
+    double ub;                       /* the term's upper bound (qwp * max U) */
+    double bb;                       /* the block bound used for the current candidate */
+    int qi;                          /* position in query order */
+    int32_t tf_last;                 /* tf and tf part of the last contribution computed */
+    double tp_last;
+} Cursor;
+
+/* Mark the postings as changed and end the cursor (every loop then runs out). */
+static inline void
+cur_broken(Cursor *c)
+{
+    *c->broken = 1;
+    c->pos = c->n;
+    c->cur = END_DOC;
+}
+
+/* Move to position p: its docno must be above the current one and below n_docs. */
+static inline void
+cur_set(Cursor *c, Py_ssize_t p)
+{
+    if (p >= c->n) {
+        c->pos = c->n;
+        c->cur = END_DOC;
+        return;
+    }
+    int32_t d = c->docs[p];
+    if (UNLIKELY(d <= c->cur || d >= c->ndocs)) {
+        cur_broken(c);
+        return;
+    }
+    c->pos = p;
+    c->cur = d;
+}
+
+/* Back to the first posting (and the first block, the first overflow posting). */
+static inline void
+cur_rewind(Cursor *c)
+{
+    c->cur = -1;
+    c->blk = 0;
+    c->oi = 0;
+    cur_set(c, 0);
+}
+
+static inline void
+advance(Cursor *c)
+{
+    cur_set(c, c->pos + 1);
+}
+
+/* Move to the first posting with docno >= d (block skips, then a search inside the block). */
+static inline void
+next_geq(Cursor *c, int32_t d)
+{
+    if (c->cur >= d) {
+        return;
+    }
+    Py_ssize_t b = c->pos >> c->shift;
+    if (c->blk > b) {
+        b = c->blk;
+    }
+    const int32_t *bl = c->blk_last;
+    while (b < c->nblk && bl[b] < d) {
+        b++;
+    }
+    if (b >= c->nblk) {
+        cur_set(c, c->n);
+        return;
+    }
+    Py_ssize_t lo = b << c->shift;
+    if (lo < c->pos) {
+        lo = c->pos;
+    }
+    /* docs[hi] >= d (the block's last docno): find the first index in [lo, hi] with docs >= d */
+    Py_ssize_t hi = ((b + 1) << c->shift) - 1;
+    if (hi >= c->n) {
+        hi = c->n - 1;
+    }
+    const int32_t *docs = c->docs;
+    while (hi - lo > 8) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (docs[mid] < d) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    while (lo < hi && docs[lo] < d) {
+        lo++;
+    }
+    if (UNLIKELY(docs[lo] < d)) { /* the block's last docno is no longer what it was */
+        cur_broken(c);
+        return;
+    }
+    cur_set(c, lo);
+}
+
+/* Block maximum of U over block b (unscaled), computed on first use from the block's profile. */
+static inline double
+blk_max(Cursor *c, Py_ssize_t b)
+{
+    double v = c->bub[b];
+    if (LIKELY(v == v)) {
+        return v;
+    }
+    double m = 0.0;
+    const double *U = c->U;
+    for (int32_t i = c->prof_ptr[b], e = c->prof_ptr[b + 1]; i < e; i++) {
+        double t = U[(Py_ssize_t)c->prof_j[i] * c->stride + c->prof_tf[i]];
+        if (t > m) {
+            m = t;
+        }
+    }
+    c->bub[b] = m;
+    return m;
+}
+
+/* Bound of this term's contribution to document d: the maximum of the block that would hold d
+ * (0 when the list has no posting >= d). Moves the block pointer to that block. */
+static inline double
+block_bound(Cursor *c, int32_t d)
+{
+    if (c->qwp == 0.0) {
+        return 0.0;
+    }
+    Py_ssize_t b = c->blk;
+    Py_ssize_t pb = c->pos >> c->shift;
+    if (pb > b) {
+        b = pb;
+    }
+    const int32_t *bl = c->blk_last;
+    while (b < c->nblk && bl[b] < d) {
+        b++;
+    }
+    c->blk = b;
+    if (b >= c->nblk) {
+        return 0.0;
+    }
+    return c->qwp * blk_max(c, b);
+}
+
+/* The contribution qw * tf_part of the posting under the cursor (as numpy computes it). */
+static inline double
+contrib(Cursor *c, const int32_t *dlidx)
+{
+    int32_t tf = c->tfs[c->pos];
+    double tp;
+    if (LIKELY((uint32_t)(tf - 1) < (uint32_t)c->cap)) {
+        int32_t j = dlidx[c->cur];
+        if (UNLIKELY((uint64_t)(uint32_t)j >= (uint64_t)c->rows || j < 0)) {
+            cur_broken(c);
+            return 0.0;
+        }
+        tp = c->T[(Py_ssize_t)j * c->stride + tf];
+    }
+    else {
+        while (c->oi < c->novf && c->ovf_pos[c->oi] < c->pos) {
+            c->oi++;
+        }
+        if (UNLIKELY(tf < 1 || c->oi >= c->novf || c->ovf_pos[c->oi] != c->pos)) {
+            cur_broken(c);
+            return 0.0;
+        }
+        tp = c->ovf_val[c->oi];
+    }
+    c->tf_last = tf;
+    c->tp_last = tp;
+    return c->qw * tp;
+}
+
+/* A cursor at the start of `pl` (no table: for counting). */
+void cursor_init(Cursor *c, const PostingList *pl, int *broken);
+
+/* ------------------------------------------------------------------------------------------ */
+/* maxscore.c: the traversal of one segment                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The current top k: root = worst (lowest score; among equal scores, highest docno). Each entry
+ * owns a row slot: the per-term tf and tf part of its document (for explanations). */
+typedef struct {
+    double *s;
+    int64_t *d;
+    Py_ssize_t *slot;
+    Py_ssize_t size, cap;
+} Heap;
+
+/* Insert (s, d) if it belongs to the top k; return the row slot it now owns, or -1. */
+Py_ssize_t heap_push(Heap *h, double s, int64_t d);
+
+typedef struct {
+    Cursor *cs;
+    int n;                        /* terms (cursors), in query order */
+    const int32_t *dlidx;
+    const uint8_t *allow, *deny;
+    double slack;
+    int64_t base;
+    Heap *h;
+    Cursor *excl;                 /* a list whose documents were all handled (seeded), or NULL */
+    /* per term of the document being scored (indexed by query position) */
+    double *vals;
+    int32_t *tfv;
+    double *tpv;
+    int *present;
+    /* per term, the bound behind the current pruning decision (NaN: known absent); summed in
+     * query order it bounds the score exactly (see prune) */
+    double *qb;
+    double *tb;
+    /* rows: per heap slot, per column (query term), tf and tf part */
+    const int *cols;
+    int ncols;
+    int32_t *rows_tf;
+    double *rows_tp;
+    /* scratch for the traversal */
+    int *ord;
+    double *prefix;
+    Cursor *seedcs;
+    double seed_ratio;
+    Py_ssize_t total_postings;
+    int broken;                   /* the postings changed under a cursor */
+    /* statistics */
+    int64_t n_cand, n_scored, n_skips, n_seeded;
+} Query;
+
+/* Rank the segment's documents into q->h (called without the GIL). */
+void traverse(Query *q);
+
+#endif

@@ -1,0 +1,117 @@
+"""What a search returns: ranked hits with their per-term contributions, and the query as analysed.
+
+Ranking: score descending; **ties are broken by index order** (:data:`TIE_RULE`). Hits that tie
+on score with a neighbour carry a :attr:`Hit.tie_group` so a view can mark them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bm25desk.engine.scoring.feedback import Feedback
+from bm25desk.engine.scoring.query import ParsedQuery, QueryToken
+from bm25desk.engine.scoring.variant import Variant
+
+TIE_RULE = (
+    "Documents with equal scores are listed in index order: the order they were indexed in "
+    "(file order for a corpus file, sorted path order for a folder, then later updates)."
+)
+"""The tie rule in words, for a tooltip or a report (the CLI, the app and evaluation use it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """One query term's part of one document's score: ``weight = qtf · idf · tf_part``."""
+
+    term: str
+    qtf: int
+    tf: int
+    df: int
+    idf: float
+    tf_part: float
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked document with its per-term contributions (in query-term order).
+
+    ``tie_group`` is None when no neighbour has the same score; otherwise it is the rank of the
+    first hit of the run of equal scores this hit belongs to (so hits with the same ``tie_group``
+    tie). A last hit that ties with the next document, beyond the list, has one too.
+    """
+
+    rank: int
+    docno: int
+    docid: str
+    score: float
+    title: str
+    location: str
+    length: int
+    contributions: tuple[Contribution, ...]
+    tie_group: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAnalysis:
+    """The query as the searcher understood it: tokens with status and role, terms, constraints."""
+
+    parsed: ParsedQuery
+    tokens: tuple[QueryToken, ...]  # with status "unknown" for terms in no document
+    unknown: tuple[str, ...]
+    stopped: tuple[str, ...]
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """Return the distinct scored terms."""
+        return self.parsed.terms
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """A ranking: the top hits, how many documents matched, and the query as analysed."""
+
+    query: str
+    analysis: QueryAnalysis
+    variant: Variant
+    hits: tuple[Hit, ...]
+    n_matches: int
+    n_docs: int
+    avgdl: float
+    seconds: float
+    feedback: Feedback | None = None
+
+    @property
+    def tie_rule(self) -> str:
+        """Return how hits with equal scores are ordered (:data:`TIE_RULE`)."""
+        return TIE_RULE
+
+    @property
+    def has_ties(self) -> bool:
+        """Return whether any hit ties on score with a neighbour."""
+        return any(h.tie_group is not None for h in self.hits)
+
+
+def tie_groups(scores: Sequence[float], next_score: float | None = None) -> list[int | None]:
+    """Return each ranked score's tie group: the rank of the first of its run of equal scores.
+
+    ``scores`` are in rank order; ``next_score`` is the score of the document after the last one
+    (None when there is none). A score equal to neither neighbour gets None.
+    """
+    out: list[int | None] = [None] * len(scores)
+    start = 0
+    for i in range(1, len(scores) + 1):
+        if i < len(scores) and scores[i] == scores[start]:
+            continue
+        ties_next = i == len(scores) and next_score is not None and next_score == scores[start]
+        if i - start > 1 or ties_next:
+            out[start:i] = [start + 1] * (i - start)
+        start = i
+    return out
+
+
+def variant_dict(v: Variant) -> dict[str, Any]:
+    """Return ``{"key", **parameters}`` (the JSON shape of a variant)."""
+    return {"key": v.key, **v.values()}
