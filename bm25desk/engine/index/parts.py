@@ -38,12 +38,14 @@ import numpy as np
 
 import bm25desk
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
+from bm25desk.engine.extract.common import collapse, is_blank, join_title, shorten
 from bm25desk.engine.index.ingest import segment_postings, write_segments
 from bm25desk.engine.index.manifest import FORMAT, write_json_synced
 from bm25desk.engine.index.segment import IndexCorruptError, read_json
 from bm25desk.engine.index.store import StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.engine.readers.corpus import ColumnMap, Document, ReadReport
+from bm25desk.engine.readers.document import duplicate_id
 
 __all__ = [
     "PART_FILE",
@@ -496,8 +498,8 @@ class RowDocuments:
             if not docid:
                 report.skip(where, "empty id")
                 continue
-            text = f"{title}\n{body}" if title and body else title or body
-            if not text or text.isspace():
+            text = join_title(title, body)
+            if is_blank(text):
                 report.skip(where, "empty document")
                 continue
             first = first_seen(docid, n)
@@ -524,8 +526,8 @@ class RowDocuments:
                 return str(col)
             parts.append(part)
         # One text column is kept as it is (the BEIR reader's rule); several are joined.
-        body = parts[0] if len(parts) == 1 else "\n".join(p for p in parts if p and not p.isspace())
-        return docid.strip(), " ".join(title.split()), body
+        body = parts[0] if len(parts) == 1 else "\n".join(p for p in parts if not is_blank(p))
+        return docid.strip(), collapse(title), body
 
 
 class _Cells:
@@ -554,5 +556,10 @@ def _text(value: Any) -> str | None:
 
 
 def duplicate_reason(docid: str, first: int, unit: str) -> str:
-    """Return the skip reason of a record whose id the record ``first`` (line or row) had."""
-    return f"duplicate id {docid!r} (first seen at {unit} {first})"
+    """Return the skip reason of a record whose id the record ``first`` (line or row) had.
+
+    For lines, the corpus readers' own words (a one-process build gives the same report).
+    """
+    if unit == "line":
+        return duplicate_id(docid, first)
+    return f"duplicate id {shorten(docid)!r} (first seen at row {first})"
