@@ -395,6 +395,11 @@ def _job_error(exc: BaseException) -> Exception:
     from bm25desk.engine.readers.corpus import CorpusError
 
     text = str(exc)
+    if "No module named 'bm25desk'" in text:
+        return JobError(
+            "the Spark executors' Python has no bm25desk: install it there, or point "
+            "PYSPARK_PYTHON (spark.pyspark.python) at a Python that has it"
+        )
     m = _ERROR.search(text)
     if m is not None:
         cls = {"AnalyzerMismatchError": AnalyzerMismatchError, "PartError": PartError}
