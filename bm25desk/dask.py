@@ -30,7 +30,9 @@ from bm25desk.distributed import (
     Job,
     JobError,
     TableSource,
+    check_partitions,
     index_name,
+    require_staging,
     resolve_source,
     run_build,
 )
@@ -105,8 +107,7 @@ def build_index(
     finished parts.
     """
     src = resolve_source(source, fmt, id_col, text_col, title_col)
-    if partitions is not None and partitions < 1:
-        raise StoreError("partitions must be at least 1")
+    check_partitions(partitions)
     analyzer = analyzer or Analyzer()
     with contextlib.ExitStack() as stack:
         if client is None and scheduler is not None:
@@ -115,11 +116,7 @@ def build_index(
             client = stack.enter_context(Client(scheduler))  # type: ignore[no-untyped-call]
         elif client is None:
             client = stack.enter_context(local_client(partitions))
-        if staging is None and not _all_local(client):
-            raise StoreError(
-                "Dask workers on other machines need a staging folder: a path every worker and "
-                "this machine can read and write (a shared mount), given as staging= or --staging"
-            )
+        require_staging(staging, _all_local(client), "a Dask cluster on other machines")
         table = None
         if isinstance(src, TableSource):
             table = _table(src)
@@ -230,16 +227,10 @@ def _frame_task(
     """Write part ``part`` from a pandas DataFrame partition (runs in a Dask task)."""
     cols = [id_col, *text_cols, *([title_col] if title_col else [])]
     columns = [frame[c].astype(object).where(frame[c].notna(), None).tolist() for c in cols]
-    rows = zip(*columns, strict=True)
-    n_text = len(text_cols)
-    docs = RowDocuments(
-        rows,
-        id_col=0,
-        text_col=tuple(range(1, 1 + n_text)),
-        title_col=1 + n_text if title_col else None,
-        origin=origin,
-    )
-    return write_part(docs, spec, folder, part=part, attempt=_attempt())
+    rows = zip(*columns, strict=True)  # tuples: id, texts, title
+    n = len(text_cols)
+    title = 1 + n if title_col else None
+    return _bag_task(rows, spec, folder, origin, 0, tuple(range(1, 1 + n)), title, part)
 
 
 def _bag_task(
@@ -247,9 +238,9 @@ def _bag_task(
     spec: dict[str, Any],
     folder: str,
     origin: str,
-    id_col: str,
-    text_cols: tuple[str, ...],
-    title_col: str | None,
+    id_col: str | int,
+    text_cols: tuple[str | int, ...],
+    title_col: str | int | None,
     part: int,
 ) -> PartInfo:
     """Write part ``part`` from a bag partition of dicts (or tuples, by position)."""

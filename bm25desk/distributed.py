@@ -53,6 +53,8 @@ __all__ = [
     "FileSource",
     "JobError",
     "TableSource",
+    "check_partitions",
+    "require_staging",
     "resolve_source",
     "run_build",
 ]
@@ -200,6 +202,21 @@ def resolve_source(
         raise StoreError(f"unknown table format {fmt!r}: use one of {', '.join(TABLE_FORMATS)}")
     where = str(local.resolve()) if local is not None and local.exists() else text
     return TableSource(columns, path=where, fmt=fmt)
+
+
+def check_partitions(partitions: int | None) -> None:
+    """Raise :class:`StoreError` unless ``partitions`` is None or at least 1."""
+    if partitions is not None and partitions < 1:
+        raise StoreError("partitions must be at least 1")
+
+
+def require_staging(staging: Any, local: bool, who: str) -> None:
+    """Raise :class:`StoreError` when ``who`` (a cluster beyond this machine) has no staging."""
+    if staging is None and not local:
+        raise StoreError(
+            f"{who} needs a staging folder: a path every executor and this machine can read "
+            "and write (a shared mount), given as staging= or --staging"
+        )
 
 
 def index_name(name: str | None, source: FileSource | TableSource) -> str:

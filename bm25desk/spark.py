@@ -36,7 +36,9 @@ from bm25desk.distributed import (
     Job,
     JobError,
     TableSource,
+    check_partitions,
     index_name,
+    require_staging,
     resolve_source,
     run_build,
 )
@@ -136,13 +138,9 @@ def build_index(
     spark = spark or session()
     sc = spark.sparkContext
     src = resolve_source(source, fmt, id_col, text_col, title_col)
-    if staging is None and not str(sc.master).startswith("local"):
-        raise StoreError(
-            f"a Spark cluster ({sc.master}) needs a staging folder: a path every executor and "
-            "this machine can read and write (a shared mount), given as staging= or --staging"
-        )
-    if partitions is not None and partitions < 1:
-        raise StoreError("partitions must be at least 1")
+    local = str(sc.master).startswith("local")
+    check_partitions(partitions)
+    require_staging(staging, local, f"a Spark cluster ({sc.master})")
     analyzer = analyzer or Analyzer()
     frame = _dataframe(spark, src) if isinstance(src, TableSource) else None
     job = Job(
