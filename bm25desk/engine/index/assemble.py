@@ -28,11 +28,11 @@ from bm25desk.engine.index.parts import (
     PartError,
     PartInfo,
     build_record,
-    duplicate_reason,
     executor_versions,
     read_part,
 )
 from bm25desk.engine.index.report import BuildReport
+from bm25desk.engine.index.rows import duplicate_reason
 from bm25desk.engine.index.segment import Segment, save_array
 from bm25desk.engine.index.store import IndexStore
 from bm25desk.engine.progress import CancelToken
