@@ -38,6 +38,7 @@ from bm25desk.engine.index.parts import (
     write_part,
 )
 from bm25desk.engine.index.source import source_info
+from bm25desk.engine.index.store import IndexLockedError
 from bm25desk.engine.progress import Cancelled
 from bm25desk.engine.readers.corpus import Document, split_ranges
 
@@ -133,6 +134,16 @@ def test_a_failed_assembly_leaves_the_old_index_as_it_was(tmp_path, store) -> No
         assemble(path, parts, store)
     assert (store.root / "parts" / "manifest.json").read_text("utf-8") == before
     assert store.open("parts").n_docs == 600
+
+
+def test_parts_refused_by_a_busy_index_can_be_assembled_again(tmp_path, store) -> None:
+    path = clean_corpus(tmp_path / "corpus.jsonl")
+    parts = file_parts(path, tmp_path / "staging", 2)
+    with store.writing("parts"), pytest.raises(IndexLockedError):
+        assemble(path, parts, store)
+    assert all(read_part(p.path) == p for p in parts)  # still whole
+    assert assemble(path, parts, store).indexed == 600
+    assert not any((tmp_path / "staging").iterdir())
 
 
 def test_an_executor_with_another_nltk_is_refused(tmp_path) -> None:

@@ -103,12 +103,13 @@ def assemble_index(
         allow_empty=allow_empty,
         empty=lambda skipped: _empty_message(source, skipped),
     )
-    try:
-        return write_generation(
-            store, plan, lambda into, report: install_parts(into, parts_in_order, report, cancel)
-        )
-    finally:
-        remove_attempts(parts_in_order)
+    report = write_generation(
+        store, plan, lambda into, report: install_parts(into, parts_in_order, report, cancel)
+    )
+    # Only now: after a failure before the parts were moved (the index busy, a name taken by
+    # another source) they are still whole, and the caller may assemble them again.
+    remove_attempts(parts_in_order)
+    return report
 
 
 def check_parts(parts: Sequence[PartInfo], analyzer: Analyzer) -> None:
