@@ -156,14 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("index", parents=[common], help="index a folder or corpus file")
-    p.add_argument("source", help="folder, TSV, BEIR corpus.jsonl(.gz), SMART or TREC file")
+    p.add_argument(
+        "source",
+        help="folder, TSV, BEIR corpus.jsonl(.gz), SMART, TREC, NPL doc-text, TIME.ALL file, "
+        "or a folder of LISA files",
+    )
     p.add_argument("--name", help="index name (default: from the source's name)")
     p.add_argument(
         "--format",
         dest="fmt",
         metavar="FORMAT",
         help="override detection: folder, msmarco-docs, msmarco-passages, tsv-header, beir, "
-        "smart, trec",
+        "smart, trec, npl, lisa, time",
     )
     p.add_argument(
         "--columns",

@@ -19,7 +19,9 @@ def source_info(path: Path, fmt: str, columns: Any, include: Any, exclude: Any) 
     info: dict[str, Any] = {
         "path": str(path),
         "format": fmt,
-        "kind": "folder" if path.is_dir() else "file",
+        # Only a folder of documents is updated file by file; a BEIR dataset or LISA folder is
+        # one corpus, rebuilt when it changes.
+        "kind": "folder" if fmt == "folder" else "file",
         "mtime": st.st_mtime,
         "size": st.st_size if path.is_file() else 0,
     }

@@ -1,9 +1,10 @@
-"""Document readers: folders, TSV, BEIR jsonl, SMART and TREC files as streams of documents.
+"""Document readers: folders, TSV, BEIR jsonl, SMART, TREC and Glasgow files as document streams.
 
 The modules, from the bottom up: :mod:`.document` (Document, Skip, ReadReport, errors),
 :mod:`.source` (opening files: gzip, byte ranges, bounded lines), :mod:`.records` (the checks
 every record passes), one module per corpus format (:mod:`.msmarco`, :mod:`.tsv`, :mod:`.beir`,
-:mod:`.smart`, :mod:`.trec`), :mod:`.detect` (format detection), :mod:`.scan` and :mod:`.folder`
+:mod:`.smart`, :mod:`.trec`, :mod:`.npl`, :mod:`.lisa`, :mod:`.time_magazine`), :mod:`.detect`
+(format detection), :mod:`.scan` and :mod:`.folder`
 (folders; the text of each file comes from :mod:`bm25desk.engine.extract`), :mod:`.summary` (a
 folder's preview) and :mod:`.api` (:func:`read_corpus`). :mod:`.corpus` is the old single-module
 path, kept as re-exports.
@@ -12,7 +13,13 @@ path, kept as re-exports.
 from bm25desk.engine.extract.common import ExtractError, Extractor
 from bm25desk.engine.extract.decoding import decode_text, read_text
 from bm25desk.engine.extract.registry import EXTRACTORS
-from bm25desk.engine.readers.api import FORMATS, RANGE_FORMATS, read_corpus, split_ranges
+from bm25desk.engine.readers.api import (
+    FOLDER_FORMATS,
+    FORMATS,
+    RANGE_FORMATS,
+    read_corpus,
+    split_ranges,
+)
 from bm25desk.engine.readers.detect import detect_format
 from bm25desk.engine.readers.document import (
     ColumnMap,
@@ -30,6 +37,7 @@ from bm25desk.engine.readers.tsv import guess_columns, preview_rows, read_tsv_he
 
 __all__ = [
     "EXTRACTORS",
+    "FOLDER_FORMATS",
     "FORMATS",
     "JUNK_DIRS",
     "MAX_FILE_SIZE",

@@ -17,6 +17,14 @@ Formats (keys of :data:`FORMATS`):
     SMART records (CISI, Cranfield, CACM ...): ``.I <id>`` then fields ``.T .A .W .B .X ...``.
 ``trec``
     TREC SGML: ``<DOC><DOCNO>id</DOCNO> ... </DOC>``.
+``npl``
+    NPL (Vaswani) ``doc-text``: the number alone on a line, the text, a ``/`` line (:mod:`.npl`).
+``lisa``
+    LISA: ``Document N``, title, blank line, abstract, a line of ``*``. A folder holding
+    ``LISA0.001`` … ``LISA5.850`` is read as one source, in name order (:mod:`.lisa`).
+``time``
+    TIME magazine ``TIME.ALL``: ``*TEXT`` records up to ``*STOP``; ids are positions 1, 2, 3 …
+    (:mod:`.time_magazine`).
 
 Undecodable bytes never abort a read: corpus files are decoded as UTF-8 with ``errors="replace"``
 (mojibake that *is* valid UTF-8, as in MS MARCO, is preserved as it is); folder files are tried as
@@ -42,13 +50,16 @@ from bm25desk.engine.readers.beir import beir_corpus_file, read_beir
 from bm25desk.engine.readers.detect import detect_format
 from bm25desk.engine.readers.document import ColumnMap, CorpusError, Document, ReadReport
 from bm25desk.engine.readers.folder import read_folder
+from bm25desk.engine.readers.lisa import lisa_files, read_lisa
 from bm25desk.engine.readers.msmarco import read_msmarco_docs, read_msmarco_passages
+from bm25desk.engine.readers.npl import read_npl
 from bm25desk.engine.readers.smart import read_smart
-from bm25desk.engine.readers.source import Source, check_file
+from bm25desk.engine.readers.source import Source, check_file, open_each
+from bm25desk.engine.readers.time_magazine import read_time
 from bm25desk.engine.readers.trec import read_trec
 from bm25desk.engine.readers.tsv import read_tsv_rows, resolve_columns
 
-__all__ = ["FORMATS", "RANGE_FORMATS", "read_corpus", "split_ranges"]
+__all__ = ["FOLDER_FORMATS", "FORMATS", "RANGE_FORMATS", "read_corpus", "split_ranges"]
 
 FORMATS: dict[str, str] = {
     "folder": "Folder of documents",
@@ -56,10 +67,16 @@ FORMATS: dict[str, str] = {
     "msmarco-passages": "MS MARCO passages TSV (id, text)",
     "tsv-header": "TSV with a header row (choose the columns)",
     "beir": "BEIR corpus.jsonl (_id, title, text)",
-    "smart": "SMART records: CISI, Cranfield (.I .T .A .W ...)",
+    "smart": "SMART records: CISI, Cranfield, MED, CACM, ADI (.I .T .A .W ...)",
     "trec": "TREC SGML (<DOC><DOCNO> ... </DOC>)",
+    "npl": "NPL doc-text (number, text, /)",
+    "lisa": "LISA files or their folder (Document N … ****)",
+    "time": "TIME.ALL (*TEXT records; ids 1, 2, 3 …)",
 }
 """Corpus format key → label for users. ``read_corpus(path, fmt)`` takes the key."""
+
+FOLDER_FORMATS = frozenset({"folder", "beir", "lisa"})
+"""The formats whose source may be a folder: documents, a BEIR dataset, the LISA files."""
 
 RANGE_FORMATS = frozenset({"msmarco-docs", "msmarco-passages", "beir"})
 """Line-based formats whose files can be split into byte ranges and read in parallel."""
@@ -70,6 +87,9 @@ _FILE_READERS: dict[str, Callable[[Source], Iterator[Document]]] = {
     "beir": read_beir,
     "smart": read_smart,
     "trec": read_trec,
+    "npl": read_npl,
+    "lisa": lambda src: read_lisa([src]),
+    "time": read_time,
 }
 """The corpus-file formats whose reader needs nothing but the opened file."""
 
@@ -92,7 +112,7 @@ def read_corpus(
     Parameters
     ----------
     path
-        A corpus file (plain or gzip) or a folder.
+        A corpus file (plain or gzip) or a folder (of documents, a BEIR dataset or LISA files).
     fmt
         A key of :data:`FORMATS`, or None to use :func:`~.detect.detect_format`.
     columns
@@ -134,6 +154,14 @@ def read_corpus(
         if corpus is None:
             raise CorpusError(f"no corpus.jsonl in {path}")
         p = corpus
+    if fmt == "lisa" and p.is_dir():
+        files = lisa_files(p, report)
+        if not files:
+            raise CorpusError(
+                f"no LISA files in {path}: none with a numbered extension (LISA0.001 …) "
+                "starts with a 'Document N' line"
+            )
+        return _read_lisa_files(files, report, Throttle(progress), cancel)
     check_file(p)
     header_columns = resolve_columns(p, columns) if fmt == "tsv-header" else None
     if byte_range is not None and fmt not in RANGE_FORMATS:
@@ -154,6 +182,13 @@ def split_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, in
                 bounds.append(pos)
     bounds.append(size)
     return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def _read_lisa_files(
+    files: list[Path], report: ReadReport, throttle: Throttle, cancel: CancelToken
+) -> Iterator[Document]:
+    cancel.check()
+    yield from read_lisa(open_each(files, report, throttle, cancel))
 
 
 def _read_file(

@@ -12,7 +12,10 @@ from bm25desk.engine.extract.decoding import BINARY_SNIFF, has_unicode_bom
 from bm25desk.engine.extract.registry import extractor_for
 from bm25desk.engine.readers.beir import beir_corpus_file
 from bm25desk.engine.readers.document import CorpusError
+from bm25desk.engine.readers.lisa import has_lisa_files, is_lisa_header
+from bm25desk.engine.readers.npl import npl_layout
 from bm25desk.engine.readers.source import head_lines, open_text_head
+from bm25desk.engine.readers.time_magazine import is_time_header
 from bm25desk.engine.readers.tsv import ID_NAMES, TEXT_NAMES, TITLE_NAMES, norm_name
 
 __all__ = ["BINARY_SHARE", "detect_format", "looks_binary"]
@@ -24,8 +27,10 @@ BINARY_SHARE = 0.01
 _SNIFF_BYTES = 64 * 1024
 _CONTROL = bytes(b for b in range(32) if b not in b"\t\n\v\f\r\x1b")
 _KNOWN_NAMES = frozenset(ID_NAMES + TEXT_NAMES + TITLE_NAMES + ("url",))
+_NUMBERS = re.compile(r" *\d+(?: +\d+)* *")  # judgement files of the Glasgow collections
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 _FORMAT_HINT = "if it is a corpus, choose its format (--format msmarco-passages, tsv-header …)"
+_EVAL_HINT = "index the collection's document file and give this one to bm25desk eval"
 
 
 def looks_binary(head: bytes) -> bool:
@@ -64,10 +69,12 @@ def _is_document(p: Path) -> bool:
 def detect_format(path: str | os.PathLike[str]) -> str:
     """Guess the format of a corpus path: a key of :data:`~bm25desk.engine.readers.api.FORMATS`.
 
-    A folder is ``folder`` (or ``beir`` if it holds ``corpus.jsonl``). A file is recognised by its
-    first bytes, decompressed if it is gzip: ``.I`` → smart, ``<DOC>`` → trec, JSON objects with
-    ``_id`` → beir; tab-separated rows → tsv-header if the first row looks like column names, else
-    msmarco-docs (4 columns) or msmarco-passages (2 columns, an id first).
+    A folder is ``folder`` (``beir`` if it holds ``corpus.jsonl``, ``lisa`` if it holds LISA
+    files: see :func:`~.lisa.lisa_files`). A file is recognised by its first bytes, decompressed if
+    it is gzip: ``.I`` → smart, ``<DOC>`` → trec, JSON objects with ``_id`` → beir, ``Document N``
+    → lisa, ``*TEXT`` → time, a number alone then text up to a ``/`` line → npl; tab-separated
+    rows → tsv-header if the first row looks like column names, else msmarco-docs (4 columns) or
+    msmarco-passages (2 columns, an id first).
 
     Parameters
     ----------
@@ -88,7 +95,9 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if not p.exists():
         raise CorpusError(f"no such file or folder: {path}")
     if p.is_dir():
-        return "beir" if beir_corpus_file(p) else "folder"
+        if beir_corpus_file(p):
+            return "beir"
+        return "lisa" if has_lisa_files(p) else "folder"
     head = open_text_head(p, _SNIFF_BYTES)
     if not head.strip():
         raise CorpusError(f"{path} is empty")
@@ -110,7 +119,48 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return _detect_json(p, path)
     if text.startswith("["):
         raise CorpusError(f"{path} is a JSON array; a BEIR corpus has one JSON object per line")
-    return _detect_tsv(p, path)
+    return _detect_glasgow(text, path) or _detect_tsv(p, path)
+
+
+def _detect_glasgow(text: str, path: str | os.PathLike[str]) -> str | None:
+    """Return lisa, time or npl for the document files of those collections (else None).
+
+    Their query and judgement files, which look alike, get a message that says what they are.
+    """
+    lines = text.splitlines()[:400]
+    first = lines[0]
+    if is_lisa_header(first):
+        return "lisa"
+    if is_time_header(first):
+        return "time"
+    if first.startswith("*FIND"):
+        raise CorpusError(f"{path} holds TIME queries (*FIND), not documents: {_EVAL_HINT}")
+    layout = npl_layout(lines)
+    if layout == "judgements":
+        raise CorpusError(f"{path} holds NPL judgements (rlv-ass), not documents: {_EVAL_HINT}")
+    if layout == "docs":
+        return "npl"
+    if _lisa_queries(lines):
+        raise CorpusError(f"{path} holds LISA queries (LISA.QUE), not documents: {_EVAL_HINT}")
+    if all(_NUMBERS.fullmatch(line) for line in lines if line.strip()):
+        raise CorpusError(
+            f"{path} holds numbers only (judgements such as LISARJ.NUM or TIME.REL?), "
+            f"not documents: {_EVAL_HINT}"
+        )
+    return None
+
+
+def _lisa_queries(lines: list[str]) -> bool:
+    """Whether the lines are LISA.QUE's: a number alone, then text whose last line ends in ``#``."""
+    if not lines[0].strip().isdigit():
+        return False
+    for line in lines[1:]:
+        s = line.strip()
+        if s.endswith("#"):
+            return True
+        if s.isdigit():
+            return False
+    return False
 
 
 def _detect_json(p: Path, path: str | os.PathLike[str]) -> str:
@@ -131,7 +181,7 @@ def _detect_tsv(p: Path, path: str | os.PathLike[str]) -> str:
     if len(rows[0]) < 2:
         hint = "; to index single documents, choose the folder that holds them"
         raise CorpusError(
-            f"cannot tell the format of {path}: not TSV, JSON lines, SMART or TREC"
+            f"cannot tell the format of {path}: not TSV, JSON lines, SMART, TREC, NPL, LISA or TIME"
             + (hint if _is_document(p) else f"; {_FORMAT_HINT}")
         )
     if _looks_like_header(rows[0], rows[1:]):

@@ -141,6 +141,10 @@ def first_seen() -> Callable[[str, int], int]:
     return seen.setdefault
 
 
-def duplicate_id(docid: str, first: int) -> str:
-    """Return the skip reason for a record whose id an earlier record (at line ``first``) had."""
-    return f"duplicate id {shorten(docid)!r} (first seen at line {first})"
+def duplicate_id(docid: str, first: int | str) -> str:
+    """Return the skip reason for a record whose id an earlier record had.
+
+    ``first`` is the line of the earlier record, or where it was in words ("LISA0.001:12").
+    """
+    at = f"line {first}" if isinstance(first, int) else first
+    return f"duplicate id {shorten(docid)!r} (first seen at {at})"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from bm25desk.engine.extract.common import is_blank
+from bm25desk.engine.readers import source
 from bm25desk.engine.readers.document import Document, ReadReport, duplicate_id, first_seen
 from bm25desk.engine.readers.source import Source
 
-__all__ = ["Admission", "tsv_records"]
+__all__ = ["Admission", "RecordLines", "tsv_records"]
 
 
 class Admission:
@@ -18,13 +19,18 @@ class Admission:
     ----------
     report
         Receives the skips and the count of documents read.
+    place
+        Turns the line number a repeated id was first seen at into words for the skip reason
+        (default ``"line N"``); a reader of several files numbers lines on across them and says
+        which file the number falls in.
     """
 
-    __slots__ = ("_first_seen", "report")
+    __slots__ = ("_first_seen", "_place", "report")
 
-    def __init__(self, report: ReadReport) -> None:
+    def __init__(self, report: ReadReport, place: Callable[[int], str] | None = None) -> None:
         self.report = report
         self._first_seen = first_seen()
+        self._place = place
 
     def __call__(self, where: str, line: int, doc: Document) -> Document | None:
         """Return ``doc`` if it has text and a new id (first seen at ``line``), else None."""
@@ -33,10 +39,42 @@ class Admission:
             return None
         first = self._first_seen(doc.docid, line)
         if first != line:
-            self.report.skip(where, duplicate_id(doc.docid, first))
+            at = first if self._place is None else self._place(first)
+            self.report.skip(where, duplicate_id(doc.docid, at))
             return None
         self.report.read += 1
         return doc
+
+
+class RecordLines:
+    """The lines of a record that spans lines, held up to :data:`~.source.MAX_LINE_BYTES`.
+
+    A record that grows past the limit (a file read in the wrong format, whose first line looked
+    like a record's start) keeps no more lines: it is skipped with :meth:`too_long_reason` instead
+    of filling memory.
+    """
+
+    __slots__ = ("lines", "size", "too_long")
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.too_long = False
+
+    def append(self, line: bytes) -> None:
+        """Add a line, or drop them all once the record is over the limit."""
+        if self.too_long:
+            return
+        self.size += len(line)
+        if self.size > source.MAX_LINE_BYTES:
+            self.lines, self.too_long = [], True
+        else:
+            self.lines.append(line)
+
+    @staticmethod
+    def too_long_reason() -> str:
+        """Return the skip reason for a record over the limit."""
+        return f"record longer than {source.MAX_LINE_BYTES // 2**20} MB (not read)"
 
 
 def tsv_records(

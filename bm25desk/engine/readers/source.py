@@ -13,12 +13,12 @@ import functools
 import io
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from bm25desk.engine.progress import CancelToken, Throttle
+from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.engine.readers.document import CorpusError, ReadReport
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Source",
     "check_file",
     "head_lines",
+    "open_each",
     "open_text_head",
 ]
 
@@ -128,7 +129,7 @@ class Source:
         path: Path,
         stack: ExitStack,
         report: ReadReport,
-        throttle: Throttle,
+        throttle: ProgressFn,
         cancel: CancelToken,
         byte_range: tuple[int, int] | None = None,
     ) -> None:
@@ -241,6 +242,42 @@ class Source:
         except OSError as exc:
             raise CorpusError(f"error reading {self.path}: {exc.strerror or exc}") from exc
         self.finish()
+
+
+class _Shifted:
+    """Progress through one file of several, reported as progress through all of them."""
+
+    __slots__ = ("_fn", "_offset", "_size", "_total")
+
+    def __init__(self, fn: ProgressFn, offset: int, size: int, total: int) -> None:
+        self._fn, self._offset, self._size, self._total = fn, offset, size, total
+
+    def __call__(self, done: int, total: int) -> None:
+        # A file that changed size since it was measured still spans exactly its share: it never
+        # pushes into the next file's, and its end is the end of its share.
+        at_end = bool(total) and done >= total
+        self._fn(self._offset + (self._size if at_end else min(done, self._size)), self._total)
+
+
+def open_each(
+    paths: Sequence[Path], report: ReadReport, throttle: ProgressFn, cancel: CancelToken
+) -> Iterator[Source]:
+    """Open several corpus files one after another as one source (each closed before the next).
+
+    Progress runs over the files' summed sizes, so it rises steadily from the first file's start
+    to the last file's end; skips name the file they are in.
+    """
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(path.stat().st_size)
+        except OSError as exc:
+            raise CorpusError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    total, offset = sum(sizes), 0
+    for path, size in zip(paths, sizes, strict=True):
+        with ExitStack() as stack:
+            yield Source(path, stack, report, _Shifted(throttle, offset, size, total), cancel)
+        offset += size
 
 
 def open_text_head(path: Path, limit: int) -> bytes:

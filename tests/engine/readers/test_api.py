@@ -9,7 +9,7 @@ import pytest
 from reader_helpers import FIXTURES, REPO, assert_progress_ok, progress_log, read_all, write
 
 from bm25desk.engine.progress import Cancelled, CancelToken
-from bm25desk.engine.readers.api import FORMATS, read_corpus
+from bm25desk.engine.readers.api import FOLDER_FORMATS, FORMATS, read_corpus
 from bm25desk.engine.readers.detect import detect_format
 from bm25desk.engine.readers.document import (
     CorpusError,
@@ -33,8 +33,24 @@ def test_formats_have_labels_and_readers(tmp_path: Path) -> None:
         "beir",
         "smart",
         "trec",
+        "npl",
+        "lisa",
+        "time",
     }
     assert all(label for label in FORMATS.values())
+
+
+def test_folder_formats_read_a_folder(tmp_path: Path) -> None:
+    write(tmp_path / "docs" / "a.txt", "a document")
+    write(tmp_path / "beir" / "corpus.jsonl", '{"_id": "b", "text": "a record"}\n')
+    write(tmp_path / "lisa" / "LISA0.001", "Document 1\nA TITLE.\n\nTEXT.\n" + "*" * 44 + "\n")
+    for fmt in sorted(FOLDER_FORMATS):
+        folder = tmp_path / {"folder": "docs"}.get(fmt, fmt)
+        assert detect_format(folder) == fmt
+        assert len(read_all(folder, fmt)[0]) == 1, fmt
+    for fmt in set(FORMATS) - FOLDER_FORMATS:
+        with pytest.raises(CorpusError, match="is a folder, not a corpus file"):
+            read_corpus(tmp_path / "docs", fmt)
 
 
 def test_unknown_format_and_missing_path(tmp_path: Path) -> None:

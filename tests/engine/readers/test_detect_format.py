@@ -45,7 +45,7 @@ def test_detect_format(tmp_path: Path) -> None:
         ("arr.json", '[{"_id": "1"}]', "JSON array"),
         ("note.txt", "Just a note.\nNothing else.\n", "choose the folder"),
         ("my.notes.md.gz", "# Notes\n", "choose the folder"),
-        ("words.csv", "a,b,c\n", "not TSV, JSON lines, SMART or TREC"),
+        ("words.csv", "a,b,c\n", "not TSV, JSON lines, SMART, TREC, NPL, LISA or TIME"),
         ("sentence.tsv", "hello there\tfriend\n", "2 tab-separated columns"),
     ],
 )
