@@ -39,6 +39,7 @@ def test_an_empty_folder_is_not_built_without_asking(
     assert "3 files skipped" in text
     assert "a.txt" in text
     assert "Build an empty index anyway" in text
+    assert "--allow-empty" not in text  # the CLI's option means nothing in the app
     with qtbot.waitSignal(window.index_opened, timeout=30000):
         bar.action_requested.emit("build-empty")
     assert IndexStore().open("scans").n_docs == 0
