@@ -236,6 +236,7 @@ def dialogs_and_edges(s: Session) -> None:
     s.shot("empty-index")
     w.open_index("cisi-sample", query=QUERY)
     s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+    s.wait(lambda: w.search_panel.outcome() is not None, "the reopened index's results")
     w.show_error(RuntimeError("an example of an unexpected error"))
     s.shot("error-message")
 

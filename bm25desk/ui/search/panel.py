@@ -163,6 +163,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         if searcher is None:
             self._show_empty("Open or build an index to search.")
             return
+        self._show_empty("")  # the previous index's sentence ("has no documents") goes with it
         self.search_now()
 
     def variant(self) -> Variant:
