@@ -38,7 +38,8 @@ class ResultsSplitter(QSplitter):
         """Put back saved sizes, placed on the first real height (QSplitter.restoreState)."""
         restored = super().restoreState(state)
         if restored:
-            self._saved = saved_sizes(QByteArray(bytes(state)))
+            data = state if isinstance(state, QByteArray) else QByteArray(bytes(state))
+            self._saved = saved_sizes(data)
             self._placed = self._placed or self._saved is None
         return restored
 
