@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -99,13 +100,14 @@ def test_a_corpus_folder_is_up_to_date_until_a_file_in_it_changes(qtbot, tmp_pat
 
     assert status()[0] == "up to date"
     rewritten = lisa / "LISA0.001"
-    later = rewritten.stat().st_mtime + 3600
+    before = rewritten.stat().st_mtime  # copytree kept the fixture's, older than the build
+    later = time.time() + 3600
     os.utime(rewritten, (later, later))  # rewritten in place: the folder's mtime stays
     panel.refresh()
     text, tip = status()
     assert text == "changed"
     assert "LISA0.001" in tip
-    os.utime(rewritten, (later - 3600, later - 3600))
+    os.utime(rewritten, (before, before))
     panel.refresh()
     assert status()[0] == "up to date"
     (lisa / "LISA9.999").write_text("Document 99\nADDED\n", encoding="ascii")
