@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +155,35 @@ def leftovers(root: Path) -> list[str]:
     if not root.exists():
         return []
     return sorted(p.name for p in root.iterdir() if p.name.startswith((".tmp-", ".trash-")))
+
+
+def interrupted_cli_build(tmp_path: Path, engine_args: list[str], n: int) -> None:
+    """Ctrl-C ``bm25desk index`` of ``n`` records once its tasks write parts; check what is left.
+
+    The command exits 130 with one line, the index it was replacing is as it was, and no
+    temporary folder remains.
+    """
+    corpus = clean_corpus(tmp_path / "corpus.jsonl", n=n)
+    data = tmp_path / "data"
+    store = IndexStore(data / "indexes")
+    one_process(clean_corpus(tmp_path / "small.jsonl", n=50), store, name="victim")
+    before = (store.root / "victim" / "manifest.json").read_bytes()
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "BM25DESK_NO_PROGRESS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bm25desk.cli", "--data-dir", str(data), "index", str(corpus),
+         "--name", "victim", "--replace", *engine_args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        if list(store.root.glob(".tmp-victim-*/part-*/attempt-*/seg-*")):
+            break  # the tasks are writing their parts
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "bm25desk: interrupted" in err
+    assert "Traceback" not in err
+    assert (store.root / "victim" / "manifest.json").read_bytes() == before
+    assert leftovers(store.root) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from dist_helpers import (
     analyzer,
     assert_same_index,
     clean_corpus,
+    interrupted_cli_build,
     leftovers,
     messy_corpus,
     messy_lines,
@@ -25,6 +27,7 @@ from dist_helpers import (
 from bm25desk import dask as bdask
 from bm25desk.cli import main
 from bm25desk.engine import IndexStore
+from bm25desk.engine.progress import Cancelled, CancelToken
 
 pytestmark = pytest.mark.slow
 
@@ -145,6 +148,58 @@ def test_a_task_killed_or_failing_mid_part_is_run_again(dask_client, tmp_path, s
     assert got.indexed == 600
     assert segment_files(store.root / "retried") == segment_files(store.root / "reference")
     assert leftovers(store.root) == []
+
+
+def test_progress_counts_parts_and_a_cancelled_build_keeps_the_old_index(
+    dask_client, tmp_path, store
+) -> None:
+    clean = clean_corpus(tmp_path / "clean.jsonl", n=3000)
+    done: list[tuple[int, int]] = []
+    bdask.build_index(
+        clean,
+        "kept",
+        analyzer=analyzer(),
+        partitions=3,
+        client=dask_client,
+        store=store,
+        progress=lambda *p: done.append(p),
+    )
+    assert done[-1] == (3, 3)
+    assert all(t == 3 for _, t in done)
+    assert [d for d, _ in done] == sorted(d for d, _ in done)
+    before = (store.root / "kept" / "manifest.json").read_bytes()
+    cancel = CancelToken()
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+        cancel.set()
+
+    with pytest.raises(Cancelled):
+        bdask.build_index(
+            clean,
+            "kept",
+            analyzer=analyzer(),
+            partitions=3,
+            client=dask_client,
+            store=store,
+            replace=True,
+            progress=progress,
+            cancel=cancel,
+        )
+    assert seen == [(0, 3)]
+    assert (store.root / "kept" / "manifest.json").read_bytes() == before
+    assert leftovers(store.root) == []
+    # The cancelled tasks end (a running one finds its folder gone); they leave nothing behind.
+    deadline = time.monotonic() + 60
+    while any(dask_client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(dask_client.processing().values())
+    assert leftovers(store.root) == []
+
+
+def test_ctrl_c_cancels_the_dask_job_and_keeps_the_old_index(tmp_path) -> None:
+    interrupted_cli_build(tmp_path, ["--engine", "dask", "--partitions", "2"], 100_000)
 
 
 def test_the_cli_builds_with_dask_and_info_says_so(tmp_path, capsys) -> None:
