@@ -53,6 +53,23 @@ def clean_corpus(path: Path, n: int = 600) -> Path:
     return path
 
 
+def table_files(folder: Path, n: int = 600) -> list[Path]:
+    """Write :func:`records` as a Parquet file and as a TSV file with a header; return both.
+
+    Built with ``id_col="_id", title_col="title"`` they give :func:`clean_corpus`'s segments.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = records(n)
+    parquet = folder / "table.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), parquet, row_group_size=n // 3)
+    tsv = folder / "table.tsv"
+    lines = ["_id\ttitle\ttext", *(f"{r['_id']}\t{r['title']}\t{r['text']}" for r in rows)]
+    tsv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [parquet, tsv]
+
+
 def messy_lines(n: int = 600) -> list[str]:
     """Return records with every kind of skip, duplicates within and across any cut, as lines.
 

@@ -22,6 +22,7 @@ from dist_helpers import (
     records,
     segment_files,
     skips,
+    table_files,
 )
 
 from bm25desk import dask as bdask
@@ -107,6 +108,25 @@ def test_dataframes_bags_and_tables_build_the_same_index(dask_client, tmp_path, 
     )
     assert numbered_skips(got) == numbered_skips(reference)
     assert_same_index(store, "table")
+
+
+def test_parquet_and_tsv_paths_build_the_same_index(dask_client, tmp_path, store) -> None:
+    one_process(clean_corpus(tmp_path / "clean.jsonl"), store)
+    for path in table_files(tmp_path):
+        got = bdask.build_index(
+            str(path),
+            path.suffix[1:],
+            id_col="_id",
+            title_col="title",
+            analyzer=analyzer(),
+            partitions=2,
+            client=dask_client,
+            store=store,
+        )
+        assert (got.indexed, got.skipped) == (600, ()), path
+        assert segment_files(store.root / path.suffix[1:]) == segment_files(
+            store.root / "reference"
+        ), path
 
 
 class Trap(str):

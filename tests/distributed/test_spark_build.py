@@ -26,6 +26,7 @@ from dist_helpers import (
     records,
     segment_files,
     skips,
+    table_files,
 )
 
 from bm25desk import spark as bspark
@@ -98,6 +99,25 @@ def test_a_dataframe_builds_the_same_index(spark, tmp_path, store) -> None:
     assert got.skipped[0].where == f"{table} row 41"
     assert_same_index(store, "table")
     assert store.open("table").source["kind"] == "external"
+
+
+def test_parquet_and_tsv_paths_build_the_same_index(spark, tmp_path, store) -> None:
+    """Spark's own readers, its own partitions (a re-cut is the DataFrame test's)."""
+    one_process(clean_corpus(tmp_path / "clean.jsonl"), store)
+    for path in table_files(tmp_path):
+        got = bspark.build_index(
+            str(path),
+            path.suffix[1:],
+            id_col="_id",
+            title_col="title",
+            analyzer=analyzer(),
+            spark=spark,
+            store=store,
+        )
+        assert (got.indexed, got.skipped) == (600, ()), path
+        assert segment_files(store.root / path.suffix[1:]) == segment_files(
+            store.root / "reference"
+        ), path
 
 
 def test_a_task_killed_while_writing_its_part_is_retried(spark, tmp_path, store) -> None:
