@@ -15,12 +15,16 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bm25desk.engine import Index, IndexStore, Searcher, all_variants, build_index
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.manifest import segment_entries
+from bm25desk.engine.progress import Cancelled, CancelToken
 
 WORDS = [
     *("river", "bank", "money", "loan", "water", "flood", "stream", "bridge", "boat", "fish"),
@@ -53,21 +57,32 @@ def clean_corpus(path: Path, n: int = 600) -> Path:
     return path
 
 
-def table_files(folder: Path, n: int = 600) -> list[Path]:
-    """Write :func:`records` as a Parquet file and as a TSV file with a header; return both.
+def assert_table_files_build_as_reference(
+    build: Callable[..., Any], folder: Path, store: IndexStore
+) -> None:
+    """Assert that :func:`records` as Parquet and as TSV with a header build the reference.
 
-    Built with ``id_col="_id", title_col="title"`` they give :func:`clean_corpus`'s segments.
+    ``build(path, name, **kw)`` builds index ``name`` of ``store`` from the table at ``path``
+    with the keyword arguments ``kw`` (columns, analyser, store); each must hold
+    :func:`clean_corpus`'s segments, byte for byte, with nothing skipped.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = records(n)
+    one_process(clean_corpus(folder / "clean.jsonl"), store)
+    rows = records(600)
     parquet = folder / "table.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), parquet, row_group_size=n // 3)
+    pq.write_table(pa.Table.from_pylist(rows), parquet, row_group_size=200)
     tsv = folder / "table.tsv"
     lines = ["_id\ttitle\ttext", *(f"{r['_id']}\t{r['title']}\t{r['text']}" for r in rows)]
     tsv.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return [parquet, tsv]
+    for path in (parquet, tsv):
+        name = path.suffix[1:]
+        got = build(
+            str(path), name, id_col="_id", title_col="title", analyzer=analyzer(), store=store
+        )
+        assert (got.indexed, got.skipped) == (600, ()), path
+        assert segment_files(store.root / name) == segment_files(store.root / "reference"), path
 
 
 def messy_lines(n: int = 600) -> list[str]:
@@ -204,3 +219,32 @@ def interrupted_cli_build(tmp_path: Path, engine_args: list[str], n: int) -> Non
     assert "Traceback" not in err
     assert (store.root / "victim" / "manifest.json").read_bytes() == before
     assert leftovers(store.root) == []
+
+
+def progress_then_cancel(build: Callable[..., Any], store: IndexStore) -> list[tuple[int, int]]:
+    """Build index "kept" in three parts, then cancel a rebuild at its first progress report.
+
+    ``build(**kw)`` runs one engine's build of "kept" in three parts with ``kw`` (progress,
+    cancel, replace). Progress must count finished parts up to (3, 3); the cancelled rebuild
+    must raise :class:`Cancelled` and leave the first build as it was, with no temporary folder.
+    Returns the cancelled build's progress reports.
+    """
+    done: list[tuple[int, int]] = []
+    build(progress=lambda *p: done.append(p))
+    assert done[-1] == (3, 3)  # finished tasks, one a part
+    assert all(total == 3 for _, total in done)
+    assert [d for d, _ in done] == sorted(d for d, _ in done)
+    before = (store.root / "kept" / "manifest.json").read_bytes()
+    cancel = CancelToken()
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+        cancel.set()
+
+    with pytest.raises(Cancelled):
+        build(progress=progress, cancel=cancel, replace=True)
+    assert seen
+    assert (store.root / "kept" / "manifest.json").read_bytes() == before
+    assert leftovers(store.root) == []
+    return seen

@@ -12,6 +12,7 @@ import pytest
 from dist_helpers import (
     analyzer,
     assert_same_index,
+    assert_table_files_build_as_reference,
     clean_corpus,
     interrupted_cli_build,
     leftovers,
@@ -19,16 +20,15 @@ from dist_helpers import (
     messy_lines,
     numbered_skips,
     one_process,
+    progress_then_cancel,
     records,
     segment_files,
     skips,
-    table_files,
 )
 
 from bm25desk import dask as bdask
 from bm25desk.cli import main
 from bm25desk.engine import IndexStore
-from bm25desk.engine.progress import Cancelled, CancelToken
 
 pytestmark = pytest.mark.slow
 
@@ -111,22 +111,11 @@ def test_dataframes_bags_and_tables_build_the_same_index(dask_client, tmp_path, 
 
 
 def test_parquet_and_tsv_paths_build_the_same_index(dask_client, tmp_path, store) -> None:
-    one_process(clean_corpus(tmp_path / "clean.jsonl"), store)
-    for path in table_files(tmp_path):
-        got = bdask.build_index(
-            str(path),
-            path.suffix[1:],
-            id_col="_id",
-            title_col="title",
-            analyzer=analyzer(),
-            partitions=2,
-            client=dask_client,
-            store=store,
-        )
-        assert (got.indexed, got.skipped) == (600, ()), path
-        assert segment_files(store.root / path.suffix[1:]) == segment_files(
-            store.root / "reference"
-        ), path
+
+    def build(path: str, name: str, **kw):
+        return bdask.build_index(path, name, partitions=2, client=dask_client, **kw)
+
+    assert_table_files_build_as_reference(build, tmp_path, store)
 
 
 class Trap(str):
@@ -174,42 +163,13 @@ def test_progress_counts_parts_and_a_cancelled_build_keeps_the_old_index(
     dask_client, tmp_path, store
 ) -> None:
     clean = clean_corpus(tmp_path / "clean.jsonl", n=3000)
-    done: list[tuple[int, int]] = []
-    bdask.build_index(
-        clean,
-        "kept",
-        analyzer=analyzer(),
-        partitions=3,
-        client=dask_client,
-        store=store,
-        progress=lambda *p: done.append(p),
-    )
-    assert done[-1] == (3, 3)
-    assert all(t == 3 for _, t in done)
-    assert [d for d, _ in done] == sorted(d for d, _ in done)
-    before = (store.root / "kept" / "manifest.json").read_bytes()
-    cancel = CancelToken()
-    seen: list[tuple[int, int]] = []
 
-    def progress(done: int, total: int) -> None:
-        seen.append((done, total))
-        cancel.set()
-
-    with pytest.raises(Cancelled):
-        bdask.build_index(
-            clean,
-            "kept",
-            analyzer=analyzer(),
-            partitions=3,
-            client=dask_client,
-            store=store,
-            replace=True,
-            progress=progress,
-            cancel=cancel,
+    def build(**kw):
+        return bdask.build_index(
+            clean, "kept", analyzer=analyzer(), partitions=3, client=dask_client, store=store, **kw
         )
-    assert seen == [(0, 3)]
-    assert (store.root / "kept" / "manifest.json").read_bytes() == before
-    assert leftovers(store.root) == []
+
+    assert progress_then_cancel(build, store) == [(0, 3)]
     # The cancelled tasks end (a running one finds its folder gone); they leave nothing behind.
     deadline = time.monotonic() + 60
     while any(dask_client.processing().values()) and time.monotonic() < deadline:

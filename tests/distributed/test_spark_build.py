@@ -16,6 +16,7 @@ import pytest
 from dist_helpers import (
     analyzer,
     assert_same_index,
+    assert_table_files_build_as_reference,
     clean_corpus,
     interrupted_cli_build,
     leftovers,
@@ -23,10 +24,10 @@ from dist_helpers import (
     messy_lines,
     numbered_skips,
     one_process,
+    progress_then_cancel,
     records,
     segment_files,
     skips,
-    table_files,
 )
 
 from bm25desk import spark as bspark
@@ -34,7 +35,6 @@ from bm25desk.cli import main
 from bm25desk.engine import IndexStore
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.parts import AnalyzerMismatchError
-from bm25desk.engine.progress import Cancelled, CancelToken
 
 pytestmark = pytest.mark.slow
 
@@ -103,21 +103,11 @@ def test_a_dataframe_builds_the_same_index(spark, tmp_path, store) -> None:
 
 def test_parquet_and_tsv_paths_build_the_same_index(spark, tmp_path, store) -> None:
     """Spark's own readers, its own partitions (a re-cut is the DataFrame test's)."""
-    one_process(clean_corpus(tmp_path / "clean.jsonl"), store)
-    for path in table_files(tmp_path):
-        got = bspark.build_index(
-            str(path),
-            path.suffix[1:],
-            id_col="_id",
-            title_col="title",
-            analyzer=analyzer(),
-            spark=spark,
-            store=store,
-        )
-        assert (got.indexed, got.skipped) == (600, ()), path
-        assert segment_files(store.root / path.suffix[1:]) == segment_files(
-            store.root / "reference"
-        ), path
+
+    def build(path: str, name: str, **kw):
+        return bspark.build_index(path, name, spark=spark, **kw)
+
+    assert_table_files_build_as_reference(build, tmp_path, store)
 
 
 def test_a_task_killed_while_writing_its_part_is_retried(spark, tmp_path, store) -> None:
@@ -169,40 +159,13 @@ def test_an_executor_that_analyses_differently_fails_the_build(
 
 def test_a_cancelled_spark_build_keeps_the_old_index(spark, tmp_path, store) -> None:
     clean = clean_corpus(tmp_path / "clean.jsonl", n=3000)
-    done: list[tuple[int, int]] = []
-    bspark.build_index(
-        str(clean),
-        "kept",
-        analyzer=analyzer(),
-        partitions=3,
-        spark=spark,
-        store=store,
-        progress=lambda *p: done.append(p),
-    )
-    assert done[-1] == (3, 3)  # progress counts finished tasks, one a part
-    assert [d for d, _ in done] == sorted(d for d, _ in done)
-    before = (store.root / "kept" / "manifest.json").read_bytes()
-    cancel = CancelToken()
-    seen: list[tuple[int, int]] = []
 
-    def progress(done: int, total: int) -> None:
-        seen.append((done, total))
-        cancel.set()
-
-    with pytest.raises(Cancelled):
-        bspark.build_index(
-            str(clean),
-            "kept",
-            analyzer=analyzer(),
-            partitions=2,
-            spark=spark,
-            store=store,
-            progress=progress,
-            cancel=cancel,
+    def build(**kw):
+        return bspark.build_index(
+            str(clean), "kept", analyzer=analyzer(), partitions=3, spark=spark, store=store, **kw
         )
-    assert seen
-    assert (store.root / "kept" / "manifest.json").read_bytes() == before
-    assert leftovers(store.root) == []
+
+    progress_then_cancel(build, store)
     assert spark.sparkContext.statusTracker().getActiveJobsIds() == []
 
 
