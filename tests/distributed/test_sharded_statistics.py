@@ -9,6 +9,7 @@ import pytest
 from dist_helpers import analyzer, records
 
 from bm25desk.engine import IndexStore, Searcher, all_variants, build_index
+from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.assemble import assemble_index
 from bm25desk.engine.index.parts import write_file_part
 from bm25desk.engine.index.shards import GlobalStatistics
@@ -136,6 +137,12 @@ def test_without_global_statistics_a_shard_scores_otherwise(shards) -> None:
     assert all(ours[d] != theirs[d] for d in ours.keys() & theirs.keys())
 
 
-def test_global_statistics_need_a_shard(tmp_path: Path) -> None:
+def test_global_statistics_need_shards_analysed_alike(shards, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one shard"):
         GlobalStatistics([])
+    store, names = shards
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(records(5, seed=9)[0]) + "\n", encoding="utf-8")
+    build_index(path, name="unstemmed", analyzer=Analyzer.create(stopwords="en"), store=store)
+    with pytest.raises(ValueError, match="shard 2 was analysed differently from shard 0"):
+        GlobalStatistics([store.open(n) for n in [*names, "unstemmed"]])
