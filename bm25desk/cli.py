@@ -100,7 +100,7 @@ def _variant_options(p: argparse.ArgumentParser) -> None:
 
 def _analysis_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("analysis (stored in the index and reused for every query)")
-    g.add_argument("--tokenizer", choices=["word", "whitespace", "treebank"], default="word")
+    g.add_argument("--tokenizer", choices=["word", "whitespace", "treebank", "cjk"], default="word")
     g.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True)
     g.add_argument(
         "--stopwords",
