@@ -30,6 +30,7 @@ only (:func:`is_cjk`).
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -99,9 +100,7 @@ def tokens(text: str) -> list[str]:
     """Return the tokens of ``text`` in order (the bulk-indexing path)."""
     out: list[str] = []
     for tok in _TOKEN.findall(text.translate(_WIDTH)):
-        if not _CJK_START.match(tok):
-            out.append(tok)
-        elif len(tok) == 1:
+        if not _CJK_START.match(tok) or len(tok) == 1:
             out.append(tok)
         elif _COMBINING.search(tok) is None:
             out.extend(map(add, tok, tok[1:]))  # the bigrams, at C speed
@@ -125,5 +124,5 @@ def spans(text: str) -> Iterator[tuple[int, int, str]]:
         if len(units) == 1:
             yield start, m.end(), units[0][2]
             continue
-        for (a, _, first), (_, b, second) in zip(units, units[1:], strict=False):
+        for (a, _, first), (_, b, second) in itertools.pairwise(units):
             yield start + a, start + b, first + second

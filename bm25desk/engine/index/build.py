@@ -20,6 +20,7 @@ from typing import Any
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index import commit as commit_mod
 from bm25desk.engine.index.commit import NewFiles, commit, next_generation
+from bm25desk.engine.index.grown import prefix_record
 from bm25desk.engine.index.ingest import (
     LARGE_SEGMENT_POSTINGS,
     LARGE_SOURCE_BYTES,
@@ -214,6 +215,8 @@ def _write_generation(
 ) -> tuple[dict[str, Any], ReadReport, int]:
     """Read, analyse and write every document into ``directory``, then commit ``generation``."""
     report = ReadReport()
+    # Measured before reading: what a later update checks to append only a grown file's records.
+    prefix = prefix_record(plan.path, plan.fmt)
     n_workers = choose_workers(plan.path, plan.fmt, plan.workers)
     entries: list[tuple[str, str | None]]
     if n_workers > 1:
@@ -236,7 +239,10 @@ def _write_generation(
         directory,
         name=name,
         analyzer=plan.analyzer,
-        source=source_info(plan.path, plan.fmt, plan.columns, plan.include, plan.exclude),
+        source={
+            **source_info(plan.path, plan.fmt, plan.columns, plan.include, plan.exclude),
+            **prefix,
+        },
         segments=entries,
         report={"read": report.read, "indexed": count, "skipped": len(skipped)},
         generation=generation,

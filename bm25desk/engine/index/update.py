@@ -1,14 +1,16 @@
-"""Bring an index up to date with its source: incrementally for a folder, by rebuild for a file.
+"""Bring an index up to date with its source: incrementally for a folder or a grown file.
 
 A folder is updated in place: new and changed files go into a new segment, changed and deleted
 files are marked deleted in their old segments (a new deletion file per touched segment), and
 :func:`~bm25desk.engine.index.commit.commit` recomputes the collection statistics exactly over
-live documents, so every score equals that of a fresh build of the same files. A corpus file is
-rebuilt when its mtime or size changed. A failed or cancelled update leaves the index as it was.
+live documents, so every score equals that of a fresh build of the same files. A corpus file
+that only grew gets its new records appended (:mod:`~.grown`, :mod:`~.edit`); another changed
+one is rebuilt. A failed or cancelled update leaves the index as it was.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -42,13 +44,20 @@ def update_index(
     store: IndexStore | None = None,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
+    discard_edits: bool = False,
 ) -> BuildReport:
     """Bring index ``name`` up to date with its source.
 
     A folder is updated incrementally (new, changed and deleted files; files skipped before are
-    read again only when they changed); a corpus file is rebuilt if it changed since the last
-    build (mtime or size), else left as it is.
+    read again only when they changed). A corpus file that changed since the last build (mtime or
+    size) and only grew — a TSV or JSONL file whose old bytes are unchanged — gets its new
+    records appended; any other change rebuilds it, and :attr:`BuildReport.note` says which and
+    why (:mod:`~bm25desk.engine.index.grown`). An index edited by id (``add``/``remove``) is not
+    rebuilt from its source unless ``discard_edits``: the edits are not in the source.
     """
+    from bm25desk.engine.index.edit import append_grown
+    from bm25desk.engine.index.grown import check_growth
+
     store = store or IndexStore()
     started = time.monotonic()
     with store.writing(name), store.open(name) as index:
@@ -61,8 +70,28 @@ def update_index(
         st = path.stat()
         if st.st_mtime == src.get("mtime") and st.st_size == src.get("size"):
             return _unchanged(index, started)
+        growth = check_growth(src, path, cancel)
+        if growth.action == "append":
+            return append_grown(index, growth, progress, cancel, started)
+        if growth.action == "wait":
+            return dataclasses.replace(_unchanged(index, started), note=f"{growth.reason}.")
+        _refuse_losing_edits(name, src, discard_edits)
     # A changed corpus file is rebuilt; build_index takes the writer lock itself.
-    return _rebuild_file(name, src, analyzer, store, progress, cancel)
+    report = _rebuild_file(name, src, analyzer, store, progress, cancel)
+    return dataclasses.replace(report, note=f"Rebuilt: {growth.reason}.")
+
+
+def _refuse_losing_edits(name: str, src: dict[str, Any], discard_edits: bool) -> None:
+    """Refuse to rebuild an index edited by id from its source (unless ``discard_edits``)."""
+    totals = src.get("edit_totals")
+    if discard_edits or not isinstance(totals, dict) or not totals.get("operations"):
+        return
+    raise StoreError(
+        f"{name!r} was edited by id since it was built ({totals.get('added', 0):,} added, "
+        f"{totals.get('replaced', 0):,} replaced, {totals.get('removed', 0):,} removed) and its "
+        "source changed in a way that needs a rebuild, which would lose those edits; update "
+        "with --discard-edits to rebuild from the source anyway"
+    )
 
 
 def _update_folder(
