@@ -74,7 +74,9 @@ def update_index(
         if growth.action == "append":
             return append_grown(index, growth, progress, cancel, started)
         if growth.action == "wait":
-            return dataclasses.replace(_unchanged(index, started), note=f"{growth.reason}.")
+            return dataclasses.replace(
+                _unchanged(index, started), note=f"Nothing new yet: {growth.reason}."
+            )
         _refuse_losing_edits(name, src, discard_edits)
     # A changed corpus file is rebuilt; build_index takes the writer lock itself.
     report = _rebuild_file(name, src, analyzer, store, progress, cancel)
