@@ -42,6 +42,7 @@ def main(args: list[str] | None = None) -> int:
     handlers = _setup_logging()
 
     from PySide6.QtCore import QCoreApplication
+    from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
     from bm25desk.ui.main_window import MainWindow
@@ -50,7 +51,7 @@ def main(args: list[str] | None = None) -> int:
     QCoreApplication.setApplicationName("bm25desk")
     QCoreApplication.setApplicationVersion(bm25desk.__version__)
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setDesktopFileName("bm25desk")
+    QGuiApplication.setDesktopFileName("bm25desk")
     # Collect reference cycles only on the GUI thread (on a timer): a collection triggered on a
     # worker thread could destroy Qt objects (plot items) there and crash the process.
     from pyqtgraph.util.garbage_collector import GarbageCollector

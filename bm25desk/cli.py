@@ -119,6 +119,24 @@ def _analysis_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--min-length", type=int, default=1, metavar="N", help="drop shorter tokens")
 
 
+def _engine_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("beyond one machine (bm25desk[spark], bm25desk[dask]; docs/scale.md)")
+    g.add_argument(
+        "--engine",
+        choices=["bm25desk", "spark", "dask"],
+        default="bm25desk",
+        help="who runs the build (default: bm25desk itself, every core for a large file)",
+    )
+    g.add_argument("--master", metavar="URL", help="spark: local[2], spark://host:7077, yarn …")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="dask: tcp://host:8786 (default: local)")
+    g.add_argument("--partitions", type=int, metavar="N", help="spark/dask: how many parts")
+    g.add_argument(
+        "--staging",
+        metavar="DIR",
+        help="spark/dask on a cluster: a folder every executor and this machine can read",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser (exposed for tests and documentation)."""
     common = argparse.ArgumentParser(add_help=False)
@@ -168,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="build even when no document is found (an empty index)",
     )
+    _engine_options(p)
     _analysis_options(p)
 
     p = sub.add_parser("update", parents=[common], help="bring an index up to date with its source")
@@ -306,6 +325,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.name is not None and not args.name.strip():
         raise CliError("--name is empty: give the index a name, or leave --name out")
     analyzer = _analyzer(args)
+    if args.engine != "bm25desk":
+        report = _index_with_engine(args, analyzer)
+        if not args.json:
+            _print_skips(report)
+        _out(args, _report_dict(report), report.summary())
+        return EXIT_OK
+    for option in ("master", "scheduler", "partitions", "staging"):
+        if getattr(args, option) is not None:
+            raise CliError(f"--{option} needs --engine spark or --engine dask")
     bar = ProgressBar("indexing")
     try:
         report = build_index(
@@ -328,6 +356,52 @@ def cmd_index(args: argparse.Namespace) -> int:
         _print_skips(report)
     _out(args, _report_dict(report), report.summary())
     return EXIT_OK
+
+
+def _index_with_engine(args: argparse.Namespace, analyzer: Any) -> Any:
+    """Build with Spark or Dask (``--engine``); progress counts finished tasks."""
+    import importlib
+
+    wrong = "scheduler" if args.engine == "spark" else "master"
+    if getattr(args, wrong) is not None or args.include or args.exclude:
+        bad = f"--{wrong}" if getattr(args, wrong) is not None else "--include/--exclude"
+        raise CliError(f"{bad} does not go with --engine {args.engine}")
+    try:
+        module = importlib.import_module(f"bm25desk.{args.engine}")
+        importlib.import_module("pyspark" if args.engine == "spark" else "distributed")
+    except ImportError:
+        raise CliError(
+            f"--engine {args.engine} needs its extra: pip install 'bm25desk[{args.engine}]'"
+        ) from None
+    columns = _columns(args.columns)
+    options: dict[str, Any] = {}
+    if columns is not None:
+        options = {"id_col": columns.docid, "text_col": columns.text, "title_col": columns.title}
+    if args.engine == "spark":
+        try:
+            options["spark"] = module.session(args.master)
+        except Exception as exc:  # the JVM did not start: no Java, a bad master URL ...
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CliError(f"could not start Spark ({first}); is Java 17 installed?") from None
+    else:
+        options["scheduler"] = args.scheduler
+    bar = ProgressBar(f"indexing ({args.engine} tasks)", unit="")
+    try:
+        return module.build_index(
+            args.source,
+            args.name,
+            fmt=args.fmt,
+            analyzer=analyzer,
+            partitions=args.partitions,
+            staging=args.staging,
+            store=_store(),
+            replace=args.replace,
+            allow_empty=args.allow_empty,
+            progress=bar,
+            **options,
+        )
+    finally:
+        bar.close()
 
 
 def cmd_update(args: argparse.Namespace) -> int:
@@ -384,10 +458,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Describe an index."""
+    from bm25desk.engine.index.parts import describe_build
+
     store = _store()
     index = store.open(args.name)
     info = store.info(args.name)
     top = index.top_terms(args.top_terms)
+    built = describe_build(index.manifest.get("build") or {})
     data = {
         "name": index.name,
         "documents": index.n_docs,
@@ -402,6 +479,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         "created": index.manifest.get("created"),
         "updated": index.manifest.get("updated"),
         "fingerprint": index.fingerprint,
+        "build": index.manifest.get("build", {}),
         "top_terms": [{"term": t, "df": df, "cf": cf} for t, df, cf in top],
         "warnings": index.warnings,
     }
@@ -414,6 +492,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             f"stored:   {index.path} ({_human(info.size_bytes, 'B')}, "
             f"{len(index.segments)} segment(s))",
             f"updated:  {index.manifest.get('updated', '')}",
+            *([f"built:    {built}"] if built else []),
             "top terms: " + ", ".join(f"{t} ({cf:,})" for t, _, cf in top),
             *(f"warning: {w}" for w in index.warnings),
         ]

@@ -1,15 +1,16 @@
-"""Render the main states of the app to PNG files, so anyone can look at them.
+"""Render every state of the app to PNG files, at laptop and desktop sizes, light and dark.
 
 Usage::
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py OUTDIR [--dark]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py OUTDIR \\
+        [--sizes 1280x720,1920x1080] [--themes light,dark]
 
-States: the empty start page, a build in progress, results with the ledger and plots, the
-Compare tab, the Statistics tab, the New-index dialog on a TSV file, and results re-ranked with
-relevance feedback (two documents marked relevant, the ledger showing the RSJ weight).
-Everything happens in a temporary data dir (the real user's indexes and settings are never
-touched). The time from creating the window to the first results on the bundled sample is
-printed.
+Each (size, theme) gets a fresh temporary data dir (the real user's indexes and settings are never
+touched), builds the bundled sample, and walks the states listed in :data:`STATES`: the start
+page, a build, results with the ledger and each plot, the variants whose plots look different
+(BM25Adpt, TF₁∘δ∘p×IDF, BIM, BM25L, BM25+), relevance feedback, Compare, Statistics, an
+evaluation (results, per query, sweep), the New-index dialog, the index manager, an empty index
+and an error. Files are named ``{size}-{theme}-{nn}-{state}.png``.
 """
 
 from __future__ import annotations
@@ -21,180 +22,282 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+SIZES = ((1280, 720), (1920, 1080))
+QUERY = "information retrieval evaluation"
+
+
+class Session:
+    """One window at one size and theme, with helpers to wait for work and take pictures."""
+
+    def __init__(self, app: Any, outdir: Path, size: tuple[int, int], theme: str) -> None:
+        from bm25desk.ui.main_window import MainWindow
+
+        self.app = app
+        self.outdir = outdir
+        self.prefix = f"{size[0]}x{size[1]}-{theme}"
+        self.count = 0
+        self.window = MainWindow()
+        self.window.confirm = lambda _title, _text: True
+        self.window.resize(*size)
+        self.window.show()
+
+    def wait(self, cond: Callable[[], object], what: str, timeout: float = 120.0) -> None:
+        """Process events until ``cond()`` holds (exit with a message after ``timeout``)."""
+        end = time.perf_counter() + timeout
+        while not cond():
+            if time.perf_counter() > end:
+                raise SystemExit(f"{self.prefix}: timed out waiting for {what}")
+            self.app.processEvents()
+            time.sleep(0.005)
+
+    def settle(self, seconds: float = 0.3) -> None:
+        """Let queued work and repaints happen."""
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            self.app.processEvents()
+            time.sleep(0.01)
+
+    def shot(self, name: str, widget: Any = None) -> None:
+        """Save a picture of ``widget`` (default: the window)."""
+        self.settle()
+        self.count += 1
+        path = self.outdir / f"{self.prefix}-{self.count:02d}-{name}.png"
+        (widget or self.window).grab().save(str(path))
+        print(f"wrote {path}")  # noqa: T201
+
+    def detail_of_row(self, row: int) -> None:
+        """Select result ``row`` and wait for its explanation."""
+        panel = self.window.search_panel
+        panel.select_row(row)
+        self.wait(
+            lambda: (
+                panel.detail.outcome() is not None
+                and panel.detail.outcome().explanation.docno == panel.selected_docno()
+            ),
+            f"detail of row {row}",
+        )
+
+
+def start_and_build(s: Session) -> None:
+    """The start page, then the sample's build in progress and its first results."""
+    s.shot("start-page")
+    w = s.window
+    progressed: list[int] = []
+    w.build_sample()
+    w.builds.jobs.progressed.connect(lambda done, _total: progressed.append(done))
+    s.wait(lambda: len(progressed) >= 3 or w.build_job is None, "build progress")
+    s.shot("building")
+    s.wait(lambda: w.search_panel.model.rowCount() > 0, "first results")
+
+
+def search_states(s: Session) -> None:
+    """Results with the ledger and each of the three plots, then Home/End of the list."""
+    panel = s.window.search_panel
+    panel.set_query(QUERY)
+    s.wait(lambda: panel.outcome() is not None and panel.outcome().result.query == QUERY, "query")
+    s.detail_of_row(1)
+    panel.detail.preview.next_match()
+    for i, name in enumerate(("plot-tf", "plot-length", "plot-idf")):
+        panel.detail.plots.tabs.setCurrentIndex(i)
+        s.shot(f"results-{name}")
+    panel.detail.plots.tabs.setCurrentIndex(0)
+
+
+def variant_states(s: Session) -> None:
+    """The variants whose explanation and plots look different from Lucene's."""
+    from bm25desk.engine import get_variant
+
+    panel = s.window.search_panel
+    for key, tab in (("bm25adpt", 0), ("tfldp", 0), ("bim", 2), ("bm25l", 1), ("bm25plus", 0)):
+        panel.set_variant(get_variant(key))
+        s.wait(
+            lambda key=key: (
+                panel.detail.outcome() is not None
+                and panel.detail.outcome().explanation.variant.key == key
+            ),
+            key,
+        )
+        panel.detail.plots.tabs.setCurrentIndex(tab)
+        s.shot(f"variant-{key}")
+    panel.detail.plots.tabs.setCurrentIndex(0)
+    panel.set_variant(get_variant("lucene"))
+
+
+def feedback_state(s: Session) -> None:
+    """Two results marked relevant and the ranking re-ranked with feedback."""
+    panel = s.window.search_panel
+    for row in (2, 4):
+        panel.toggle_mark(panel.model.hit(row).docid)
+    panel.set_feedback(True)
+    s.wait(lambda: panel.model.has_feedback, "feedback ranking")
+    s.detail_of_row(3)
+    s.shot("feedback")
+    panel.clear_marks()
+    s.wait(lambda: not panel.model.has_feedback, "plain ranking")
+
+
+def compare_and_statistics(s: Session) -> None:
+    """The Compare tab (Lucene against b = 0.2) and the Statistics tab with a look-up."""
+    from bm25desk.engine import get_variant
+
+    w = s.window
+    b_config = get_variant("lucene", b=0.2)
+    w.compare_panel.set_configs(get_variant("lucene"), b_config)
+    w.show_tab(1)
+    s.wait(
+        lambda: (
+            w.compare_panel.outcome() is not None
+            and w.compare_panel.outcome().variant_b == b_config
+        ),
+        "compare",
+    )
+    s.wait(lambda: w.compare_panel.delta_model.rowCount() > 0, "compare delta")
+    s.shot("compare")
+    w.show_tab(2)
+    s.wait(lambda: w.stats_panel.stats() is not None, "statistics")
+    w.stats_panel.lookup_edit.setText("information")
+    w.stats_panel.look_up()
+    s.wait(lambda: w.stats_panel.lookup() is not None, "term look-up")
+    s.shot("statistics")
+
+
+def evaluation_states(s: Session) -> None:
+    """The Evaluation view: set up, results, per-query drill-down and a sweep."""
+    w = s.window
+    panel = w.eval_panel
+    w.show_tab(3)
+    s.shot("evaluation-setup")
+    loaded: list[object] = []
+    panel.inputs_loaded.connect(loaded.append)
+    panel.setup.inputs_box.sample_button.click()
+    s.wait(lambda: bool(loaded), "evaluation files")
+    panel.setup.options_box.k_spin.setValue(100)
+    finished: list[object] = []
+    panel.experiment_finished.connect(finished.append)
+    panel.run()
+    s.wait(lambda: bool(finished), "evaluation")
+    s.wait(lambda: panel.results.tests_model.rowCount() > 0, "paired tests")
+    s.shot("evaluation-results")
+    panel.tabs.setCurrentIndex(1)
+    panel.per_query.select_query("3")
+    s.wait(lambda: panel.per_query.why() is not None, "why not")
+    s.shot("evaluation-per-query")
+    panel.tabs.setCurrentIndex(2)
+    panel.sweep.set_ranges("lucene", k1=(0.6, 1.8, 0.3), b=(0.2, 1.0, 0.2))
+    swept: list[object] = []
+    panel.sweep_finished.connect(swept.append)
+    panel.run_sweep()
+    s.wait(lambda: bool(swept), "sweep", timeout=300)
+    s.shot("evaluation-sweep")
+    panel.tabs.setCurrentIndex(0)
+    w.show_tab(0)
+
+
+def dialogs_and_edges(s: Session) -> None:
+    """The New-index dialog on a TSV file, the index manager, an empty index and an error."""
+    from bm25desk.engine import IndexStore, build_index
+    from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
+
+    w = s.window
+    data = Path(os.environ["BM25DESK_DATA_DIR"])
+    tsv = data / "passages.tsv"
+    tsv.write_text(
+        "pid\ttitle\ttext\n"
+        "p1\tApple orchards\tApple trees grow in orchards; the harvest is in autumn.\n"
+        "p2\tCider\tCider is made from apple juice, fermented for weeks.\n",
+        encoding="utf-8",
+    )
+    dialog = NewIndexDialog(w.store, w)
+    dialog.set_source(tsv)
+    dialog.show()
+    s.shot("new-index-dialog", dialog)
+    notes = data / "notes"
+    notes.mkdir(exist_ok=True)
+    for name in ("orchards.txt", "cider.txt", "pears.md", "harvest.html"):
+        (notes / name).write_text("Apple trees grow in orchards.", encoding="utf-8")
+    (notes / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    dialog.set_source(notes)
+    s.shot("new-index-folder", dialog)
+    dialog.close()
+    empty = data / "scans"
+    empty.mkdir(exist_ok=True)
+    (empty / "scan.txt").write_bytes(b"\x00\x01binary\x00")
+    build_index(empty, name="scans", store=IndexStore(), allow_empty=True)
+    w.show_index_manager()
+    s.shot("index-manager", w.index_manager)
+    w.index_manager.hide()
+    w.open_index("scans")
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "scans", "empty index")
+    s.shot("empty-index")
+    w.open_index("cisi-sample", query=QUERY)
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+    w.show_error(RuntimeError("an example of an unexpected error"))
+    s.shot("error-message")
+
+
+STATES: tuple[Callable[[Session], None], ...] = (
+    start_and_build,
+    search_states,
+    variant_states,
+    feedback_state,
+    compare_and_statistics,
+    evaluation_states,
+    dialogs_and_edges,
+)
+"""The states, in the order they are visited (each starts where the previous one ended)."""
+
 
 def main() -> int:
     """Render the screenshots into the folder given on the command line."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
-    parser.add_argument("--dark", action="store_true", help="render with a dark palette")
-    parser.add_argument("--width", type=int, default=1440)
-    parser.add_argument("--height", type=int, default=920)
+    parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
+    parser.add_argument("--themes", default="light,dark")
     opts = parser.parse_args()
     opts.outdir.mkdir(parents=True, exist_ok=True)
-    data = tempfile.TemporaryDirectory(prefix="bm25desk-shots-")
-    os.environ["BM25DESK_DATA_DIR"] = data.name
-
-    started = time.perf_counter()
     from PySide6.QtCore import QCoreApplication
-    from PySide6.QtGui import QColor, QPalette
     from PySide6.QtWidgets import QApplication
 
     QCoreApplication.setOrganizationName("bm25desk")
     QCoreApplication.setApplicationName("bm25desk")
     app = QApplication(sys.argv[:1])
-    if opts.dark:
-        app.setStyle("Fusion")
-        app.setPalette(dark_palette(QPalette, QColor))
-
-    from bm25desk.engine import get_variant
-    from bm25desk.ui.main_window import MainWindow
-
-    def wait(cond: Callable[[], bool], timeout: float = 120.0, what: str = "") -> None:
-        end = time.perf_counter() + timeout
-        while not cond():
-            if time.perf_counter() > end:
-                raise SystemExit(f"timed out waiting for {what}")
-            app.processEvents()
-            time.sleep(0.005)
-
-    def settle(seconds: float = 0.3) -> None:
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            app.processEvents()
-            time.sleep(0.01)
-
-    def shot(widget: object, name: str) -> None:
-        settle()
-        path = opts.outdir / f"{name}.png"
-        widget.grab().save(str(path))  # type: ignore[attr-defined]
-        print(f"wrote {path}")  # noqa: T201
-
-    window = MainWindow()
-    window.resize(opts.width, opts.height)
-    window.show()
-    window_ready = time.perf_counter()
-    shot(window, "01-empty-start")
-
-    first_results: list[float] = []
-    window.search_panel.results_shown.connect(
-        lambda _o: first_results.append(time.perf_counter()) if not first_results else None
-    )
-    progressed: list[int] = []
-    clicked = time.perf_counter()
-    window.build_sample()
-    job = window.build_job
-    assert job is not None
-    job.signals.progressed.connect(lambda done, total: progressed.append(done))
-    wait(lambda: len(progressed) >= 4 or window.build_job is None, what="build progress")
-    shot(window, "02-building")
-    wait(lambda: bool(first_results), what="first results")
-    total = time.perf_counter() - started
-    print(  # noqa: T201
-        f"sample: {total:.1f} s from launch to first results "
-        f"(window {window_ready - started:.1f} s; "
-        f"click → results {first_results[0] - clicked:.1f} s)"
-    )
-    panel = window.search_panel
-    wait(lambda: panel.detail.outcome() is not None, what="detail")
-    panel.select_row(1)
-    wait(
-        lambda: (
-            panel.detail.outcome() is not None
-            and panel.detail.outcome().explanation.docno == panel.selected_docno()
-        ),
-        what="detail of row 2",
-    )
-    panel.detail.preview.next_match()
-    shot(window, "03-results-ledger-plots")
-
-    panel.set_variant(get_variant("bm25adpt"))
-    wait(lambda: panel.detail.outcome().explanation.variant.key == "bm25adpt", what="bm25adpt")
-    shot(window, "04-results-bm25adpt")
-
-    panel.set_variant(get_variant("lucene"))
-    b_config = get_variant("lucene", b=0.2)
-    window.compare_panel.set_configs(get_variant("lucene"), b_config)
-    window.show_tab(1)
-    wait(
-        lambda: (
-            window.compare_panel.outcome() is not None
-            and window.compare_panel.outcome().variant_b == b_config
-        ),
-        what="compare",
-    )
-    wait(lambda: window.compare_panel.delta_model.rowCount() > 0, what="compare delta")
-    shot(window, "05-compare")
-
-    window.show_tab(2)
-    wait(lambda: window.stats_panel.stats() is not None, what="statistics")
-    window.stats_panel.lookup_edit.setText("information")
-    window.stats_panel.look_up()
-    wait(lambda: window.stats_panel.lookup() is not None, what="term look-up")
-    shot(window, "06-statistics")
-
-    from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
-
-    tsv = Path(data.name) / "passages.tsv"
-    tsv.write_text(
-        "pid\ttitle\ttext\n"
-        "p1\tApple orchards\tApple trees grow in orchards; the harvest is in autumn.\n"
-        "p2\tCider\tCider is made from apple juice, fermented for weeks.\n"
-        "p3\tPears\tThe pear is a fruit; pear trees need pollination by bees.\n",
-        encoding="utf-8",
-    )
-    dialog = NewIndexDialog(window.store, window)
-    dialog.set_source(tsv)
-    dialog.show()
-    shot(dialog, "07-new-index-dialog")
-    dialog.close()
-
-    window.show_tab(0)
-    shown: list[object] = []
-    panel.results_shown.connect(shown.append)
-    panel.set_query("computer indexing of scientific literature")
-    wait(lambda: bool(shown) and panel.model.rowCount() > 5, what="feedback query")
-    for row in (2, 4):
-        panel.toggle_mark(panel.model.hit(row).docid)
-    shown.clear()
-    panel.set_feedback(True)
-    wait(lambda: bool(shown) and panel.model.has_feedback, what="feedback ranking")
-    sizes = panel.splitter.sizes()
-    panel.splitter.setSizes([360, sum(sizes) - 360])  # room for a dozen rows
-    marked = panel.current_marks().marked
-    risers = [
-        (m.shift, i)
-        for i in range(min(7, panel.model.rowCount()))
-        if (m := panel.model.movement(i)) is not None
-        and m.kind == "up"
-        and panel.model.hit(i).docid not in marked
-    ]
-    moved = max(risers)[1] if risers else 0
-    view_row = panel.proxy.mapFromSource(panel.model.index(moved, 0)).row()
-    panel.select_row(view_row)
-    wait(
-        lambda: (
-            panel.detail.outcome() is not None
-            and panel.detail.outcome().explanation.docno == panel.selected_docno()
-            and panel.detail.outcome().feedback is not None
-        ),
-        what="feedback ledger",
-    )
-    shot(window, "08-feedback")
-    panel.set_feedback(False)
-    panel.splitter.setSizes(sizes)
-    window.close()
-    data.cleanup()
+    app.setStyle("Fusion")  # the same look offscreen, under Xvfb and on a desktop
+    light = app.palette()
+    for theme in opts.themes.split(","):
+        app.setPalette(dark_palette() if theme == "dark" else light)
+        for size in opts.sizes.split(","):
+            width, height = (int(v) for v in size.split("x"))
+            run(app, opts.outdir, (width, height), theme)
     return 0
 
 
-def dark_palette(qpalette: type, qcolor: type) -> object:
+def run(app: Any, outdir: Path, size: tuple[int, int], theme: str) -> None:
+    """Visit every state at one size and theme, in a fresh data dir."""
+    from bm25desk import paths
+
+    with tempfile.TemporaryDirectory(prefix="bm25desk-shots-") as data:
+        os.environ["BM25DESK_DATA_DIR"] = data
+        paths._override = None  # re-read the environment
+        session = Session(app, outdir, size, theme)
+        try:
+            for state in STATES:
+                state(session)
+        finally:
+            session.window.close()
+            session.settle(0.2)
+
+
+def dark_palette() -> Any:
     """Return a dark palette (to check that nothing is hard-coded for light themes)."""
-    p = qpalette()
-    role = qpalette.ColorRole
+    from PySide6.QtGui import QColor, QPalette
+
+    p = QPalette()
+    role = QPalette.ColorRole
     for r, c in (
         (role.Window, "#2b2b2b"),
         (role.WindowText, "#e6e6e6"),
@@ -210,7 +313,11 @@ def dark_palette(qpalette: type, qcolor: type) -> object:
         (role.ToolTipText, "#e6e6e6"),
         (role.Link, "#7fb0e6"),
     ):
-        p.setColor(r, qcolor(c))
+        p.setColor(r, QColor(c))
+    disabled = QPalette.ColorGroup.Disabled
+    for r in (role.WindowText, role.Text, role.ButtonText):
+        p.setColor(disabled, r, QColor("#7a7a7a"))
+    p.setColor(disabled, role.Button, QColor("#2f2f2f"))
     return p
 
 

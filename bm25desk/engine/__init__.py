@@ -13,9 +13,12 @@ Typical use::
 from __future__ import annotations
 
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
+from bm25desk.engine.index.assemble import assemble_index
 from bm25desk.engine.index.build import BuildReport, build_index, update_index
+from bm25desk.engine.index.parts import PartInfo, RowDocuments, write_file_part, write_part
 from bm25desk.engine.index.reader import DocRecord, Index
 from bm25desk.engine.index.segment import IndexCorruptError
+from bm25desk.engine.index.shards import GlobalStatistics
 from bm25desk.engine.index.stats import CollectionStats
 from bm25desk.engine.index.store import IndexInfo, IndexStore, StoreError
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn
@@ -56,14 +59,17 @@ __all__ = [
     "DocRecord",
     "Explanation",
     "Feedback",
+    "GlobalStatistics",
     "Hit",
     "Index",
     "IndexCorruptError",
     "IndexInfo",
     "IndexStore",
+    "PartInfo",
     "ProgressFn",
     "QueryAnalysis",
     "QueryError",
+    "RowDocuments",
     "SearchResult",
     "Searcher",
     "StoreError",
@@ -72,8 +78,11 @@ __all__ = [
     "Variant",
     "VariantError",
     "all_variants",
+    "assemble_index",
     "build_index",
     "get_variant",
     "update_index",
     "variant_classes",
+    "write_file_part",
+    "write_part",
 ]

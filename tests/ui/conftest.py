@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -57,3 +58,72 @@ def window(make_window, ui_index, qtbot):
     w.show()
     qtbot.waitUntil(lambda: w.searcher is not None, timeout=15000)
     return w
+
+
+@pytest.fixture(scope="session")
+def sample_index_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the bundled sample (CISI, 1,460 documents) once per session; return its root."""
+    from bm25desk.engine import IndexStore, build_index
+    from bm25desk.ui.indexes.build_request import sample_request
+
+    root = tmp_path_factory.mktemp("sample-indexes")
+    request = sample_request()
+    build_index(
+        request.source,
+        name=request.name,
+        fmt=request.fmt,
+        analyzer=request.make_analyzer(),
+        store=IndexStore(root),
+    )
+    return root
+
+
+@pytest.fixture
+def sample_index(data_dir: Path, sample_index_root: Path) -> Path:
+    """Copy the session's sample index into this test's data dir; return its directory."""
+    from bm25desk.ui.common.sample import SAMPLE_NAME
+
+    target = data_dir / "indexes" / SAMPLE_NAME
+    shutil.copytree(sample_index_root / SAMPLE_NAME, target)
+    return target
+
+
+def shown_text(text: str) -> str:
+    """Return what a label or tooltip shows for ``text`` (Qt reads it as HTML if it looks so)."""
+    from PySide6 import QtGui
+
+    doc = QtGui.QTextDocument()
+    if QtGui.Qt.mightBeRichText(text):
+        doc.setHtml(text)
+    else:
+        doc.setPlainText(text)
+    return doc.toPlainText()
+
+
+@pytest.fixture
+def shown() -> Callable[[str], str]:
+    """Return :func:`shown_text` (what a label or tooltip shows for a string)."""
+    return shown_text
+
+
+def build_tsv_index(source: Path, name: str, **options: object) -> object:
+    """Build index ``name`` from a TSV with a header (id, title, text) into the test's store."""
+    from bm25desk.engine import IndexStore, build_index
+    from bm25desk.engine.analysis.analyzer import Analyzer
+    from bm25desk.engine.readers.corpus import ColumnMap
+
+    return build_index(
+        source,
+        name=name,
+        fmt="tsv-header",
+        columns=ColumnMap("id", ("text",), "title"),
+        analyzer=Analyzer.create(stopwords="en", stemmer="porter"),
+        store=IndexStore(),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def tsv_index() -> Callable[..., object]:
+    """Return :func:`build_tsv_index`."""
+    return build_tsv_index

@@ -11,15 +11,15 @@ exactly as it was. This module also re-exports the building blocks under their o
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.index import commit as commit_mod
-from bm25desk.engine.index.commit import NewFiles, commit, next_generation
+from bm25desk.engine.index.assemble import install_parts
+from bm25desk.engine.index.commit import commit
+from bm25desk.engine.index.generation import Entries, NewGeneration, write_generation
 from bm25desk.engine.index.grown import prefix_record
 from bm25desk.engine.index.ingest import (
     LARGE_SEGMENT_POSTINGS,
@@ -30,14 +30,12 @@ from bm25desk.engine.index.ingest import (
     segment_postings,
     write_segments,
 )
-from bm25desk.engine.index.manifest import read_manifest_file
 from bm25desk.engine.index.parallel import PARALLEL_MIN_BYTES, build_parallel, choose_workers
+from bm25desk.engine.index.parts import build_record
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.report import BuildReport, reason_counts
-from bm25desk.engine.index.segment import IndexCorruptError
-from bm25desk.engine.index.snapshot import collect_garbage
-from bm25desk.engine.index.source import folder_filters, skip_records, source_info, write_skips
-from bm25desk.engine.index.store import EmptyBuildError, IndexStore, StoreError, default_name
+from bm25desk.engine.index.report import BuildReport
+from bm25desk.engine.index.source import folder_filters, source_info
+from bm25desk.engine.index.store import IndexStore, StoreError, default_name
 from bm25desk.engine.index.update import update_index
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
 from bm25desk.engine.readers.corpus import Document, ReadReport, Skip
@@ -111,145 +109,76 @@ def build_index(
     path = path.resolve()
     name = store.validate_name(name or default_name(path))
     fmt = fmt or corpus.detect_format(path)
-    plan = _Plan(path, fmt, analyzer or Analyzer(), columns, include, exclude, workers)
-    started = time.monotonic()
-    with store.writing(name):
-        store.remove_stale_temps(name)
-        target = store.root / name
-        if store.exists(name):
-            previous = _previous_manifest(target, name, path, replace)
-            manifest, report, count = _rebuild_in_place(
-                target, name, plan, previous, progress, cancel, documents, allow_empty
-            )
-            collect_garbage(target, manifest)
-        else:
-            tmp = store.temp_dir(name)
-            try:
-                manifest, report, count = _write_generation(
-                    tmp, name, plan, 1, None, progress, cancel, documents, allow_empty
-                )
-                store.install(tmp, name)
-            except BaseException:
-                shutil.rmtree(tmp, ignore_errors=True)
-                raise
-    skipped = tuple(report.skipped)
-    return BuildReport(
-        name,
-        report.read,
-        count,
-        skipped,
-        time.monotonic() - started,
-        manifest["stats"]["n_docs"],
-        manifest["stats"]["n_terms"],
-        added=count,
-        skip_reasons=reason_counts(skipped),
+    analyzer = analyzer or Analyzer()
+    n_workers = choose_workers(path, fmt, workers)
+    plan = NewGeneration(
+        name=name,
+        # The prefix is measured before reading: what a later update checks to append only a
+        # grown file's new records (engine/index/grown.py).
+        source={**source_info(path, fmt, columns, include, exclude), **prefix_record(path, fmt)},
+        analyzer=analyzer,
+        build=build_record({"engine": "bm25desk", "processes": n_workers}),
+        replace=replace,
+        allow_empty=allow_empty,
+        folder=path if fmt == "folder" else None,
+        empty=lambda skipped: empty_message(path, skipped),
     )
+    if n_workers > 1:
+
+        def produce(directory: Path, report: ReadReport) -> tuple[Entries, int]:
+            staging = store.temp_dir(name)  # removed here, or by the next writer if killed
+            try:
+                parts = build_parallel(staging, path, fmt, analyzer, n_workers, progress, cancel)
+                return install_parts(directory, parts, report, cancel)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+
+    else:
+        reading = _Reading(path, fmt, columns, include, exclude)
+
+        def produce(directory: Path, report: ReadReport) -> tuple[Entries, int]:
+            docs = reading.documents(report, progress, cancel)
+            on_doc = (lambda done, _total: documents(done)) if documents is not None else None
+            seg_names, count = write_segments(
+                directory, docs, analyzer, cancel, on_doc, segment_postings(path)
+            )
+            return [(s, None) for s in seg_names], count  # merged by write_segments
+
+    return write_generation(store, plan, produce)
 
 
 @dataclass(frozen=True, slots=True)
-class _Plan:
-    """What to build: the source, how to read it and how to analyse it."""
+class _Reading:
+    """How a one-process build reads its source: the file's format, columns, folder filters."""
 
     path: Path
     fmt: str
-    analyzer: Analyzer
     columns: Any
     include: list[str] | None
     exclude: list[str] | None
-    workers: int | None
 
+    def documents(
+        self, report: ReadReport, progress: ProgressFn | None, cancel: CancelToken | None
+    ) -> Iterator[Document]:
+        """Return the document stream (a folder with its filters, or a file)."""
+        from bm25desk.engine.readers import corpus
 
-def _previous_manifest(target: Path, name: str, path: Path, replace: bool) -> dict[str, Any] | None:
-    """Return the existing index's manifest (None when damaged); refuse another source.
-
-    A damaged index (its manifest unreadable) may be rebuilt without ``replace``: its source is
-    unknown and the damage message asks for exactly that.
-    """
-    try:
-        previous = read_manifest_file(target / "manifest.json")
-    except IndexCorruptError:
-        return None
-    old = (
-        previous.get("source", {}).get("path") if isinstance(previous.get("source"), dict) else None
-    )
-    if old and old != str(path) and not replace:
-        raise StoreError(
-            f"an index named {name!r} already exists, built from {old}; choose another name "
-            "or replace it (--replace)"
+        if self.fmt == "folder":
+            return corpus.read_folder(
+                self.path,
+                report=report,
+                progress=Throttle(progress),
+                cancel=cancel,
+                **folder_filters(self.include, self.exclude),
+            )
+        return corpus.read_corpus(
+            self.path,
+            self.fmt,
+            columns=self.columns,
+            report=report,
+            progress=Throttle(progress),
+            cancel=cancel,
         )
-    return previous
-
-
-def _rebuild_in_place(
-    target: Path,
-    name: str,
-    plan: _Plan,
-    previous: dict[str, Any] | None,
-    progress: ProgressFn | None,
-    cancel: CancelToken | None,
-    documents: Callable[[int], None] | None,
-    allow_empty: bool,
-) -> tuple[dict[str, Any], ReadReport, int]:
-    """Write a new generation into an existing index's folder (the old files stay until GC)."""
-    generation = next_generation(target, previous)
-    new_files = NewFiles(target)
-    try:
-        return _write_generation(
-            target, name, plan, generation, previous, progress, cancel, documents, allow_empty
-        )
-    except BaseException:
-        new_files.discard(generation)
-        raise
-
-
-def _write_generation(
-    directory: Path,
-    name: str,
-    plan: _Plan,
-    generation: int,
-    previous: dict[str, Any] | None,
-    progress: ProgressFn | None,
-    cancel: CancelToken | None,
-    documents: Callable[[int], None] | None,
-    allow_empty: bool,
-) -> tuple[dict[str, Any], ReadReport, int]:
-    """Read, analyse and write every document into ``directory``, then commit ``generation``."""
-    report = ReadReport()
-    # Measured before reading: what a later update checks to append only a grown file's records.
-    prefix = prefix_record(plan.path, plan.fmt)
-    n_workers = choose_workers(plan.path, plan.fmt, plan.workers)
-    entries: list[tuple[str, str | None]]
-    if n_workers > 1:
-        entries, count = build_parallel(
-            directory, plan.path, plan.fmt, plan.analyzer, n_workers, report, progress, cancel
-        )
-    else:
-        docs = _documents(plan, report, progress, cancel)
-        on_doc = (lambda done, _total: documents(done)) if documents is not None else None
-        seg_names, count = write_segments(
-            directory, docs, plan.analyzer, cancel, on_doc, segment_postings(plan.path)
-        )
-        entries = [(s, None) for s in seg_names]  # merged by write_segments
-    if count == 0 and not allow_empty:
-        raise EmptyBuildError(empty_message(plan.path, report.skipped))
-    skipped = tuple(report.skipped)
-    folder = plan.path if plan.fmt == "folder" else None
-    skips = write_skips(directory, generation, skip_records(skipped, folder))
-    manifest = commit_mod.commit(
-        directory,
-        name=name,
-        analyzer=plan.analyzer,
-        source={
-            **source_info(plan.path, plan.fmt, plan.columns, plan.include, plan.exclude),
-            **prefix,
-        },
-        segments=entries,
-        report={"read": report.read, "indexed": count, "skipped": len(skipped)},
-        generation=generation,
-        skips=skips,
-        previous=previous,
-    )
-    return manifest, report, count
 
 
 def empty_message(path: Path, skipped: list[Skip] | tuple[Skip, ...], shown: int = 3) -> str:
@@ -265,30 +194,6 @@ def empty_message(path: Path, skipped: list[Skip] | tuple[Skip, ...], shown: int
         text += f"; {len(skipped):,} {noun}{'s' if len(skipped) != 1 else ''} skipped: "
         text += ", ".join(parts) + more
     return text + "; build an empty index anyway with --allow-empty"
-
-
-def _documents(
-    plan: _Plan, report: ReadReport, progress: ProgressFn | None, cancel: CancelToken | None
-) -> Iterator[Document]:
-    """Return the document stream of a one-process build (a folder with its filters, or a file)."""
-    from bm25desk.engine.readers import corpus
-
-    if plan.fmt == "folder":
-        return corpus.read_folder(
-            plan.path,
-            report=report,
-            progress=Throttle(progress),
-            cancel=cancel,
-            **folder_filters(plan.include, plan.exclude),
-        )
-    return corpus.read_corpus(
-        plan.path,
-        plan.fmt,
-        columns=plan.columns,
-        report=report,
-        progress=Throttle(progress),
-        cancel=cancel,
-    )
 
 
 def open_index(name: str, store: IndexStore | None = None) -> Index:

@@ -54,12 +54,15 @@ def commit(
     generation: int = 1,
     skips: str | None = None,
     previous: dict[str, Any] | None = None,
+    build: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compute exact live statistics, write the lexicon if needed, and replace the manifest.
 
     ``segments`` lists ``(segment dir, deletion file or None)`` in docno order; ``skips`` names
     the skip list file. Every file gets its checksum in the manifest (reused from ``previous``,
     the generation this one follows, for the files it already had: they are immutable).
+    ``build`` says how the index was built (engine, parts, versions); without it (an update, a
+    repair) the previous generation's entry is kept.
     """
     opened = [Segment(directory / s) for s, _ in segments]
     masks = [
@@ -95,6 +98,10 @@ def commit(
         "report": report or {},
         "skips": skips,
     }
+    if build is None and previous is not None and isinstance(previous.get("build"), dict):
+        build = previous["build"]
+    if build:
+        manifest["build"] = build
     manifest["files"] = _checksums(directory, sorted(files_of(manifest)), previous)
     if previous is not None:
         keep_generation_copy(directory, previous)  # readers of it may still need its files

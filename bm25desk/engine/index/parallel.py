@@ -1,31 +1,30 @@
-"""Build a large line-based corpus file in several processes, one group of segments per range.
+"""Build a large line-based corpus file in several processes: one part per byte range.
 
-The file is cut at line starts into byte ranges (:func:`~bm25desk.engine.readers.corpus.
-split_ranges`); each worker process reads, analyses and writes its range's segments. The parent
-then merges their reports in file order and marks deleted the records whose id already occurred
-in an earlier range — exactly those a one-process build would have skipped — so the result
-scores exactly like a one-process build.
+The built-in executor of the parts API (:mod:`~bm25desk.engine.index.parts`): the file is cut at
+line starts into byte ranges (:func:`~bm25desk.engine.readers.corpus.split_ranges`), and each
+worker process writes one range's part with :func:`~bm25desk.engine.index.parts.write_file_part`
+— what a Spark or Dask task runs too. A worker that dies (killed, out of memory) is started again
+as a new attempt, in its own directory, up to :data:`RETRIES` times; the parts are then assembled
+by :func:`~bm25desk.engine.index.assemble.install_parts`, exactly as an external build's.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.index.ingest import merge_runs, segment_postings, write_segments
-from bm25desk.engine.index.segment import Segment, save_array
+from bm25desk.engine.index.parts import PartInfo, write_file_part
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn, Throttle
-from bm25desk.engine.readers.corpus import ReadReport
 
 PARALLEL_MIN_BYTES = 64 * 2**20
 """Files smaller than this are built in one process (starting workers costs ~1 s)."""
 
-_CROSS_DUP = "duplicate id (first seen in an earlier part of the file)"
+RETRIES = 2
+"""How many times a part whose worker died is started again before the build fails."""
 
 
 def choose_workers(path: Path, fmt: str, workers: int | None) -> int:
@@ -48,184 +47,167 @@ def _range_worker(
     path: str,
     fmt: str,
     spec: dict[str, Any],
-    directory: str,
+    staging: str,
     byte_range: tuple[int, int],
     slot: int,
+    attempt: int,
     counters: Any,
     stop: Any,
     results: Any,
-    max_postings: int,
 ) -> None:
-    """Build the segments of one byte range (runs in a worker process)."""
-    from bm25desk.engine.readers.corpus import read_corpus
-
+    """Write the part of one byte range (runs in a worker process) and post its outcome."""
     try:
-        report = ReadReport()
 
         def progress(done: int, total: int) -> None:
             counters[slot] = done
 
-        cancel = CancelToken(stop)
-        docs = read_corpus(
-            path, fmt, report=report, progress=progress, cancel=cancel, byte_range=byte_range
+        info = write_file_part(
+            path,
+            fmt,
+            spec,
+            staging,
+            part=slot,
+            byte_range=byte_range,
+            attempt=attempt,
+            progress=progress,
+            cancel=CancelToken(stop),
         )
-        names, count = write_segments(
-            Path(directory), docs, Analyzer.from_spec(spec), cancel, None, max_postings
-        )
-        skips = [(s.where, s.reason) for s in report.skipped]
-        results.put((slot, "ok", names, count, report.read, skips))
+        results.put((slot, attempt, "ok", info))
     except Cancelled:
-        results.put((slot, "cancelled", [], 0, 0, []))
+        results.put((slot, attempt, "cancelled", None))
     except BaseException as exc:  # reported to the parent, which re-raises it
-        results.put((slot, "error", type(exc).__name__, str(exc), 0, []))
+        results.put((slot, attempt, "error", (type(exc).__name__, str(exc))))
+
+
+@dataclass
+class _Pool:
+    """The worker processes of one parallel build, one live attempt per unfinished part."""
+
+    ctx: Any
+    args: tuple[Any, ...]
+    ranges: list[tuple[int, int]]
+    counters: Any
+    stop: Any
+    results: Any
+    procs: dict[int, Any] = field(default_factory=dict)
+    attempts: dict[int, int] = field(default_factory=dict)
+
+    def start(self, slot: int) -> None:
+        """Start (or start again, as the next attempt) the worker of part ``slot``."""
+        attempt = self.attempts.get(slot, -1) + 1
+        self.attempts[slot] = attempt
+        self.counters[slot] = 0
+        proc = self.ctx.Process(
+            target=_range_worker,
+            args=(
+                *self.args,
+                self.ranges[slot],
+                slot,
+                attempt,
+                self.counters,
+                self.stop,
+                self.results,
+            ),
+            daemon=True,
+        )
+        proc.start()
+        self.procs[slot] = proc
+
+    def stop_all(self) -> None:
+        """Ask every worker to stop, and end those that do not."""
+        self.stop.set()
+        for p in self.procs.values():
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
 
 
 def build_parallel(
-    tmp: Path,
+    staging: Path,
     path: Path,
     fmt: str,
     analyzer: Analyzer,
     n_workers: int,
-    report: ReadReport,
     progress: ProgressFn | None,
     cancel: CancelToken | None,
-) -> tuple[list[tuple[str, str | None]], int]:
-    """Build one group of segments per byte range in worker processes, in file order.
+) -> list[PartInfo]:
+    """Write one part per byte range of ``path`` into ``staging`` in worker processes.
 
-    Workers are started with "spawn" (safe beside GUI threads). Duplicate ids across ranges, which
-    no single worker can see, are then marked deleted — exactly the records a one-process build
-    would have skipped (the first occurrence wins).
+    Workers are started with "spawn" (safe beside GUI threads). Returns the accepted attempt of
+    every part, in file order.
     """
-    from bm25desk.engine.readers import corpus
-
-    ranges = corpus.split_ranges(path, n_workers)
-    outcome = _run_workers(tmp, path, fmt, analyzer, ranges, progress, cancel)
-    # Merge the reports in file order; line numbers of later ranges are counted from their start.
-    seg_names: list[str] = []
-    count = 0
-    for slot in range(len(ranges)):
-        _, _, names, n, read, skips = outcome[slot]
-        seg_names += names
-        count += n
-        report.read += read
-        if skips:
-            offset = _lines_before(path, ranges[slot][0])
-            for where, reason in skips:
-                report.skip(_shift_line(where, offset), reason)
-    seg_names = merge_runs(tmp, seg_names, cancel)
-    return _drop_cross_range_duplicates(tmp, seg_names, path, report), count - _n_dups(report)
-
-
-def _run_workers(
-    tmp: Path,
-    path: Path,
-    fmt: str,
-    analyzer: Analyzer,
-    ranges: list[tuple[int, int]],
-    progress: ProgressFn | None,
-    cancel: CancelToken | None,
-) -> dict[int, tuple[Any, ...]]:
-    """Run one worker per range; return their results by slot, or raise the first failure."""
     import multiprocessing as mp
 
     from bm25desk.engine.readers import corpus
 
+    ranges = corpus.split_ranges(path, n_workers)
     ctx = mp.get_context("spawn")
-    counters = ctx.Array("q", len(ranges), lock=False)
-    stop = ctx.Event()
-    results = ctx.Queue()
-    procs = [
-        ctx.Process(
-            target=_range_worker,
-            args=(
-                *(str(path), fmt, analyzer.spec(), str(tmp), r, i, counters, stop, results),
-                segment_postings(path),
-            ),
-            daemon=True,
-        )
-        for i, r in enumerate(ranges)
-    ]
+    pool = _Pool(
+        ctx,
+        (str(path), fmt, analyzer.spec(), str(staging)),
+        ranges,
+        ctx.Array("q", len(ranges), lock=False),
+        ctx.Event(),
+        ctx.Queue(),
+    )
     throttle = Throttle(progress)
     total = path.stat().st_size
-    outcome: dict[int, tuple[Any, ...]] = {}
+    done: dict[int, PartInfo] = {}
     try:
-        for p in procs:
-            p.start()
-        while len(outcome) < len(procs):
+        for slot in range(len(ranges)):
+            pool.start(slot)
+        while len(done) < len(ranges):
             if cancel is not None and cancel.is_set():
                 raise Cancelled
             try:
-                item = results.get(timeout=0.1)
-                outcome[item[0]] = item
+                _accept(pool, pool.results.get(timeout=0.1), done)
             except queue.Empty:
-                if not any(p.is_alive() for p in procs) and results.empty():
-                    missing = sorted(set(range(len(procs))) - set(outcome))
-                    raise RuntimeError(f"index worker(s) {missing} died unexpectedly") from None
-            throttle(min(sum(counters), total), total)
-        for slot in sorted(outcome):
-            status = outcome[slot][1]
-            if status == "cancelled":
-                raise Cancelled
-            if status == "error":
-                kind, message = outcome[slot][2], outcome[slot][3]
-                if kind == "CorpusError":
-                    raise corpus.CorpusError(message)
-                raise RuntimeError(f"index worker failed: {kind}: {message}")
+                _restart_dead(pool, done)
+            # Short of 100 % until every part is written (a worker still merges once it has read).
+            throttle(min(sum(pool.counters), total - 1), total)
     except BaseException:
-        stop.set()
-        for p in procs:
-            p.join(timeout=5)
-            if p.is_alive():
-                p.terminate()
+        pool.stop_all()
         raise
-    for p in procs:
+    for p in pool.procs.values():
         p.join()
     throttle(total, total)
-    return outcome
+    return [done[slot] for slot in range(len(ranges))]
 
 
-def _lines_before(path: Path, offset: int) -> int:
-    """Count the lines that start before byte ``offset`` (for skip reports of later ranges)."""
-    n = 0
-    with open(path, "rb") as fh:
-        left = offset
-        while left > 0:
-            chunk = fh.read(min(left, 1 << 24))
-            if not chunk:
-                break
-            n += chunk.count(b"\n")
-            left -= len(chunk)
-    return n
+def _accept(pool: _Pool, item: tuple[Any, ...], done: dict[int, PartInfo]) -> None:
+    """Take a worker's outcome: keep a finished part, raise a failure."""
+    from bm25desk.engine.readers import corpus
+
+    slot, attempt, status, payload = item
+    if attempt != pool.attempts[slot]:
+        return  # an attempt given up on (its worker was thought dead) finished after all
+    if status == "ok":
+        done[slot] = payload
+    elif status == "cancelled":
+        raise Cancelled
+    else:
+        kind, message = payload
+        if kind == "CorpusError":
+            raise corpus.CorpusError(message)
+        raise RuntimeError(f"index worker failed: {kind}: {message}")
 
 
-def _shift_line(where: str, offset: int) -> str:
-    head, sep, tail = where.rpartition(":")
-    return f"{head}:{int(tail) + offset}" if sep and tail.isdigit() else where
-
-
-def _n_dups(report: ReadReport) -> int:
-    return sum(1 for s in report.skipped if s.reason.startswith(_CROSS_DUP))
-
-
-def _drop_cross_range_duplicates(
-    tmp: Path, seg_names: list[str], path: Path, report: ReadReport
-) -> list[tuple[str, str | None]]:
-    seen: set[str] = set()
-    entries: list[tuple[str, str | None]] = []
-    for name in seg_names:
-        seg = Segment(tmp / name)
-        mask = np.zeros(seg.n_docs, dtype=bool)
-        for local in range(seg.n_docs):
-            docid = seg.docids.get(local)
-            if docid in seen:
-                mask[local] = True
-                report.read -= 1  # a one-process build would not have read it as a document
-                report.skip(str(path), f"{_CROSS_DUP}: {docid!r}")
-            else:
-                seen.add(docid)
-        dname: str | None = None
-        if mask.any():
-            dname = f"del-{name}-g1.npy"
-            save_array(tmp / dname, mask)
-        entries.append((name, dname))
-    return entries
+def _restart_dead(pool: _Pool, done: dict[int, PartInfo]) -> None:
+    """Start a new attempt for each part whose worker died without an outcome."""
+    for slot, proc in list(pool.procs.items()):
+        if slot in done or proc.is_alive():
+            continue
+        proc.join()
+        try:  # its outcome may have arrived while we looked
+            while True:
+                _accept(pool, pool.results.get_nowait(), done)
+        except queue.Empty:
+            pass
+        if slot in done:
+            continue
+        if pool.attempts[slot] >= RETRIES:
+            raise RuntimeError(
+                f"index worker for part {slot} died {RETRIES + 1} times "
+                f"(last exit code {proc.exitcode})"
+            )
+        pool.start(slot)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -56,3 +56,19 @@ class TermStats:
     df: int
     cf: int
     postings: Callable[[], tuple[FloatArray, FloatArray]] = field(compare=False, repr=False)
+
+
+class Statistics(Protocol):
+    """Where scoring takes its statistics from: an :class:`~bm25desk.engine.index.reader.Index`
+    (its own), or an external provider such as
+    :class:`~bm25desk.engine.index.shards.GlobalStatistics` (those of every shard together).
+    """
+
+    @property
+    def stats(self) -> CollectionStats:
+        """Return N, the average length and the vocabulary's dfs of the whole collection."""
+        ...
+
+    def term_stats(self, term: str) -> TermStats | None:
+        """Return a term's df, cf and lazy postings over the whole collection (None: unknown)."""
+        ...

@@ -62,6 +62,12 @@ def update_index(
     started = time.monotonic()
     with store.writing(name), store.open(name) as index:
         src, analyzer = index.source, index.analyzer
+        if src.get("kind") == "external":  # a table or a path read by Spark or Dask
+            engine = index.manifest.get("build", {}).get("engine", "another engine")
+            raise StoreError(
+                f"{name!r} was built with {engine} from {src.get('path') or 'a table'}, which "
+                "bm25desk cannot read by itself: rebuild it the same way"
+            )
         path = Path(src.get("path", ""))
         if not path.exists():
             raise StoreError(f"the source of {name!r} is gone: {path}")

@@ -134,8 +134,8 @@ def explain_document(
         score,
         variant,
         rec.length,
-        index.avgdl,
-        index.n_docs,
+        searcher.statistics.stats.avgdl,
+        searcher.statistics.stats.n_docs,
         tuple(rows),
         matches,
         reason,
@@ -192,10 +192,10 @@ def _term_row(
     feedback: Feedback | None,
 ) -> TermExplanation:
     w = searcher.weight(term, variant, feedback)
-    stats = searcher.index.term_stats(term)
+    stats = searcher.statistics.term_stats(term)
     if w is None or stats is None:
         return _row(surface, term, "unknown", qtf=qtf)
-    plain = variant.plain_words(stats, searcher.index.stats)
+    plain = variant.plain_words(stats, searcher.statistics.stats)
     docnos, tfs = searcher.index.postings(term)
     i = int(np.searchsorted(docnos, docno))
     tf = int(tfs[i]) if i < docnos.size and docnos[i] == docno else 0

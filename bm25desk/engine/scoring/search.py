@@ -29,6 +29,7 @@ import numpy as np
 
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import F64
+from bm25desk.engine.index.stats import Statistics
 from bm25desk.engine.scoring import topk
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
 from bm25desk.engine.scoring.explain import Explanation, TermExplanation, explain_document
@@ -88,12 +89,23 @@ class Searcher:
     """Ranks an :class:`Index` under any variant and explains any document.
 
     Thread-safe for concurrent searches (caches are guarded); cheap to create.
+
+    Parameters
+    ----------
+    index
+        The index whose documents are ranked.
+    statistics
+        Where N, the average length and each term's df and cf come from: by default ``index``
+        itself; for one shard of a collection, the whole collection's
+        (:class:`~bm25desk.engine.index.shards.GlobalStatistics`), so that its scores are those
+        of the merged index (``docs/scale.md``).
     """
 
     CACHE_SIZE = 4096
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: Index, statistics: Statistics | None = None) -> None:
         self.index = index
+        self.statistics: Statistics = statistics if statistics is not None else index
         self._weights: OrderedDict[tuple[Any, ...], TermWeight | None] = OrderedDict()
         self._lock = threading.Lock()
         self.suggester = Suggester(index)
@@ -139,8 +151,8 @@ class Searcher:
             if key in self._weights:
                 self._weights.move_to_end(key)
                 return self._weights[key]
-        stats = self.index.term_stats(term)
-        w = None if stats is None else variant.weigh(stats, self.index.stats)
+        stats = self.statistics.term_stats(term)
+        w = None if stats is None else variant.weigh(stats, self.statistics.stats)
         if w is not None and stats is not None and feedback is not None:
             w = with_feedback(self.index, term, w, stats.df, feedback)
         with self._lock:
@@ -254,8 +266,8 @@ class Searcher:
             variant,
             hits,
             n_matches,
-            self.index.n_docs,
-            self.index.avgdl,
+            self.statistics.stats.n_docs,
+            self.statistics.stats.avgdl,
             time.perf_counter() - started,
             feedback,
         )
@@ -286,7 +298,7 @@ class Searcher:
         """Return hits with contributions from the ranking's own per-term tf parts."""
         dfs = []
         for term, _, _ in terms:
-            stats = self.index.term_stats(term)
+            stats = self.statistics.term_stats(term)
             dfs.append(stats.df if stats is not None else 0)
         hits = []
         for i, (docno, score) in enumerate(zip(docnos, scores, strict=True)):

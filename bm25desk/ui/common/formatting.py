@@ -1,4 +1,4 @@
-"""Numbers and times as people read them (sizes, local timestamps)."""
+"""Numbers and times as people read them (sizes, local timestamps, counted words)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,8 @@ def human_time(iso: str) -> str:
         return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
     except ValueError:
         return iso
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """Return ``1 query`` / ``2 queries``: the count with the word in the right number."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"

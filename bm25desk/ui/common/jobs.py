@@ -79,6 +79,35 @@ class Job(QRunnable):
             self.signals.finished.emit()
 
 
+class CurrentJobOutcome(QObject):
+    """Forwards how a job ended, but only for the job a subclass still calls current.
+
+    Signals
+    -------
+    succeeded(object)
+        The current job's result.
+    failed(object)
+        The current job's exception.
+    """
+
+    succeeded = Signal(object)
+    failed = Signal(object)
+
+    def _current(self) -> bool:
+        """Return whether the job whose signal is being handled is the current one."""
+        raise NotImplementedError
+
+    @Slot(object)
+    def _on_job_succeeded(self, result: object) -> None:
+        if self._current():
+            self.succeeded.emit(result)
+
+    @Slot(object)
+    def _on_job_failed(self, exc: object) -> None:
+        if self._current():
+            self.failed.emit(exc)
+
+
 class JobRunner(QObject):
     """Starts jobs and keeps them alive until they finish.
 

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal, Slot
 
 from bm25desk.engine.progress import CancelToken, ProgressFn
-from bm25desk.ui.common.jobs import Job, JobRunner
+from bm25desk.ui.common.jobs import CurrentJobOutcome, Job, JobRunner
 
 Work = Callable[[], object]
 
 
-class LatestOnly(QObject):
+class LatestOnly(CurrentJobOutcome):
     """One-in-flight, latest-wins background execution.
 
     Signals
@@ -31,8 +31,6 @@ class LatestOnly(QObject):
         A result of an older generation was discarded (for tests and diagnostics).
     """
 
-    succeeded = Signal(object)
-    failed = Signal(object)
     dropped = Signal(int)
 
     def __init__(self, runner: JobRunner, name: str, parent: QObject | None = None) -> None:
@@ -79,16 +77,6 @@ class LatestOnly(QObject):
         if not fresh:
             self.dropped.emit(self._running_generation)
         return fresh
-
-    @Slot(object)
-    def _on_job_succeeded(self, result: object) -> None:
-        if self._current():
-            self.succeeded.emit(result)
-
-    @Slot(object)
-    def _on_job_failed(self, exc: object) -> None:
-        if self._current():
-            self.failed.emit(exc)
 
     @Slot()
     def _on_job_finished(self) -> None:

@@ -5,18 +5,19 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
 from bm25desk.engine import Explanation, TermExplanation
 from bm25desk.engine.scoring.variants import _g
 from bm25desk.ui.common.colors import TermColors, status_colors
+from bm25desk.ui.common.table_model import ROW_ROLE, SORT_ROLE, RowTableModel
 
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-TERM_ROLE = Qt.ItemDataRole.UserRole + 2
+TERM_ROLE = ROW_ROLE
+"""The row's :class:`TermExplanation`."""
 
-_Index = QModelIndex | QPersistentModelIndex
+__all__ = ["SORT_ROLE", "TERM_ROLE", "Column", "LedgerModel", "term_label"]
 
 
 class Column(IntEnum):
@@ -66,7 +67,7 @@ HEADER_TIPS = {
 }
 STATUS_TEXT = {
     "matched": "matched",
-    "unmatched": "not in this document",
+    "unmatched": "absent",
     "unknown": "in no document",
     "stop": "stop word",
     "short": "too short",
@@ -82,22 +83,23 @@ def term_label(t: TermExplanation) -> str:
     return f"{t.surface} → {t.term}"
 
 
-class LedgerModel(QAbstractTableModel):
+class LedgerModel(RowTableModel[TermExplanation]):
     """Adapts :attr:`Explanation.terms` for a table view; owns no logic."""
+
+    headers = tuple(HEADERS[c] for c in Column)
+    header_tips = tuple(HEADER_TIPS.get(c) for c in Column)
+    numeric = _NUMERIC
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._explanation: Explanation | None = None
-        self._rows: tuple[TermExplanation, ...] = ()
         self._colors = TermColors()
 
     def set_explanation(self, explanation: Explanation | None, colors: TermColors) -> None:
         """Show the ledger of ``explanation`` (None: empty)."""
-        self.beginResetModel()
         self._explanation = explanation
-        self._rows = explanation.terms if explanation is not None else ()
         self._colors = colors
-        self.endResetModel()
+        self.set_rows(explanation.terms if explanation is not None else ())
 
     @property
     def explanation(self) -> Explanation | None:
@@ -106,48 +108,29 @@ class LedgerModel(QAbstractTableModel):
 
     def term_row(self, row: int) -> TermExplanation:
         """Return the ledger row ``row``."""
-        return self._rows[row]
+        return self.row(row)
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        """Return the number of query terms (QAbstractTableModel.rowCount)."""
-        return 0 if parent.isValid() else len(self._rows)
+    def display(self, row: TermExplanation, column: int) -> str:
+        """Return a cell's text."""
+        assert self._explanation is not None
+        return self._display(self._explanation, row, Column(column))
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        """Return the number of columns (QAbstractTableModel.columnCount)."""
-        return 0 if parent.isValid() else len(Column)
+    def sort_key(self, row: TermExplanation, column: int) -> Any:
+        """Return a cell's raw value."""
+        assert self._explanation is not None
+        return self._sort(self._explanation, row, Column(column))
 
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        """Return column titles and their meaning (QAbstractTableModel.headerData)."""
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(Column):
-            return None
-        col = Column(section)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[col]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return HEADER_TIPS.get(col)
-        return None
+    def tooltip(self, row: TermExplanation, column: int) -> str | None:
+        """Return what a cell's number means for this term."""
+        assert self._explanation is not None
+        return self._tooltip(self._explanation, row, Column(column))
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        """Return cell data (QAbstractTableModel.data)."""
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        e = self._explanation
-        assert e is not None
-        t = self._rows[index.row()]
-        col = Column(index.column())
+    def cell_data(self, row: TermExplanation, column: int, role: int) -> Any:
+        """Return the term colour, and muted or warning text colours."""
+        t, col = row, Column(column)
         matched = t.status == "matched"
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(e, t, col)
-        if role == SORT_ROLE:
-            return self._sort(e, t, col)
-        if role == TERM_ROLE:
-            return t
         if role == Qt.ItemDataRole.DecorationRole and col == Column.TERM and t.term and matched:
             return self._colors.color(t.term)
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in _NUMERIC:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole:
             pal = QApplication.palette()
             if col == Column.IDF and t.term is not None and t.status != "unknown" and t.idf <= 0:
@@ -156,8 +139,6 @@ class LedgerModel(QAbstractTableModel):
                 return status_colors(pal)["bad"]
             if not matched:
                 return pal.color(QPalette.ColorRole.PlaceholderText)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(e, t, col)
         return None
 
     def _display(self, e: Explanation, t: TermExplanation, col: Column) -> str:
@@ -214,12 +195,18 @@ class LedgerModel(QAbstractTableModel):
             return "idf = " + t.idf_text + ("\n" + "\n".join(t.notes) if t.notes else "")
         if col == Column.TF_FORMULA and t.tf_text:
             return "tf part = " + t.tf_text
-        if col == Column.IDF and t.status in ("matched", "unmatched") and t.idf <= 0:
-            return (
-                "negative idf: this term is in more than half the documents, so it lowers the score"
-                if t.idf < 0
-                else "zero idf: this term does not help ranking"
-            )
+        if col == Column.IDF and t.status in ("matched", "unmatched"):
+            lines = [f"idf = {t.idf_text}", *([t.plain] if t.plain else []), *t.notes]
+            if t.idf < 0:
+                lines.append(
+                    "negative idf: this term is in more than half the documents, so it lowers "
+                    "the score"
+                )
+            elif t.idf == 0:
+                lines.append("zero idf: this term does not help ranking")
+            return "\n".join(lines)
+        if col == Column.TF_PART and t.status == "matched":
+            return f"tf part = {t.tf_text}" + (f"\n{t.plain}" if t.plain else "")
         if col == Column.WEIGHT and t.status == "matched":
             return f"{t.qtf} · {_g(t.idf)} · {_g(t.tf_part)} = {_g(t.weight)}"
         if col == Column.STATUS:

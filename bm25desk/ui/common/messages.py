@@ -10,7 +10,7 @@ import logging
 import traceback
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QWidget
 
 from bm25desk import logfile
 from bm25desk.engine import (
@@ -77,6 +77,7 @@ class MessageBar(QWidget):
         layout.addWidget(self.icon)
         layout.addWidget(self.text, 1)
         layout.addWidget(close)
+        self.owner = ""  # the index the message is about ("" for none in particular)
         self._timer = QTimer(self, singleShot=True)
         self._timer.timeout.connect(self.hide)
         self.hide()
@@ -88,15 +89,25 @@ class MessageBar(QWidget):
         *,
         action: tuple[str, str] | None = None,
         timeout_ms: int = 0,
+        owner: str = "",
     ) -> None:
-        """Show ``text`` (``kind``: error, warning or info), with an optional (id, label) link."""
+        """Show ``text`` (``kind``: error, warning or info), with an optional (id, label) link.
+
+        ``owner`` names the index the message is about: switching to another index hides it.
+        """
+        self.owner = owner
         from html import escape
 
         body = escape(text, quote=False)
         if action is not None:
             body += f' &nbsp; <a href="{escape(action[0])}">{escape(action[1])}</a>'
         self.text.setText(body)
-        self.icon.setText({"error": "⛔", "warning": "⚠", "info": "ℹ"}.get(kind, "ℹ"))
+        icon = {
+            "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+            "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
+        }.get(kind, QStyle.StandardPixmap.SP_MessageBoxInformation)
+        size = self.fontMetrics().height()
+        self.icon.setPixmap(self.style().standardIcon(icon).pixmap(size, size))
         self._paint(kind)
         self.setProperty("kind", kind)
         self.show()
@@ -110,7 +121,8 @@ class MessageBar(QWidget):
 
         from bm25desk.ui.common.colors import mix
 
-        pal = self.parentWidget().palette() if self.parentWidget() else self.palette()
+        parent = self.parentWidget()
+        pal = parent.palette() if parent is not None else self.palette()
         tint = {"error": "#e15759", "warning": "#edc948", "info": "#4e79a7"}.get(kind, "#4e79a7")
         base = pal.color(QPalette.ColorRole.Window)
         strength = 0.35 if is_dark(pal) else 0.22

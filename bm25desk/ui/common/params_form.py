@@ -103,7 +103,7 @@ class ParamsForm(QWidget):
         """Rebuild the controls for ``variant``'s parameters, showing its values."""
         while self._grid.count():
             item = self._grid.takeAt(0)
-            w = item.widget()
+            w = item.widget() if item is not None else None
             if w is not None and w not in (self.reset_button, self.none_label):
                 w.hide()  # at once: deleteLater waits for the event loop
                 w.deleteLater()
@@ -133,6 +133,15 @@ class ParamsForm(QWidget):
             self._grid.addWidget(self.none_label, 0, 0)
             self.none_label.show()
             self.reset_button.hide()
+
+    def focus_chain(self) -> list[QWidget]:
+        """Return the controls in keyboard (Tab) order: each slider and spin box, then Defaults."""
+        chain: list[QWidget] = []
+        for control in self._controls.values():
+            chain.extend((control.slider, control.spin))
+        if self._controls:
+            chain.append(self.reset_button)
+        return chain
 
     def values(self) -> dict[str, float]:
         """Return the values shown."""

@@ -23,9 +23,21 @@ def style_plot(plot: pg.PlotWidget, palette: QPalette) -> None:
         item.setTitle(item.titleLabel.text, color=text.name(), size="9pt")
 
 
-def make_plot(title: str, x_label: str, y_label: str, palette: QPalette) -> pg.PlotWidget:
-    """Return a small, non-interactive-by-default plot with labelled axes."""
-    plot = pg.PlotWidget()
+def make_plot(
+    title: str,
+    x_label: str,
+    y_label: str,
+    palette: QPalette,
+    *,
+    axes: dict[str, type[pg.AxisItem]] | None = None,
+) -> pg.PlotWidget:
+    """Return a small, non-interactive-by-default plot with labelled axes.
+
+    ``axes`` gives axis classes by side (``{"bottom": DecadeAxis}``) where the default's tick
+    labels do not fit.
+    """
+    items = {side: cls(orientation=side) for side, cls in (axes or {}).items()}
+    plot = pg.PlotWidget(axisItems=items)
     plot.setMinimumSize(200, 110)
     item = plot.getPlotItem()
     item.setTitle(title, size="9pt")
@@ -35,6 +47,8 @@ def make_plot(title: str, x_label: str, y_label: str, palette: QPalette) -> pg.P
     item.setMenuEnabled(False)
     item.hideButtons()
     item.getViewBox().setDefaultPadding(0.08)
+    # Room around the axes, so that their titles (and descenders) are never cut at the edge.
+    item.layout.setContentsMargins(4, 4, 8, 6)
     plot.setMouseEnabled(x=False, y=False)
     style_plot(plot, palette)
     return plot

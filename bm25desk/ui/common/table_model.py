@@ -5,15 +5,19 @@ columns and says what a cell shows; the base answers Qt's questions the same way
 
 - ``rowCount``/``columnCount`` are 0 under a valid parent (a table, not a tree);
 - ``headerData`` gives the column titles and their tooltips;
+- tooltips are plain text, shown literally (they show document titles, snippets and paths: see
+  :mod:`~bm25desk.ui.common.plain_text`) unless :attr:`rich_tooltips` says otherwise;
 - ``data`` checks the index, right-aligns the numeric columns, and asks :meth:`display`,
   :meth:`sort_key`, :meth:`tooltip` or :meth:`cell_data` for the rest;
-- :data:`SORT_ROLE` returns raw values for a :class:`QSortFilterProxyModel` (set its sort role).
+- :data:`SORT_ROLE` returns raw values for a :class:`QSortFilterProxyModel` (set its sort role);
+- :data:`ROW_ROLE` returns what a row stands for (the row object itself, unless a subclass says
+  otherwise in :meth:`row_data`), so that views and proxies can hand it back.
 
 Subclasses
 ----------
-Set :attr:`headers` (and optionally :attr:`header_tips` and :attr:`numeric`), implement
-:meth:`display`, and override the other hooks where a column needs more. Replace the rows with
-:meth:`set_rows`.
+Set :attr:`headers` (and optionally :attr:`header_tips`, :attr:`numeric` and :attr:`centered`),
+implement :meth:`display`, and override the other hooks where a column needs more. Replace the
+rows with :meth:`set_rows`.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from bm25desk.ui.common.plain_text import plain_tooltip
+
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 """The raw value of a cell (a number or a string), for sorting."""
+ROW_ROLE = Qt.ItemDataRole.UserRole + 2
+"""What a row stands for (its row object by default; see :meth:`RowTableModel.row_data`)."""
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -39,10 +47,14 @@ class RowTableModel(QAbstractTableModel, Generic[R]):
 
     headers: ClassVar[tuple[str, ...]] = ()
     """Column titles, in column order."""
-    header_tips: ClassVar[tuple[str, ...]] = ()
+    header_tips: ClassVar[tuple[str | None, ...]] = ()
     """Column header tooltips (may be shorter than :attr:`headers`)."""
     numeric: ClassVar[frozenset[int]] = frozenset()
     """Columns whose values are numbers: right-aligned."""
+    centered: ClassVar[frozenset[int]] = frozenset()
+    """Columns of symbols (arrows, marks): centred."""
+    rich_tooltips: ClassVar[bool] = False
+    """Whether :meth:`tooltip` returns HTML; by default it is plain text, shown as such."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -98,6 +110,18 @@ class RowTableModel(QAbstractTableModel, Generic[R]):
         """Return a horizontal header's value for roles other than display and tooltip."""
         return None
 
+    def is_numeric(self, column: int) -> bool:
+        """Return whether ``column`` holds numbers (default: listed in :attr:`numeric`)."""
+        return column in self.numeric
+
+    def row_header(self, section: int, role: int) -> Any:
+        """Return a vertical (row) header's value (default: the row number)."""
+        return str(section + 1) if role == Qt.ItemDataRole.DisplayRole else None
+
+    def row_data(self, row: R) -> Any:
+        """Return what :data:`ROW_ROLE` gives for ``row`` (default: the row itself)."""
+        return row
+
     # -- Qt overrides ----------------------------------------------------------------------------
 
     def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -113,9 +137,7 @@ class RowTableModel(QAbstractTableModel, Generic[R]):
     ) -> Any:
         """Return column titles and tooltips, and row numbers (QAbstractTableModel.headerData)."""
         if orientation != Qt.Orientation.Horizontal:
-            if role == Qt.ItemDataRole.DisplayRole:
-                return str(section + 1)
-            return None
+            return self.row_header(section, role) if 0 <= section < len(self._rows) else None
         if not 0 <= section < self.column_count():
             return None
         if role == Qt.ItemDataRole.DisplayRole:
@@ -123,8 +145,15 @@ class RowTableModel(QAbstractTableModel, Generic[R]):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self.header_tips[section] if section < len(self.header_tips) else None
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            return RIGHT if section in self.numeric else LEFT
+            return self._alignment(section)
         return self.header_data(section, role)
+
+    def emit_column_changed(self, column: int, roles: Sequence[int] = ()) -> None:
+        """Tell views that ``column`` changed in every row (e.g. marks or a baseline)."""
+        if self._rows:
+            self.dataChanged.emit(
+                self.index(0, column), self.index(len(self._rows) - 1, column), list(roles)
+            )
 
     def valid(self, index: ModelIndex) -> bool:
         """Return whether ``index`` points at a cell of this model."""
@@ -144,7 +173,17 @@ class RowTableModel(QAbstractTableModel, Generic[R]):
         if role == SORT_ROLE:
             return self.sort_key(row, column)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self.tooltip(row, column)
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in self.numeric:
-            return RIGHT
+            tip = self.tooltip(row, column)
+            return tip if self.rich_tooltips else plain_tooltip(tip)
+        if role == ROW_ROLE:
+            return self.row_data(row)
+        if role == Qt.ItemDataRole.TextAlignmentRole and (
+            self.is_numeric(column) or column in self.centered
+        ):
+            return self._alignment(column)
         return self.cell_data(row, column, role)
+
+    def _alignment(self, column: int) -> int:
+        if self.is_numeric(column):
+            return RIGHT
+        return CENTER if column in self.centered else LEFT

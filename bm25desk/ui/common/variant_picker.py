@@ -15,7 +15,7 @@ from bm25desk.ui.common.params_form import ParamsForm
 def variant_tooltip(cls: type[Variant]) -> str:
     """Return a variant's formula and citation for tooltips."""
     lines = [
-        f"<b>{escape(cls.label)}</b>",
+        f"<b>{escape(cls.display_name())}</b>",
         f"idf = {escape(cls.idf_formula)}",
         f"tf part = {escape(cls.tf_formula)}",
         "w(t, d) = qtf · idf · tf part, summed over the query terms in the document",
@@ -26,10 +26,19 @@ def variant_tooltip(cls: type[Variant]) -> str:
 
 
 def variant_summary(variant: Variant) -> str:
-    """Return ``Lucene k1 = 1.2, b = 0.75`` for status lines."""
-    specs = {p.name: p.symbol for p in type(variant).params()}
-    params = ", ".join(f"{specs[k]} = {v:g}" for k, v in variant.values().items())
-    return f"{variant.key} {params}".strip()
+    """Return the variant's one name with its parameters: ``BM25L (…) [bm25l] k1=1.2 b=0.75``.
+
+    Everywhere a variant is named (status bar, formula line, ledger, Compare, Evaluation) it is
+    named this way: the registry's label, its key in brackets, then the parameters.
+    """
+    return variant.display_with_params()
+
+
+def variant_html(variant: Variant) -> str:
+    """Return :func:`variant_summary` as rich text: the label, then the key and values small."""
+    cls = type(variant)
+    rest = variant.display_with_params()[len(cls.label) :].strip()
+    return f"{escape(cls.label)} <small>{escape(rest)}</small>"
 
 
 class VariantPicker(QWidget):
@@ -46,14 +55,17 @@ class VariantPicker(QWidget):
     variant_changed = Signal(object)
 
     def __init__(self, parent: QWidget | None = None, *, layout: str = "stacked") -> None:
-        """Build the controls; ``layout``: ``stacked`` (combo over parameters, with the formula),
-        ``row`` (combo over parameters, no formula) or ``detached`` (the caller places
-        :attr:`combo`, :attr:`formula` and :attr:`params` in its own layout)."""
+        """Build the controls, placed as ``layout`` says.
+
+        ``stacked``: the combo over the parameters, with the formula; ``row``: the combo over
+        the parameters, no formula; ``detached``: the caller places :attr:`combo`,
+        :attr:`formula` and :attr:`params` in its own layout.
+        """
         super().__init__(parent)
         self.combo = QComboBox()
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         for cls in variant_classes():
-            self.combo.addItem(cls.label, cls.key)
+            self.combo.addItem(cls.display_name(), cls.key)
             self.combo.setItemData(
                 self.combo.count() - 1, variant_tooltip(cls), Qt.ItemDataRole.ToolTipRole
             )
@@ -111,6 +123,10 @@ class VariantPicker(QWidget):
         """Choose the next (``delta`` = 1) or previous (-1) variant in the list."""
         n = self.combo.count()
         self.combo.setCurrentIndex((self.combo.currentIndex() + delta) % n)
+
+    def remember(self, key: str, params: dict[str, float]) -> None:
+        """Use ``params`` the next time variant ``key`` is chosen."""
+        self._params[key] = dict(params)
 
     def remembered(self) -> dict[str, dict[str, float]]:
         """Return the parameters each variant was last used with."""

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QItemSelection, QSortFilterProxyModel, Qt, Slot
+from PySide6.QtCore import QItemSelection, Qt, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QSpinBox,
-    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -25,32 +23,28 @@ from bm25desk.engine.scoring.variants import _g
 from bm25desk.ui.common.colors import TermColors, muted_text
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
+from bm25desk.ui.common.plain_text import plain_tooltip
+from bm25desk.ui.common.table_model import ROW_ROLE
+from bm25desk.ui.common.table_view import make_table
 from bm25desk.ui.common.variant_picker import VariantPicker, variant_summary
-from bm25desk.ui.compare.models import (
-    ROW_ROLE,
-    SORT_ROLE,
-    CompareModel,
-    HeatmapModel,
-    TermDeltaModel,
+from bm25desk.ui.common.widgets import column, combo_box, splitter, text_label
+from bm25desk.ui.compare.models import CompareModel, HeatmapModel, TermDeltaModel
+from bm25desk.ui.compare.work import (
+    CompareOutcome,
+    DocDelta,
+    compare_row,
+    doc_delta,
+    run_compare,
 )
-from bm25desk.ui.compare.work import CompareOutcome, DocDelta, doc_delta, run_compare
 
-
-def _table(model: object, *, sortable: bool = True) -> tuple[QTableView, QSortFilterProxyModel]:
-    proxy = QSortFilterProxyModel()
-    proxy.setSourceModel(model)  # type: ignore[arg-type]
-    proxy.setSortRole(SORT_ROLE)
-    view = QTableView()
-    view.setModel(proxy)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setSortingEnabled(sortable)
-    view.verticalHeader().hide()
-    view.setWordWrap(False)
-    view.setShowGrid(False)
-    view.setAlternatingRowColors(True)
-    return view, proxy
+TAU_TIP = (
+    "Kendall's τ-b compares the order of the documents in either top k under A and under B, "
+    "each at its full rank (a document that does not match at all ranks last). Pairs tied "
+    "under A or under B (both not matching) count neither for nor against; τ-b divides by the "
+    "pairs not tied in each ranking, so 1 means the same order and −1 the reverse."
+)
+TITLE_CHARS = 120  # the delta's title wraps onto two lines at most; the whole of it is its tooltip
+DELTA_EMPTY = "Select a document to see its score change, term by term."
 
 
 class ComparePanel(QWidget):
@@ -70,14 +64,31 @@ class ComparePanel(QWidget):
         self._colors = TermColors()
         self._active = False
         self._dirty = False
+        self._wanted: int | None = None  # a document the user asked to explain (Search's menu)
 
         self.jobs = LatestOnly(runner, "compare", self)
         self.jobs.succeeded.connect(self._on_jobs_succeeded)
         self.delta_jobs = LatestOnly(runner, "compare-delta", self)
         self.delta_jobs.succeeded.connect(self._on_delta_jobs_succeeded)
 
-        self.query_label = QLabel()
-        self.query_label.setWordWrap(True)
+        self.query_label = text_label(rich=True)
+        self.summary = text_label(rich=True)
+        self.summary.setToolTip(TAU_TIP)
+        middle = splitter(
+            Qt.Orientation.Horizontal, self._make_rankings(), self._make_delta(), stretch=(3, 2)
+        )
+        self.splitter = splitter(
+            Qt.Orientation.Vertical, middle, self._make_heatmap(), stretch=(3, 2)
+        )
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.query_label)
+        layout.addLayout(self._make_configs())
+        layout.addWidget(self.summary)
+        layout.addWidget(self.splitter, 1)
+        self._show_query()
+
+    def _make_configs(self) -> QHBoxLayout:
         self.k_spin = QSpinBox()
         self.k_spin.setRange(3, 100)
         self.k_spin.setValue(10)
@@ -88,36 +99,32 @@ class ComparePanel(QWidget):
         self.picker_b = VariantPicker(layout="row")
         self.picker_a.set_variant(get_variant("lucene"))
         self.picker_b.set_variant(get_variant("bm25l"))
-        self.picker_a.variant_changed.connect(self._on_config_changed)
-        self.picker_b.variant_changed.connect(self._on_config_changed)
-        box_a = QGroupBox("A")
-        QVBoxLayout(box_a).addWidget(self.picker_a)
-        box_b = QGroupBox("B")
-        QVBoxLayout(box_b).addWidget(self.picker_b)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        configs = QHBoxLayout()
+        for title, picker in (("A", self.picker_a), ("B", self.picker_b)):
+            picker.variant_changed.connect(self._on_config_changed)
+            box = QGroupBox(title)
+            QVBoxLayout(box).addWidget(picker)
+            configs.addWidget(box, 1)
+        configs.addWidget(self.k_spin, 0, Qt.AlignmentFlag.AlignBottom)
+        return configs
 
+    def _make_rankings(self) -> QTableView:
         self.model = CompareModel(self)
-        self.view, self.proxy = _table(self.model)
+        self.view, self.proxy = make_table(self.model)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
-        self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.view.selectionModel().selectionChanged.connect(self._on_view_selection_changed)
+        return self.view
 
+    def _make_delta(self) -> QWidget:
         self.delta_model = TermDeltaModel(self)
-        self.delta_view, _ = _table(self.delta_model)
-        self.delta_view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # query order
+        self.delta_view, _ = make_table(self.delta_model)  # unsorted: query order
         self.delta_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.delta_title = QLabel("Select a document to see its score change, term by term.")
-        self.delta_title.setWordWrap(True)
-        delta_box = QWidget()
-        delta_layout = QVBoxLayout(delta_box)
-        delta_layout.setContentsMargins(0, 0, 0, 0)
-        delta_layout.addWidget(self.delta_title)
-        delta_layout.addWidget(self.delta_view, 1)
+        self.delta_title = text_label(DELTA_EMPTY, rich=True)
+        return column(self.delta_title, self.delta_view)
 
+    def _make_heatmap(self) -> QWidget:
         self.heat_model = HeatmapModel(self)
         self.heat_view = QTableView()
         self.heat_view.setModel(self.heat_model)
@@ -125,46 +132,18 @@ class ComparePanel(QWidget):
         self.heat_view.setShowGrid(True)
         self.heat_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.heat_view.horizontalHeader().setMinimumSectionSize(44)
-        self.heat_which = QComboBox()
-        self.heat_which.addItem("A", "a")
-        self.heat_which.addItem("B", "b")
+        self.heat_which = combo_box((("A", "a"), ("B", "b")))
         self.heat_which.currentIndexChanged.connect(self._show_heat)
-        heat_head = QHBoxLayout()
-        heat_head.addWidget(
+        head = QHBoxLayout()
+        head.addWidget(
             QLabel(
                 "Term × document heatmap: contribution of each query term to "
                 "each of the top k documents of"
             )
         )
-        heat_head.addWidget(self.heat_which)
-        heat_head.addStretch(1)
-        heat_box = QWidget()
-        heat_layout = QVBoxLayout(heat_box)
-        heat_layout.setContentsMargins(0, 0, 0, 0)
-        heat_layout.addLayout(heat_head)
-        heat_layout.addWidget(self.heat_view, 1)
-
-        configs = QHBoxLayout()
-        configs.addWidget(box_a, 1)
-        configs.addWidget(box_b, 1)
-        configs.addWidget(self.k_spin, 0, Qt.AlignmentFlag.AlignBottom)
-        middle = QSplitter(Qt.Orientation.Horizontal)
-        middle.addWidget(self.view)
-        middle.addWidget(delta_box)
-        middle.setStretchFactor(0, 3)
-        middle.setStretchFactor(1, 2)
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(middle)
-        self.splitter.addWidget(heat_box)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 0)
-        layout.addWidget(self.query_label)
-        layout.addLayout(configs)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.splitter, 1)
-        self._show_query()
+        head.addWidget(self.heat_which)
+        head.addStretch(1)
+        return column(head, self.heat_view)
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -172,12 +151,15 @@ class ComparePanel(QWidget):
         """Compare on ``searcher``'s index."""
         self.searcher = searcher
         self._parsed = None
+        self._wanted = None
         self.jobs.invalidate()
         self._clear()
         self._show_query()
 
     def set_query(self, parsed: ParsedQuery | None) -> None:
         """Compare on ``parsed`` (the search tab's query; None: no query)."""
+        if parsed is None or self._parsed is None or parsed.text != self._parsed.text:
+            self._wanted = None
         self._parsed = parsed
         self._show_query()
         self.refresh()
@@ -204,7 +186,7 @@ class ComparePanel(QWidget):
             return
         self._dirty = False
         searcher, parsed = self.searcher, self._parsed
-        if searcher is None or parsed is None or not parsed.scored:
+        if searcher is None or parsed is None or not parsed.scored or not searcher.index.n_docs:
             self.jobs.invalidate()
             self._clear()
             return
@@ -215,14 +197,23 @@ class ComparePanel(QWidget):
 
     def _clear(self) -> None:
         self._outcome = None
+        self.delta_jobs.invalidate()
         self.model.set_rows(())
         self.delta_model.set_delta(None, TermColors())
+        self.delta_title.setText(DELTA_EMPTY)
+        self.delta_title.setToolTip("")
         self.heat_model.set_heat((), (), TermColors())
         self.summary.setText("")
 
     def _show_query(self) -> None:
         muted = muted_text(self.palette()).name()
-        if self._parsed is None:
+        searcher = self.searcher
+        if searcher is not None and searcher.index.n_docs == 0:
+            self.query_label.setText(
+                f"<span style='color:{muted}'>“{escape(searcher.index.name)}” has no documents: "
+                "there is nothing to compare.</span>"
+            )
+        elif self._parsed is None:
             self.query_label.setText(
                 f"<span style='color:{muted}'>Type a query on the Search tab: it is ranked here "
                 "under two configurations.</span>"
@@ -248,8 +239,8 @@ class ComparePanel(QWidget):
         denom = max(1, min(k, n_a))
         self.summary.setText(
             f"<b>overlap@{k} = {outcome.overlap}/{denom}</b> ({outcome.overlap / denom:.0%}) · "
-            f"<b>Kendall τ = {tau}</b> over the {len(outcome.rows)} documents in either top {k} · "
-            f"{moved} moved, {entered} entered, {left} left"
+            f"<b>Kendall τ-b = {tau}</b> over the {len(outcome.rows)} documents in either top {k} "
+            f"(ties counted as τ-b does) · {moved} moved, {entered} entered, {left} left"
             f"<br><small>A = {escape(variant_summary(outcome.variant_a))} &nbsp;·&nbsp; "
             f"B = {escape(variant_summary(outcome.variant_b))}</small>"
         )
@@ -262,10 +253,41 @@ class ComparePanel(QWidget):
             ),
             0,
         )
-        if self.proxy.rowCount():
-            self.view.selectRow(moved_row)
+        wanted = self._row_of(self._wanted) if self._wanted is not None else -1
+        if wanted < 0 and self._wanted is not None:
+            self._explain(self._wanted)  # asked for, outside both top k
+        elif self.proxy.rowCount():
+            self.view.selectRow(wanted if wanted >= 0 else moved_row)
         else:
             self.delta_model.set_delta(None, self._colors)
+
+    def show_document(self, docno: int) -> None:
+        """Explain document ``docno``'s change from A to B (selected if it is listed)."""
+        self._wanted = docno
+        row = self._row_of(docno)
+        if row >= 0:
+            self.view.selectRow(row)
+        elif self._outcome is not None:
+            self._explain(docno)
+        else:
+            self.refresh()  # the comparison will select it when it arrives
+
+    def _row_of(self, docno: int) -> int:
+        for i in range(self.proxy.rowCount()):
+            if self.proxy.index(i, 0).data(ROW_ROLE).docno == docno:
+                return i
+        return -1
+
+    def _explain(self, docno: int) -> None:
+        """Explain a document that is in neither top k (its ranks are computed too)."""
+        o, searcher, parsed = self._outcome, self.searcher, self._parsed
+        if o is None or searcher is None or parsed is None:
+            return
+        self.view.clearSelection()
+        a, b, k = o.variant_a, o.variant_b, o.k
+        self.delta_jobs.request(
+            lambda: doc_delta(searcher, parsed, compare_row(searcher, parsed, docno, a, b, k), a, b)
+        )
 
     @Slot()
     def _show_heat(self, *_args: object) -> None:
@@ -283,6 +305,7 @@ class ComparePanel(QWidget):
         if not rows or o is None or searcher is None or parsed is None:
             return
         row = rows[0].data(ROW_ROLE)
+        self._wanted = row.docno  # kept selected when the configurations change
         a, b = o.variant_a, o.variant_b
         self.delta_jobs.request(lambda: doc_delta(searcher, parsed, row, a, b))
 
@@ -292,8 +315,11 @@ class ComparePanel(QWidget):
         ra = f"#{delta.rank_a}" if delta.rank_a else "no match"
         rb = f"#{delta.rank_b}" if delta.rank_b else "no match"
         change = delta.score_b - delta.score_a
+        title = delta.title or delta.docid
+        short = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+        self.delta_title.setToolTip(plain_tooltip(title) or "")
         self.delta_title.setText(
-            f"<b>{escape((delta.title or delta.docid)[:80])}</b><br>"
+            f"<b>{escape(short)}</b><br>"
             f"A {ra}, score {_g(round(delta.score_a, 4))} → B {rb}, score "
             f"{_g(round(delta.score_b, 4))} (Δ {change:+.4f}), split by term:"
         )

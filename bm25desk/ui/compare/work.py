@@ -217,6 +217,33 @@ def run_compare(
     )
 
 
+def compare_row(
+    searcher: Searcher,
+    parsed: ParsedQuery,
+    docno: int,
+    variant_a: Variant,
+    variant_b: Variant,
+    k: int,
+) -> CompareRow:
+    """Return the comparison of one document wherever it ranks (asked about, outside both top k)."""
+    scores_a, ok_a = searcher.scores(parsed, variant_a)
+    scores_b, ok_b = searcher.scores(parsed, variant_b)
+    rank_a = _ranks(scores_a, ok_a, [docno])[docno]
+    rank_b = _ranks(scores_b, ok_b, [docno])[docno]
+    rec = searcher.index.doc(docno)
+    return CompareRow(
+        docno,
+        rec.docid,
+        rec.title,
+        rank_a,
+        rank_b,
+        float(scores_a[docno]),
+        float(scores_b[docno]),
+        rank_a is not None and rank_a <= k,
+        rank_b is not None and rank_b <= k,
+    )
+
+
 def doc_delta(
     searcher: Searcher, parsed: ParsedQuery, row: CompareRow, variant_a: Variant, variant_b: Variant
 ) -> DocDelta:

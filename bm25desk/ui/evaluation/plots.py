@@ -1,5 +1,4 @@
-"""Plots of the Evaluation view (pyqtgraph): a grouped bar chart of the results and the sweep
-heatmap.
+"""Plots of the Evaluation view (pyqtgraph): results as grouped bars, the sweep heatmap.
 
 The bar chart has one group per metric and one bar per configuration, in the configuration's
 colour (the same as in the tables). The heatmap shows one metric over two swept parameters (the
@@ -23,7 +22,7 @@ from bm25desk.evaluation.evaluate import ExperimentResult, SweepResult
 from bm25desk.ui.common.colors import mix, muted_text
 from bm25desk.ui.common.plot_style import make_plot, style_plot
 from bm25desk.ui.common.variant_picker import variant_summary
-from bm25desk.ui.evaluation.models import config_color
+from bm25desk.ui.evaluation.labels import config_color
 
 # Viridis (perceptually uniform, readable in grey and by most colour-blind readers), written out
 # so that no colour-map file has to be found at run time (PyInstaller bundles).
@@ -235,7 +234,7 @@ class SweepHeatmap(QWidget):
         item.getAxis("left").setTicks([left_ticks])
         item.setLabel("bottom", axis_label(x_name))
         item.setLabel("left", axis_label(y_name))
-        title = f"{self._metric} of {sweep.base.key}"
+        title = f"{self._metric} of {type(sweep.base).display_name()}"
         if n_axes > 2:
             title += f" at {axis_label(sweep.axes[2])} = {sweep.values[2][self._slice]:g}"
         text = self.palette().color(QPalette.ColorRole.Text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -91,6 +91,7 @@ class AnalysisOptions(QWidget):
         self.preview = QLabel()
         self.preview.setWordWrap(True)
         self.preview.setMinimumHeight(48)
+        self.preview.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
 

@@ -131,8 +131,11 @@ class BuildProgress(QWidget):
         if now - t0 < 0.05 or done <= d0:
             return
         bps = (done - d0) / (now - t0)
-        if self._docs_per_byte > 0:
-            self.rate.setText(f"≈ {bps * self._docs_per_byte:,.0f} docs/s")
+        docs = bps * self._docs_per_byte
+        if docs >= 1:
+            self.rate.setText(f"≈ {docs:,.0f} docs/s")
+        elif self._docs_per_byte > 0:
+            self.rate.setText("")  # an update with little to do: no rate worth showing
         else:
             self.rate.setText(f"{bps / 1e6:,.1f} MB/s")
         self.rate.setToolTip(f"{bps / 1e6:,.2f} MB of source per second")

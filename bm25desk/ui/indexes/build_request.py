@@ -23,6 +23,7 @@ class BuildRequest:
     columns: ColumnMap | None = None
     analyzer_spec: dict[str, Any] | None = None  # a stored spec (rebuilds): used as it is
     kind: str = "build"  # build | rebuild | update
+    allow_empty: bool = False  # build even when no document was found (the user insisted)
 
     def make_analyzer(self) -> Analyzer:
         """Return the analyser (from the stored spec for rebuilds, else from the options)."""

@@ -2,12 +2,12 @@
 
 A :class:`FolderWatcher` watches the folder and its sub-folders with a
 :class:`QFileSystemWatcher`. Events are debounced (~1 s), then
-:func:`~bm25desk.engine.index.changes. folder_changes` runs as a
-:class:`~bm25desk.ui.common.jobs.Job` on the runner's read pool, never on the GUI thread; the same
-job lists the sub-folders so that new ones get watched too. Where watching is not possible (more
-than ``max_dirs`` folders, or the system refuses more watches) it falls back to rescanning every
-``rescan_ms`` (60 s). While watching, a slow backstop rescan (every ``backstop_ms``, 5 min) also
-catches in-place edits, which Linux reports on the file and not on its folder.
+:func:`~bm25desk.engine.index.changes.folder_changes` runs in the background, one scan at a
+time (a :class:`~bm25desk.ui.common.job_controller.JobController`), never on the GUI thread; the
+same job lists the sub-folders so that new ones get watched too. Where watching is not possible
+(more than ``max_dirs`` folders, or the system refuses more watches) it falls back to rescanning
+every ``rescan_ms`` (60 s). While watching, a slow backstop rescan (every ``backstop_ms``, 5 min)
+also catches in-place edits, which Linux reports on the file and not on its folder.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from bm25desk.engine.index.changes import FolderChanges, folder_changes
 from bm25desk.engine.index.store import IndexStore
 from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.engine.readers.corpus import JUNK_DIRS
-from bm25desk.ui.common.jobs import Job, JobRunner
+from bm25desk.ui.common.job_controller import JobController
+from bm25desk.ui.common.jobs import JobRunner
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,10 @@ class FolderWatcher(QObject):
         self.last = FolderChanges()
         self.watching = True  # False once fallen back to periodic rescans
         self._active = False
-        self._job: Job | None = None
+        self.scans = JobController(runner, f"watch {name}", parent=self)
+        self.scans.succeeded.connect(self._on_scanned)
+        self.scans.failed.connect(self._on_scan_failed)
+        self.scans.finished.connect(self._on_scan_finished)
         self._again = False
         self._report = False
         self._fs = QFileSystemWatcher(self)
@@ -130,8 +134,8 @@ class FolderWatcher(QObject):
         dirs = self._fs.directories()
         if dirs:
             self._fs.removePaths(dirs)
-        if self._job is not None:
-            self._job.cancel.set()
+        self._again = False
+        self.scans.drop()
 
     def fall_back(self, why: str = "") -> None:
         """Stop using file-system watches: rescan every ``rescan_ms`` instead."""
@@ -163,7 +167,7 @@ class FolderWatcher(QObject):
         if not self._active:
             return
         self._report = self._report or report
-        if self._job is not None:
+        if self.scans.busy():
             self._again = True
             return
         store, name, folder = self.store, self.name, self.folder
@@ -174,12 +178,7 @@ class FolderWatcher(QObject):
             dirs = list_dirs(folder, limit, cancel) if limit >= 0 else None
             return changes, dirs
 
-        job = Job(work, f"watch {name}")
-        job.signals.succeeded.connect(self._on_scanned)
-        job.signals.failed.connect(self._on_scan_failed)
-        job.signals.finished.connect(self._on_scan_finished)
-        self._job = job
-        self.runner.start(job)
+        self.scans.start(work)
 
     @Slot(object)
     def _on_scanned(self, result: tuple[FolderChanges, list[str] | None]) -> None:
@@ -212,7 +211,6 @@ class FolderWatcher(QObject):
 
     @Slot()
     def _on_scan_finished(self) -> None:
-        self._job = None
         if self._again and self._active:
             self._again = False
             self.rescan()

@@ -8,19 +8,19 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from bm25desk.engine import IndexInfo
 from bm25desk.engine.readers.corpus import FORMATS
 from bm25desk.ui.common.colors import status_colors
 from bm25desk.ui.common.formatting import human_size, human_time
+from bm25desk.ui.common.table_model import ROW_ROLE, SORT_ROLE, RowTableModel
 
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-NAME_ROLE = Qt.ItemDataRole.UserRole + 2
+NAME_ROLE = ROW_ROLE  # the index's name
 
-_Index = QModelIndex | QPersistentModelIndex
+__all__ = ["NAME_ROLE", "SORT_ROLE", "Column", "IndexListModel", "IndexRow", "source_status"]
 
 
 class Column(IntEnum):
@@ -87,18 +87,20 @@ _STATUS_TEXT = {
 }
 
 
-class IndexListModel(QAbstractTableModel):
+class IndexListModel(RowTableModel[IndexRow]):
     """The indexes of an :class:`~bm25desk.engine.IndexStore`, one row each."""
+
+    headers = tuple(HEADERS[c] for c in Column)
+    numeric = frozenset({Column.DOCS, Column.SIZE})
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self._rows: tuple[IndexRow, ...] = ()
+        self._open = ""
 
-    def set_rows(self, rows: tuple[IndexRow, ...]) -> None:
-        """Replace the listed indexes."""
-        self.beginResetModel()
-        self._rows = tuple(rows)
-        self.endResetModel()
+    def set_open(self, name: str) -> None:
+        """Mark index ``name`` as the one open in the window ("" when none)."""
+        self._open = name
+        self.emit_column_changed(Column.NAME)
 
     def row_of(self, name: str) -> int:
         """Return the row of index ``name`` (-1 when absent)."""
@@ -106,60 +108,51 @@ class IndexListModel(QAbstractTableModel):
 
     def index_row(self, row: int) -> IndexRow:
         """Return the :class:`IndexRow` at ``row``."""
-        return self._rows[row]
+        return self.row(row)
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        """Return the number of indexes (QAbstractTableModel.rowCount)."""
-        return 0 if parent.isValid() else len(self._rows)
+    def row_data(self, row: IndexRow) -> str:
+        """Return the index's name (:data:`NAME_ROLE`)."""
+        return row.info.name
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        """Return the number of columns (QAbstractTableModel.columnCount)."""
-        return 0 if parent.isValid() else len(Column)
+    def display(self, row: IndexRow, column: int) -> str:
+        """Return a cell's text."""
+        return self._display(row, Column(column))
 
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        """Return column titles (QAbstractTableModel.headerData)."""
-        horizontal = orientation == Qt.Orientation.Horizontal
-        if horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(Column):
-            return HEADERS[Column(section)]
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        """Return cell data (QAbstractTableModel.data)."""
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        row = self._rows[index.row()]
+    def sort_key(self, row: IndexRow, column: int) -> Any:
+        """Return a cell's raw value."""
         info = row.info
-        col = Column(index.column())
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(row, col)
-        if role == SORT_ROLE:
-            return {
-                Column.NAME: info.name.lower(),
-                Column.DOCS: info.n_docs,
-                Column.SIZE: info.size_bytes,
-                Column.BUILT: info.updated or info.created,
-                Column.STATUS: row.status,
-                Column.SOURCE: str(info.source.get("path", "")),
-            }[col]
-        if role == NAME_ROLE:
-            return info.name
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (Column.DOCS, Column.SIZE):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(row)
-        if role == Qt.ItemDataRole.ForegroundRole and col == Column.STATUS and row.status != "ok":
+        return {
+            Column.NAME: info.name.lower(),
+            Column.DOCS: info.n_docs,
+            Column.SIZE: info.size_bytes,
+            Column.BUILT: info.updated or info.created,
+            Column.STATUS: row.status,
+            Column.SOURCE: str(info.source.get("path", "")),
+        }[Column(column)]
+
+    def tooltip(self, row: IndexRow, column: int) -> str:
+        """Return the index's details."""
+        return self._tooltip(row)
+
+    def cell_data(self, row: IndexRow, column: int, role: int) -> Any:
+        """Colour a status that needs attention; mute the source."""
+        if role == Qt.ItemDataRole.FontRole and row.info.name == self._open:
+            font = QFont(QApplication.font())
+            font.setBold(True)
+            return font
+        if role != Qt.ItemDataRole.ForegroundRole:
+            return None
+        if column == Column.STATUS and row.status != "ok":
             colors = status_colors(QApplication.palette())
             return colors["bad"] if row.status in ("damaged", "missing") else colors["warn"]
-        if role == Qt.ItemDataRole.ForegroundRole and col == Column.SOURCE:
+        if column == Column.SOURCE:
             return QApplication.palette().color(QPalette.ColorRole.PlaceholderText)
         return None
 
     def _display(self, row: IndexRow, col: Column) -> str:
         info = row.info
         if col == Column.NAME:
-            return info.name
+            return f"● {info.name}" if info.name == self._open else info.name
         if col == Column.DOCS:
             return f"{info.n_docs:,}" if not info.error else "—"
         if col == Column.SIZE:
@@ -176,11 +169,11 @@ class IndexListModel(QAbstractTableModel):
         src = info.source
         fmt = FORMATS.get(str(src.get("format", "")), str(src.get("format", "")))
         lines = [
-            f"<b>{info.name}</b>",
+            info.name + ("  (open)" if info.name == self._open else ""),
             f"Source: {src.get('path', '—')}",
             f"Format: {fmt or '—'}",
             f"{info.n_docs:,} documents, {info.n_terms:,} terms, average length {info.avgdl:.1f}",
             f"Created {human_time(info.created)}, updated {human_time(info.updated)}",
             f"Status: {row.detail}",
         ]
-        return "<br>".join(lines)
+        return "\n".join(lines)

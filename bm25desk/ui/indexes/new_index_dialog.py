@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -15,13 +14,9 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -29,19 +24,21 @@ from PySide6.QtWidgets import (
 from bm25desk.engine import IndexStore, StoreError
 from bm25desk.engine.index.store import default_name
 from bm25desk.engine.readers.corpus import (
+    FOLDER_FORMATS,
     FORMATS,
     ColumnMap,
     CorpusError,
     detect_format,
-    guess_columns,
-    preview_rows,
 )
 from bm25desk.ui.common.colors import muted_text, status_colors
-from bm25desk.ui.common.rows_model import RowsModel
+from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.indexes.analysis_options import AnalysisOptions
 from bm25desk.ui.indexes.build_request import BuildRequest
+from bm25desk.ui.indexes.folder_preview import FolderPreview
+from bm25desk.ui.indexes.tsv_mapping import TsvMapping
+from bm25desk.ui.indexes.welcome_page import corpus_types
 
-_TSV_FORMATS = ("tsv-header", "msmarco-docs", "msmarco-passages")
+TYPING_PAUSE_MS = 400
 
 
 def dropped_path(event: QDragEnterEvent | QDropEvent) -> Path | None:
@@ -61,89 +58,29 @@ class NewIndexDialog(QDialog):
     Tests drive it without file dialogs: :meth:`set_source`, then :meth:`request`.
     """
 
-    def __init__(self, store: IndexStore, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, store: IndexStore, parent: QWidget | None = None, runner: JobRunner | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("New index")
         self.setAcceptDrops(True)
         self.store = store
+        self._runner = runner  # for the folder summary (None: worked out at once)
         self._source: Path | None = None
         self._detected = ""
         self._name_edited = False
+        self._touched = False  # the user chose or typed a source (errors show only then)
+        self._detect_error = ""
+        self._read_error = ""  # why the chosen TSV file's first rows could not be read
 
-        # -- source ----------------------------------------------------------------------------
-        self.source_edit = QLineEdit()
-        self.source_edit.setPlaceholderText(
-            "A folder of documents or a corpus file — or drop one here"
-        )
-        self.source_edit.editingFinished.connect(self._on_source_edit_editing_finished)
-        file_button = QPushButton("File…")
-        file_button.setToolTip("Choose a corpus file: TSV, BEIR corpus.jsonl, SMART (CISI), TREC")
-        folder_button = QPushButton("Folder…")
-        folder_button.setToolTip("Choose a folder of documents (txt, md, rst, html, …)")
-        file_button.clicked.connect(self.choose_file)
-        folder_button.clicked.connect(self.choose_folder)
-        source_row = QHBoxLayout()
-        source_row.addWidget(self.source_edit, 1)
-        source_row.addWidget(file_button)
-        source_row.addWidget(folder_button)
-        self.detected_label = QLabel()
-        self.detected_label.setWordWrap(True)
-        self.format_combo = QComboBox()
-        for key, label in FORMATS.items():
-            self.format_combo.addItem(label, key)
-        self.format_combo.currentIndexChanged.connect(self._on_format_combo_changed)
-        self.name_edit = QLineEdit()
-        self.name_edit.textEdited.connect(self._on_name_edit_text_edited)
-        self.name_edit.textChanged.connect(self._validate)
-        self.name_note = QLabel()
-
-        source_form = QFormLayout()
-        source_form.addRow("Source", source_row)
-        source_form.addRow("", self.detected_label)
-        source_form.addRow("Format", self.format_combo)
-        source_form.addRow("Index name", self.name_edit)
-        source_form.addRow("", self.name_note)
-        source_box = QGroupBox("What to index")
-        source_box.setLayout(source_form)
-
-        # -- TSV preview and column mapping ------------------------------------------------------
-        self.rows_model = RowsModel(self)
-        self.rows_view = QTableView()
-        self.rows_view.setModel(self.rows_model)
-        self.rows_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.rows_view.setWordWrap(False)
-        self.rows_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.rows_view.horizontalHeader().setDefaultSectionSize(160)
-        self.rows_view.setMinimumHeight(110)
-        self.rows_view.setMaximumHeight(170)
-        self.id_combo = QComboBox()
-        self.title_combo = QComboBox()
-        self.text_list = QListWidget()
-        self.text_list.setMaximumHeight(90)
-        self.text_list.setToolTip("Checked columns are indexed as the text, in this order")
-        self.id_combo.currentIndexChanged.connect(self._validate)
-        self.title_combo.currentIndexChanged.connect(self._validate)
-        self.text_list.itemChanged.connect(self._validate)
-        mapping = QFormLayout()
-        mapping.addRow("Id column", self.id_combo)
-        mapping.addRow("Title column", self.title_combo)
-        mapping.addRow("Text columns", self.text_list)
-        self.mapping_widget = QWidget()
-        self.mapping_widget.setLayout(mapping)
-        tsv_layout = QVBoxLayout()
-        tsv_layout.addWidget(self.rows_view)
-        tsv_layout.addWidget(self.mapping_widget)
-        self.tsv_box = QGroupBox("First rows")
-        self.tsv_box.setLayout(tsv_layout)
-        self.tsv_box.hide()
-
-        # -- analysis --------------------------------------------------------------------------
         self.analysis = AnalysisOptions()
         self.analysis.changed.connect(self._validate)
+        # A dialog does not ask its layout how high wrapped text is at its width, so the form's
+        # rows overlapped in a narrow column: hold it at the height its narrowest width needs.
+        narrowest = self.analysis.minimumSizeHint().width()
+        self.analysis.setMinimumHeight(self.analysis.heightForWidth(narrowest))
         analysis_box = QGroupBox("Analysis")
-        box_layout = QVBoxLayout(analysis_box)
-        box_layout.addWidget(self.analysis)
-
+        QVBoxLayout(analysis_box).addWidget(self.analysis)
         self.problem = QLabel()
         self.problem.setWordWrap(True)
         self.buttons = QDialogButtonBox(
@@ -155,13 +92,60 @@ class NewIndexDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
 
         layout = QVBoxLayout(self)
-        layout.addWidget(source_box)
-        layout.addWidget(self.tsv_box)
-        layout.addWidget(analysis_box)
+        layout.addWidget(self._make_source_box())
+        self.tsv_box = TsvMapping()
+        self.tsv_box.changed.connect(self._validate)
+        self.rows_model, self.text_list = self.tsv_box.rows_model, self.tsv_box.text_list
+        # Side by side, so the dialog fits a 720-pixel-high screen with a TSV file's mapping shown.
+        middle = QHBoxLayout()
+        middle.addWidget(self.tsv_box, 1)
+        middle.addWidget(analysis_box, 1)
+        layout.addLayout(middle)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)
-        self.resize(720, 640)
+        self.resize(980, 520)
         self._validate()
+
+    def _make_source_box(self) -> QGroupBox:
+        self.source_edit = QLineEdit()
+        self.source_edit.setPlaceholderText(
+            "A folder of documents or a corpus file — or drop one here"
+        )
+        self.source_timer = QTimer(self, singleShot=True, interval=TYPING_PAUSE_MS)
+        self.source_timer.timeout.connect(self._on_source_typed)
+        self.source_edit.textEdited.connect(self.source_timer.start)
+        self.source_edit.editingFinished.connect(self._on_source_typed)
+        file_button = QPushButton("File…")
+        file_button.setToolTip(f"Choose a corpus file: {corpus_types()}")
+        folder_button = QPushButton("Folder…")
+        folder_button.setToolTip("Choose a folder of documents (txt, md, rst, html, …)")
+        file_button.clicked.connect(self.choose_file)
+        folder_button.clicked.connect(self.choose_folder)
+        source_row = QHBoxLayout()
+        source_row.addWidget(self.source_edit, 1)
+        source_row.addWidget(file_button)
+        source_row.addWidget(folder_button)
+        self.detected_label = QLabel()
+        self.detected_label.setWordWrap(True)
+        self.folder_preview = FolderPreview(self._runner)
+        self.format_combo = QComboBox()
+        for key, label in FORMATS.items():
+            self.format_combo.addItem(label, key)
+        self.format_combo.currentIndexChanged.connect(self._on_format_combo_changed)
+        self.name_edit = QLineEdit()
+        self.name_edit.textEdited.connect(self._on_name_edit_text_edited)
+        self.name_edit.textChanged.connect(self._validate)
+        self.name_note = QLabel()
+        form = QFormLayout()
+        form.addRow("Source", source_row)
+        form.addRow("", self.detected_label)
+        form.addRow("", self.folder_preview)
+        form.addRow("Format", self.format_combo)
+        form.addRow("Index name", self.name_edit)
+        form.addRow("", self.name_note)
+        box = QGroupBox("What to index")
+        box.setLayout(form)
+        return box
 
     # -- choosing the source -------------------------------------------------------------------
 
@@ -184,113 +168,81 @@ class NewIndexDialog(QDialog):
         if path:
             self.set_source(Path(path))
 
-    def set_source(self, path: Path) -> None:
-        """Use ``path`` as the source: detect its format and suggest a name."""
-        self._source = Path(path).expanduser()
-        self.source_edit.setText(str(self._source))
+    def set_source(self, path: Path | None, *, typed: bool = False) -> None:
+        """Use ``path`` as the source: detect its format and suggest a name.
+
+        ``typed``: the path comes from the source box as the user types (it is not rewritten).
+        """
+        self._touched = True
+        self._source = Path(path).expanduser() if path is not None else None
+        if not typed:
+            self.source_edit.blockSignals(True)
+            self.source_edit.setText(str(self._source or ""))
+            self.source_edit.blockSignals(False)
         self._detected = ""
-        try:
-            self._detected = detect_format(self._source)
-        except CorpusError as exc:
-            self._show_detected(str(exc), bad=True)
-        else:
-            self._show_detected(f"Detected: {FORMATS[self._detected]}", bad=False)
-            self.format_combo.blockSignals(True)
-            self.format_combo.setCurrentIndex(self.format_combo.findData(self._detected))
-            self.format_combo.blockSignals(False)
-        if not self._name_edited:
+        self._detect_error = ""
+        if self._source is not None and self._source.exists():
+            try:
+                self._detected = detect_format(self._source)
+            except CorpusError as exc:
+                self._detect_error = str(exc)
+        self._set_format(self._detected)
+        self.folder_preview.show_folder(self._source if self._detected == "folder" else None)
+        if self._source is not None and self._source.exists() and not self._name_edited:
             self.name_edit.setText(default_name(self._source))
         self._show_tsv()
         self._validate()
+
+    def _set_format(self, key: str) -> None:
+        """Choose format ``key`` ("": none, so an unrecognised file is not called a folder)."""
+        self.format_combo.blockSignals(True)
+        self.format_combo.setCurrentIndex(self.format_combo.findData(key) if key else -1)
+        self.format_combo.blockSignals(False)
 
     def _show_detected(self, text: str, *, bad: bool) -> None:
         color = status_colors(self.palette())["bad"] if bad else muted_text(self.palette())
         self.detected_label.setStyleSheet(f"color: {color.name()}")
         self.detected_label.setText(text[:1].upper() + text[1:])
 
-    def _show_tsv(self) -> None:
-        fmt = self.fmt()
-        path = self._source
-        if path is None or fmt not in _TSV_FORMATS or not path.is_file():
-            self.tsv_box.hide()
-            return
-        try:
-            rows = preview_rows(path, 6)
-        except CorpusError as exc:
-            self._show_detected(str(exc), bad=True)
-            self.tsv_box.hide()
-            return
-        if fmt == "tsv-header" and rows:
-            header, body = rows[0], rows[1:]
-        else:
-            names = {
-                "msmarco-docs": ["docid", "url", "title", "body"],
-                "msmarco-passages": ["id", "text"],
-            }.get(fmt, [])
-            header, body = names, rows
-        self.rows_model.set_table(header, body)
-        self.mapping_widget.setVisible(fmt == "tsv-header")
-        if fmt == "tsv-header":
-            self._fill_mapping([h.strip() for h in header])
-        self.tsv_box.setTitle(
-            "First rows and column mapping" if fmt == "tsv-header" else "First rows"
-        )
-        self.tsv_box.show()
+    def source_problem(self) -> str:
+        """Return why the source cannot be indexed as chosen ("" when it can)."""
+        source, fmt = self._source, self.fmt()
+        if source is None:
+            return "Choose a folder or a corpus file."
+        if not source.exists():
+            return f"No such file or folder: {source}."
+        if not fmt:
+            what = self._detect_error or "this file's format was not recognised"
+            return f"{what[:1].upper()}{what[1:]}: choose its format, or another source."
+        if self._read_error:
+            return self._read_error[:1].upper() + self._read_error[1:]
+        if fmt == "folder" and not source.is_dir():
+            return "This is a file, not a folder: choose its format, or choose a folder."
+        if fmt not in FOLDER_FORMATS and source.is_dir():
+            kinds = ", ".join(FORMATS[k] for k in sorted(FOLDER_FORMATS) if k in FORMATS)
+            return f"This is a folder: choose a format a folder can hold ({kinds})."
+        return ""
 
-    def _fill_mapping(self, header: list[str]) -> None:
-        guess = guess_columns(header)
-        for combo in (self.id_combo, self.title_combo):
-            combo.blockSignals(True)
-            combo.clear()
-        self.title_combo.addItem("(none)", None)
-        for h in header:
-            self.id_combo.addItem(h, h)
-            self.title_combo.addItem(h, h)
-        self.text_list.blockSignals(True)
-        self.text_list.clear()
-        for h in header:
-            item = QListWidgetItem(h)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            checked = guess is not None and h in guess.text
-            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
-            self.text_list.addItem(item)
-        if guess is not None:
-            self.id_combo.setCurrentIndex(self.id_combo.findData(guess.docid))
-            self.title_combo.setCurrentIndex(max(0, self.title_combo.findData(guess.title)))
-        for combo in (self.id_combo, self.title_combo):
-            combo.blockSignals(False)
-        self.text_list.blockSignals(False)
+    def _show_tsv(self) -> None:
+        self._read_error = self.tsv_box.show_file(self._source, self.fmt())
 
     # -- values ----------------------------------------------------------------------------------
 
     def fmt(self) -> str:
-        """Return the chosen format key."""
-        return str(self.format_combo.currentData())
+        """Return the chosen format key ("" when none is chosen)."""
+        key = self.format_combo.currentData()
+        return str(key) if key is not None else ""
 
     def columns(self) -> ColumnMap | None:
         """Return the column mapping (``tsv-header`` only)."""
-        if self.fmt() != "tsv-header" or self.id_combo.count() == 0:
-            return None
-        text = tuple(
-            self.text_list.item(i).text()
-            for i in range(self.text_list.count())
-            if self.text_list.item(i).checkState() == Qt.CheckState.Checked
-        )
-        title = self.title_combo.currentData()
-        return ColumnMap(str(self.id_combo.currentData()), text, title)
+        return self.tsv_box.columns(self.fmt())
 
     def problem_text(self) -> str:
         """Return why the index cannot be built yet ("" when it can)."""
-        if self._source is None:
-            return "Choose a folder or a corpus file."
-        if not self._source.exists():
-            return f"There is no file or folder {self._source}."
-        if not self._detected and self.fmt() == "folder" and self._source.is_file():
-            return "This file's format was not recognised: choose the format."
-        if self.fmt() == "folder" and not self._source.is_dir():
-            return "Choose a folder for the 'folder' format, or pick the file's format."
-        if self.fmt() != "folder" and self._source.is_dir() and self.fmt() != "beir":
-            return "A folder can only be indexed as a folder of documents (or a BEIR dataset)."
+        return self.source_problem() or self.other_problem()
+
+    def other_problem(self) -> str:
+        """Return what else stops the build: the name, the columns, the analysis ("" if none)."""
         name = self.name_edit.text().strip()
         try:
             self.store.validate_name(name)
@@ -321,9 +273,18 @@ class NewIndexDialog(QDialog):
 
     @Slot()
     def _validate(self) -> None:
-        problem = self.problem_text()
-        self.build_button.setEnabled(not problem)
-        self.problem.setText(problem)
+        """Enable Build, and say what is wrong: once, where it is, after the user did something."""
+        self.build_button.setEnabled(not self.problem_text())
+        source = self.source_problem()
+        if not self._touched:
+            self._show_detected("", bad=False)  # nothing chosen yet: no error to show
+        elif source:
+            self._show_detected(source, bad=True)
+        elif self._detected:
+            self._show_detected(f"Detected: {FORMATS[self._detected]}", bad=False)
+        else:
+            self._show_detected("", bad=False)
+        self.problem.setText("" if source else self.other_problem())
         self.problem.setStyleSheet(f"color: {status_colors(self.palette())['bad'].name()}")
         name = self.name_edit.text().strip()
         if name and self.store.exists(name):
@@ -333,10 +294,12 @@ class NewIndexDialog(QDialog):
         self.name_note.setStyleSheet(f"color: {status_colors(self.palette())['warn'].name()}")
 
     @Slot()
-    def _on_source_edit_editing_finished(self) -> None:
+    def _on_source_typed(self) -> None:
+        """Check the path in the source box as the user types (after a short pause)."""
         text = self.source_edit.text().strip()
-        if text and (self._source is None or Path(text).expanduser() != self._source):
-            self.set_source(Path(text))
+        path = Path(text).expanduser() if text else None
+        if path != self._source or not self._touched:
+            self.set_source(path, typed=True)
 
     @Slot(int)
     def _on_format_combo_changed(self, _index: int) -> None:
@@ -346,6 +309,11 @@ class NewIndexDialog(QDialog):
     @Slot(str)
     def _on_name_edit_text_edited(self, _text: str) -> None:
         self._name_edited = True
+
+    def done(self, result: int) -> None:
+        """Stop the folder summary before closing (QDialog.done)."""
+        self.folder_preview.stop()
+        super().done(result)
 
     def accept(self) -> None:
         """Close with Build only when the request is complete (QDialog.accept)."""

@@ -5,8 +5,67 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from bm25desk.engine.extract.registry import register_builtin
+from bm25desk.engine.readers.corpus import FORMATS
 from bm25desk.ui.common.colors import muted_text
 from bm25desk.ui.common.sample import SAMPLE_DESCRIPTION
+
+# How people call the file types the folder reader knows (by extension); the phrase on the page is
+# made from the registry, so a new extractor shows up (by its extension if it is not named here).
+_TYPE_NAMES = {
+    ".txt": "text",
+    ".text": "text",
+    ".md": "Markdown",
+    ".markdown": "Markdown",
+    ".rst": "reStructuredText",
+    ".html": "HTML",
+    ".htm": "HTML",
+    ".xhtml": "HTML",
+    ".pdf": "PDF",
+    ".docx": "Word (docx)",
+    ".odt": "OpenDocument (odt)",
+    ".epub": "EPUB",
+}
+_MAIL = (".eml", ".mbox")
+
+
+# How people call the corpus-file formats (by format key); a format not named here shows with the
+# engine's own label, so a newly added reader is on the page too.
+_CORPUS_NAMES = {
+    "msmarco-docs": "TSV (MS MARCO or with a header row)",
+    "msmarco-passages": "TSV (MS MARCO or with a header row)",
+    "tsv-header": "TSV (MS MARCO or with a header row)",
+    "beir": "BEIR corpus.jsonl",
+    "smart": "SMART (CISI, Cranfield, MED, CACM, ADI)",
+    "trec": "TREC",
+    "npl": "NPL",
+    "lisa": "LISA",
+    "time": "TIME",
+}
+
+
+def _in_words(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def corpus_types() -> str:
+    """Return the corpus-file formats in words: "TSV (…), BEIR corpus.jsonl, … and TIME"."""
+    names = [_CORPUS_NAMES.get(key, label) for key, label in FORMATS.items() if key != "folder"]
+    return _in_words(list(dict.fromkeys(names)))
+
+
+def folder_types() -> str:
+    """Return the file types a folder is read for, in words: "text, Markdown, … and e-mail"."""
+    names: list[str] = []
+    extensions = register_builtin()
+    for ext in extensions:
+        name = _TYPE_NAMES.get(ext, ext.lstrip("."))
+        if ext not in _MAIL and name not in names:
+            names.append(name)
+    mail = [ext.lstrip(".") for ext in _MAIL if ext in extensions]
+    if mail:
+        names.append(f"e-mail ({', '.join(mail)})")
+    return _in_words(names)
 
 
 class WelcomePage(QWidget):
@@ -52,9 +111,9 @@ class WelcomePage(QWidget):
         self.new_button.setMinimumHeight(36)
         self.new_button.clicked.connect(self.new_requested)
         formats = QLabel(
-            f"<span style='color:{muted}'>Folders of txt, md, rst and html files; TSV (MS MARCO "
-            "or with a header row), BEIR corpus.jsonl, SMART (CISI, Cranfield) and TREC files. "
-            "You can also drop a file or folder on this window.</span>"
+            f"<span style='color:{muted}'>Folders of {folder_types()} files; "
+            f"{corpus_types()} corpus files. You can also drop a file or folder on this "
+            "window.</span>"
         )
         formats.setWordWrap(True)
         formats.setAlignment(Qt.AlignmentFlag.AlignCenter)

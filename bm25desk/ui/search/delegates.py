@@ -185,14 +185,14 @@ def paint_highlighted_line(
     ellipsis = "…"
     limit = rect.right() - fm.horizontalAdvance(ellipsis)
     painter.setClipRect(rect)
-    for chunk, term in runs:
+    for chunk, run_term in runs:
         width = fm.horizontalAdvance(chunk)
         cut = x + width > limit
         if cut:
             chunk = fm.elidedText(chunk, Qt.TextElideMode.ElideRight, int(rect.right() - x))
             width = fm.horizontalAdvance(chunk)
-        if term is not None and chunk:
-            bg = highlight_background(colors.color(term), palette)
+        if run_term is not None and chunk:
+            bg = highlight_background(colors.color(run_term), palette)
             h = fm.height()
             painter.fillRect(QRectF(x - 1, baseline - fm.ascent() - 1, width + 2, h + 2), bg)
             painter.setPen(palette.color(QPalette.ColorRole.Text))
@@ -203,3 +203,12 @@ def paint_highlighted_line(
         if cut:
             break
     painter.restore()
+
+
+class MiddleElideDelegate(QStyledItemDelegate):
+    """Text cut in the middle when too long: a path keeps its file name ("/home/…/notes/a.txt")."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: _Index) -> None:
+        """Elide in the middle (QStyledItemDelegate.initStyleOption)."""
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle

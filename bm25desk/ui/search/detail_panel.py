@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from bm25desk.ui.common.colors import TermColors
+from bm25desk.ui.common.widgets import splitter
 from bm25desk.ui.search.ledger_panel import LedgerPanel
 from bm25desk.ui.search.plots import PlotsPanel
 from bm25desk.ui.search.preview import PreviewPanel
@@ -19,21 +20,23 @@ class DetailPanel(QWidget):
         super().__init__(parent)
         self.preview = PreviewPanel()
         self.ledger = LedgerPanel()
-        self.plots = PlotsPanel(orientation=Qt.Orientation.Vertical)
-        self.right = QSplitter(Qt.Orientation.Horizontal)
-        self.right.addWidget(self.ledger)
-        self.right.addWidget(self.plots)
-        self.right.setStretchFactor(0, 3)
-        self.right.setStretchFactor(1, 2)
-        self.right.setSizes([680, 330])
-        self.right.setChildrenCollapsible(False)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.preview)
-        self.splitter.addWidget(self.right)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 3)
-        self.splitter.setSizes([360, 1000])
-        self.splitter.setChildrenCollapsible(False)
+        self.plots = PlotsPanel()
+        self.right = splitter(
+            Qt.Orientation.Horizontal,
+            self.ledger,
+            self.plots,
+            stretch=(3, 2),
+            sizes=(600, 400),
+            collapsible=False,
+        )
+        self.splitter = splitter(
+            Qt.Orientation.Horizontal,
+            self.preview,
+            self.right,
+            stretch=(1, 3),
+            sizes=(250, 750),
+            collapsible=False,
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)

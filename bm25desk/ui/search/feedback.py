@@ -132,7 +132,8 @@ class FeedbackBar(QWidget):
 
     It reads "★ N marked relevant [Re-rank with feedback] [Clear]", then the documents judged
     relevant (when the query came from the Evaluation view), and, with feedback on, how many
-    results rose, fell or are new compared with the plain ranking.
+    results rose, fell or are new compared with the plain ranking. With nothing marked or judged
+    it is hidden (the ★ column's tooltip and the status bar say how to mark).
 
     Signals
     -------
@@ -187,6 +188,10 @@ class FeedbackBar(QWidget):
         layout.addWidget(self.summary_label)
         self.show_marks(Marks(), None)
 
+    def wanted(self, marks: Marks) -> bool:
+        """Return whether the bar has something to say (marks or judgements): else it hides."""
+        return bool(marks.marked or marks.judged)
+
     def show_marks(self, marks: Marks, outcome: SearchOutcome | None) -> None:
         """Show the marks of the current query and what feedback did to ``outcome``."""
         palette = self.palette()
@@ -205,10 +210,7 @@ class FeedbackBar(QWidget):
                 )
             )
         else:
-            self.count_label.setText(
-                f"<span style='color:{muted}'>☆ Mark results relevant (click the star or "
-                "press Space), then re-rank with feedback</span>"
-            )
+            self.count_label.setText(f"<span style='color:{muted}'>☆ nothing marked</span>")
         self.rerank_button.blockSignals(True)
         self.rerank_button.setChecked(marks.active)
         self.rerank_button.blockSignals(False)

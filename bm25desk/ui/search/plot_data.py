@@ -3,7 +3,8 @@
 Three pictures the BM25 tutorials draw, for the current variant and parameters:
 
 - **tf saturation**: the tf part over tf = 0…max at this document's length L, with the document's
-  query terms as points (one curve per term only where they differ: BM25Adpt's per-term k1*);
+  query terms as points (one curve per term only where they differ: BM25Adpt's per-term k1*); at
+  tf = 0 the curve is 0 (an absent term adds nothing), so a lower bound δ shows as a step;
 - **length normalisation**: the tf part over L at each term's tf in this document, with the
   document's L and the average length Lavg marked;
 - **idf against df**: the variant's idf over df = 1…N (log scale), with the query terms marked.
@@ -23,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bm25desk.engine import Explanation, Searcher, Variant
+from bm25desk.engine.scoring.variant import TermWeight
 
 FloatArray = npt.NDArray[np.float64]
 _POINTS = 241
@@ -80,6 +82,17 @@ def _dedupe(curves: list[Series]) -> tuple[Series, ...]:
     return tuple(out)
 
 
+def _tf_curve(weight: TermWeight, tf: FloatArray, length: float) -> FloatArray:
+    """Return the tf part over ``tf`` at ``length``, 0 where tf = 0.
+
+    A document without the term gets nothing from it: the tf part is applied to postings only.
+    Without this, lower-bounded variants (BM25+, BM25L, TF₁∘δ∘p, BIM) would draw a curve that
+    starts at δ (or 1) for a term that is absent.
+    """
+    ys = np.asarray(weight.tf_part(tf, np.full_like(tf, length)), dtype=np.float64)
+    return np.where(tf > 0, ys, 0.0)
+
+
 def plot_data(
     searcher: Searcher,
     variant: Variant,
@@ -92,7 +105,11 @@ def plot_data(
     avgdl = float(index.avgdl) or 1.0
     length = float(explanation.length) if explanation is not None else None
     at_length = length if length is not None else avgdl
-    rows = {t.term: t for t in explanation.terms if t.status == "matched"} if explanation else {}
+    rows = {
+        t.term: t
+        for t in (explanation.terms if explanation else ())
+        if t.status == "matched" and t.term
+    }
     weights = {}
     dfs = {}
     for term in dict.fromkeys(terms):
@@ -106,7 +123,7 @@ def plot_data(
     tf_hi = float(max(10, math.ceil(max_tf * 1.5)))
     tf_grid = np.linspace(0.0, tf_hi, _POINTS)
     tf_curves = [
-        Series(t, _frozen(tf_grid), _frozen(w.tf_part(tf_grid, np.full_like(tf_grid, at_length))))
+        Series(t, _frozen(tf_grid), _frozen(_tf_curve(w, tf_grid, at_length)))
         for t, w in weights.items()
     ]
     tf_points = tuple(Point(t, float(r.tf), float(r.tf_part)) for t, r in rows.items())

@@ -1,63 +1,120 @@
-"""Live plots (pyqtgraph): tf saturation, length normalisation and idf against df.
+"""Live plots (pyqtgraph): tf saturation, length normalisation and idf against df, one at a time.
 
-They redraw from a :class:`~bm25desk.ui.search.plot_data.PlotData` computed off the GUI thread each
-time the selection, the variant or a parameter changes, so dragging k1 or b bends the curves live.
+They redraw from a :class:`~bm25desk.ui.search.plot_data.PlotData` computed off the GUI thread
+each time the selection, the variant or a parameter changes, so dragging k1 or b bends the curves
+live. Each plot has a tab of its own, so that it is never smaller than :data:`MIN_PLOT_SIZE`.
+
+Readability: every query term has a colour and a marker shape (a legend under the plots says
+which), so points that coincide stay distinguishable (their markers are drawn large to small, one
+inside the other); log axes are labelled at decades only (1, 10, 100, 1k …); hovering a point
+shows its exact numbers; the document's points are drawn above the curves.
 """
 
 from __future__ import annotations
 
+from html import escape
+from typing import Any
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from bm25desk.ui.common.colors import TermColors, muted_text
 from bm25desk.ui.common.plot_style import make_plot, style_plot
 from bm25desk.ui.search.plot_data import PlotData, Point, Series
 
+MIN_PLOT_SIZE = QSize(240, 160)
+"""No plot is drawn smaller than this (pixels); the detail area keeps room for it."""
 
-def _tip(x: float, y: float, data: object) -> str:
-    return f"{data}: ({x:.4g}, {y:.4g})"
+SYMBOLS = ("o", "s", "t", "d", "star", "h", "p", "t1", "x", "+")
+"""Marker shapes, by the term's position in the query (as its colour)."""
+SYMBOL_GLYPHS = ("●", "■", "▲", "◆", "★", "⬢", "⬟", "▼", "✕", "✚")
+"""The same shapes as text, for the legend."""
+POINTS_Z = 10  # above curves and lines
+POINTS_NOTE = "Points: this document's query terms. Curves: the current variant and parameters."
 
 
-def _tip_log(x: float, y: float, data: object) -> str:
-    return f"{data}: df {10**x:,.0f}, idf {y:.4g}"
+def decade_label(exponent: int) -> str:
+    """Return ``1``, ``10``, ``100``, ``1k`` … ``1M`` for 10**exponent."""
+    value = 10**exponent
+    for unit, size in (("M", 10**6), ("k", 10**3)):
+        if value >= size:
+            return f"{value // size:,}{unit}"
+    return f"{value:g}" if exponent >= 0 else f"{value:.{-exponent}f}"
+
+
+class DecadeAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type hints
+    """A log axis labelled only at decades (the other ticks stay, unlabelled)."""
+
+    def logTickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        """Return labels for decades, blanks elsewhere (pyqtgraph.AxisItem.logTickStrings)."""
+        out = []
+        for v in values:
+            exponent = round(v)
+            out.append(decade_label(exponent) if abs(v - exponent) < 1e-6 else "")
+        return out
+
+
+def _tip_tf(x: float, y: float, data: object) -> str:
+    return f"{data}: tf = {x:.4g} → tf part = {y:.4g}"
+
+
+def _tip_length(x: float, y: float, data: object) -> str:
+    return f"{data}: L = {x:.4g} → tf part = {y:.4g}"
+
+
+def _tip_idf(x: float, y: float, data: object) -> str:
+    return f"{data}: df = {10**x:,.0f} → idf = {y:.4g}"
 
 
 class PlotsPanel(QWidget):
-    """The three plots of the current variant, with the selected document's points."""
+    """The three plots of the current variant (one tab each), with the document's points."""
 
-    def __init__(
-        self,
-        parent: QWidget | None = None,
-        *,
-        orientation: Qt.Orientation = Qt.Orientation.Horizontal,
-    ) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         pal = self.palette()
-        self.tf_plot = make_plot(
-            "tf saturation", "tf (occurrences in the document)", "tf part", pal
-        )
-        self.length_plot = make_plot("Length normalisation", "L (document length)", "tf part", pal)
+        self.tf_plot = make_plot("", "tf (occurrences in the document)", "tf part", pal)
+        self.length_plot = make_plot("", "L (document length)", "tf part", pal)
         self.idf_plot = make_plot(
-            "idf against df", "df (documents containing the term)", "idf", pal
+            "", "df (documents containing the term)", "idf", pal, axes={"bottom": DecadeAxis}
         )
         self.idf_plot.getPlotItem().setLogMode(x=True, y=False)
-        self.idf_plot.getPlotItem().getViewBox().setDefaultPadding(0.2)  # room for the labels
-        self.note = QLabel()
-        self.note.setWordWrap(True)
-        row = QHBoxLayout() if orientation == Qt.Orientation.Horizontal else QVBoxLayout()
-        row.setSpacing(6)
-        for p in (self.tf_plot, self.length_plot, self.idf_plot):
-            row.addWidget(p, 1)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for plot, title in (
+            (self.tf_plot, "tf saturation"),
+            (self.length_plot, "Length"),
+            (self.idf_plot, "idf against df"),
+        ):
+            plot.setMinimumSize(MIN_PLOT_SIZE)
+            self.tabs.addTab(plot, title)
+        for i, tip in enumerate(
+            (
+                "The tf part over tf, at this document's length",
+                "The tf part over the document length, at each term's tf",
+                "The variant's idf over df (log scale), the query terms marked",
+            )
+        ):
+            self.tabs.setTabToolTip(i, f"{tip}. {POINTS_NOTE}")
+        self.legend = QLabel()
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(row, 1)
-        layout.addWidget(self.note)
+        layout.setContentsMargins(4, 0, 4, 4)
+        layout.setSpacing(2)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.legend)
         self._data: PlotData | None = None
         self._colors = TermColors()
-        self._items: dict[tuple[int, str], tuple[pg.PlotWidget, object]] = {}
+        # (plot id, name) → (plot, item): curves, scatters and lines, updated in place
+        self._items: dict[tuple[int, str], tuple[pg.PlotWidget, Any]] = {}
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
+
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        if self._data is not None:
+            self.legend.setText(self._legend(self._data))
 
     def plots(self) -> tuple[pg.PlotWidget, pg.PlotWidget, pg.PlotWidget]:
         """Return the tf, length and idf plots."""
@@ -70,47 +127,61 @@ class PlotsPanel(QWidget):
     def set_data(self, data: PlotData | None, colors: TermColors) -> None:
         """Redraw from ``data`` (None: clear).
 
-        Items are kept and updated in place (curves, points, labels, lines): a slider drag then
-        costs a few ``setData`` calls instead of rebuilding three scenes.
+        Items are kept and updated in place (curves, points, lines): a slider drag then costs a
+        few ``setData`` calls instead of rebuilding three scenes.
         """
         self._data = data
         self._colors = colors
         wanted: set[tuple[int, str]] = set()
         if data is None:
             self._prune(wanted)
-            self.note.setText("")
+            self.tabs.setTabText(0, "tf saturation")
+            self.legend.setText("")
             return
-        length = (
-            f"L = {data.length:.0f}" if data.length is not None else f"L = Lavg = {data.avgdl:.1f}"
-        )
-        self._title(self.tf_plot, f"tf saturation at {length}")
-        wanted |= self._draw(self.tf_plot, data.tf_curves, data.tf_points)
-        wanted |= self._draw(self.length_plot, data.length_curves, data.length_points)
+        length = f"L = {data.length:.0f}" if data.length is not None else "L = Lavg"
+        self.tabs.setTabText(0, f"tf saturation ({length})")
+        wanted |= self._draw(self.tf_plot, data.tf_curves, data.tf_points, _tip_tf)
+        wanted |= self._draw(self.length_plot, data.length_curves, data.length_points, _tip_length)
         wanted.add(self._vline(self.length_plot, data.avgdl, "Lavg", dashed=True))
         if data.length is not None:
             wanted.add(self._vline(self.length_plot, data.length, "this doc", dashed=False))
         curve = (data.idf_curve,) if data.idf_curve is not None else ()
-        wanted |= self._draw(
-            self.idf_plot,
-            curve,
-            data.idf_points,
-            log_x=True,
-            label_points=len(data.idf_points) <= 6,
-        )
+        wanted |= self._draw(self.idf_plot, curve, data.idf_points, _tip_idf, log_x=True)
         zero_key = (id(self.idf_plot), "zero")
         if zero_key not in self._items:
             zero = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(self._muted(), width=1))
             self._add(self.idf_plot, zero_key, zero)
         wanted.add(zero_key)
         self._prune(wanted)
+        self.legend.setText(self._legend(data))
+
+    def _legend(self, data: PlotData) -> str:
+        """Return the legend: each term's colour and marker, the lines, and the notes."""
         muted = muted_text(self.palette()).name()
-        notes = list(data.notes)
-        if data.tf_points:
-            notes.insert(
-                0,
-                "Points: this document's query terms. Curves: the current variant and parameters.",
-            )
-        self.note.setText(f"<small style='color:{muted}'>{' '.join(notes)}</small>")
+        terms = list(dict.fromkeys(p.term for p in (*data.idf_points, *data.tf_points)))
+        keys = [
+            f"<span style='color:{self._colors.color(t).name()}'>{self._glyph(t)}</span>"
+            f"&nbsp;{escape(t)}"
+            for t in terms
+        ]
+        lines = [f"┆ Lavg = {data.avgdl:.1f}"]
+        if data.length is not None:
+            lines.append(f"│ this doc L = {data.length:.0f}")
+        text = " &nbsp; ".join(keys)
+        if self.tabs.currentWidget() is self.length_plot:
+            # Each entry wraps whole ("this doc L =" then "134" on the next line was seen).
+            text += " &nbsp; " + " &nbsp; ".join(escape(ln).replace(" ", "&nbsp;") for ln in lines)
+        # Notes about the idf (BM25Adpt's G¹, relevance feedback) show under the idf plot; all
+        # notes are in the legend's tooltip.
+        self.legend.setToolTip(" ".join((POINTS_NOTE, *data.notes)))
+        if data.notes and self.tabs.currentWidget() is self.idf_plot:
+            text += f"<br><small style='color:{muted}'>{escape(' '.join(data.notes))}</small>"
+        return text
+
+    def _glyph(self, term: str) -> str:
+        terms = self._colors.terms
+        i = terms.index(term) if term in terms else 0
+        return SYMBOL_GLYPHS[i % len(SYMBOL_GLYPHS)]
 
     # -- retained items --------------------------------------------------------------------------
 
@@ -123,16 +194,10 @@ class PlotsPanel(QWidget):
             plot, item = self._items.pop(key)
             plot.getPlotItem().removeItem(item)
 
-    def _title(self, plot: pg.PlotWidget, text: str) -> None:
-        item = plot.getPlotItem()
-        if item.titleLabel.text != text:
-            color = self.palette().color(QPalette.ColorRole.Text).name()
-            item.setTitle(text, size="9pt", color=color)
-
     def _muted(self) -> QColor:
         return muted_text(self.palette())
 
-    def _curve_pen(self, term: str | None) -> pg.QtGui.QPen:
+    def _curve_pen(self, term: str | None) -> Any:
         color = self._colors.color(term) if term is not None else self._muted()
         return pg.mkPen(color, width=2)
 
@@ -141,9 +206,9 @@ class PlotsPanel(QWidget):
         plot: pg.PlotWidget,
         curves: tuple[Series, ...],
         points: tuple[Point, ...],
+        tip: Any,
         *,
         log_x: bool = False,
-        label_points: bool = False,
     ) -> set[tuple[int, str]]:
         wanted: set[tuple[int, str]] = set()
         pid = id(plot)
@@ -158,81 +223,54 @@ class PlotsPanel(QWidget):
                 entry[1].setData(xs[ok], ys[ok])
                 entry[1].setPen(self._curve_pen(c.term))
             wanted.add(key)
-        if not points:
-            return wanted
+        if points:
+            wanted.add(self._points(plot, points, tip, log_x))
+        return wanted
+
+    def _points(
+        self, plot: pg.PlotWidget, points: tuple[Point, ...], tip: Any, log_x: bool
+    ) -> tuple[int, str]:
+        """Draw ``points``: each term in its colour and shape, larger ones first (underneath)."""
         base = self.palette().color(QPalette.ColorRole.Base)
-        xs_plot = np.log10([p.x for p in points]) if log_x else np.array([p.x for p in points])
-        spec = {
-            "x": xs_plot,
-            "y": [p.y for p in points],
-            "data": [p.term for p in points],
-            "size": 11,
-            "brush": [pg.mkBrush(self._colors.color(p.term)) for p in points],
+        terms = self._colors.terms
+        order = sorted(range(len(points)), key=lambda i: -self._size(points[i].term))
+        xs = [points[i].x for i in order]
+        spots = {
+            "x": np.log10(xs) if log_x else np.asarray(xs, dtype=np.float64),
+            "y": [points[i].y for i in order],
+            "data": [points[i].term for i in order],
+            "size": [self._size(points[i].term) for i in order],
+            "symbol": [
+                SYMBOLS[(terms.index(points[i].term) if points[i].term in terms else 0) % 10]
+                for i in order
+            ],
+            "brush": [pg.mkBrush(self._colors.color(points[i].term)) for i in order],
             "pen": pg.mkPen(base, width=1.5),
         }
-        key = (pid, "points")
+        key = (id(plot), "points")
         entry = self._items.get(key)
         if entry is None:
-            scatter = pg.ScatterPlotItem(hoverable=True, tip=_tip_log if log_x else _tip, **spec)
+            scatter = pg.ScatterPlotItem(hoverable=True, tip=tip, **spots)
+            scatter.setZValue(POINTS_Z)
             self._add(plot, key, scatter)
         else:
-            entry[1].setData(**spec)
-        wanted.add(key)
-        if label_points:
-            wanted |= self._labels(plot, points, xs_plot, curves, log_x)
-        return wanted
+            entry[1].setData(**spots)
+        return key
 
-    def _labels(
-        self,
-        plot: pg.PlotWidget,
-        points: tuple[Point, ...],
-        xs_plot: np.ndarray,
-        curves: tuple[Series, ...],
-        log_x: bool,
-    ) -> set[tuple[int, str]]:
-        wanted: set[tuple[int, str]] = set()
-        text = self.palette().color(QPalette.ColorRole.Text)
-        lo, hi = float(np.min(xs_plot)), float(np.max(xs_plot))
-        if curves:
-            cx = np.asarray(curves[0].xs)
-            cx = np.log10(cx[cx > 0]) if log_x else cx
-            lo, hi = min(lo, float(cx.min())), max(hi, float(cx.max()))
-        last_x, flip = -np.inf, False
-        for i in np.argsort(xs_plot):
-            p, x = points[i], float(xs_plot[i])
-            # Labels near the right edge grow leftwards, so they stay inside the plot; a label
-            # close to the previous one goes below its point instead of above.
-            right = hi > lo and (x - lo) / (hi - lo) > 0.7
-            close = hi > lo and (x - last_x) / (hi - lo) < 0.12
-            flip = close and not flip
-            anchor = (1 if right else 0, 0 if flip else 1)
-            key = (id(plot), f"label:{p.term}")
-            entry = self._items.get(key)
-            if entry is None:
-                label = pg.TextItem(p.term, color=text, anchor=anchor)
-                self._add(plot, key, label)
-            else:
-                label = entry[1]
-                label.setAnchor(anchor)
-            label.setPos(x, p.y)
-            wanted.add(key)
-            last_x = x
-        return wanted
+    def _size(self, term: str) -> float:
+        """Return a term's marker size: the first term's largest, so coinciding ones nest."""
+        terms = self._colors.terms
+        i = terms.index(term) if term in terms else 0
+        return max(7.0, 15.0 - 2.0 * i)
 
-    def _vline(self, plot: pg.PlotWidget, x: float, label: str, *, dashed: bool) -> tuple[int, str]:
-        key = (id(plot), f"vline:{label}")
+    def _vline(self, plot: pg.PlotWidget, x: float, name: str, *, dashed: bool) -> tuple[int, str]:
+        key = (id(plot), f"vline:{name}")
         entry = self._items.get(key)
         if entry is not None:
             entry[1].setValue(x)
             return key
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-        line = pg.InfiniteLine(
-            pos=x,
-            angle=90,
-            pen=pg.mkPen(self._muted(), width=1, style=style),
-            label=label,
-            labelOpts={"position": 0.92 if dashed else 0.7, "color": self._muted()},
-        )
+        line = pg.InfiniteLine(pos=x, angle=90, pen=pg.mkPen(self._muted(), width=1, style=style))
         self._add(plot, key, line)
         return key
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from html import escape
 
-from PySide6.QtCore import Qt, QUrl, Slot
+from PySide6.QtCore import QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QKeySequence, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -17,7 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bm25desk.ui.common.colors import TermColors, highlight_background, muted_text
+from bm25desk.ui.common.colors import TermColors, highlight_background
+from bm25desk.ui.common.elided_label import ElidedLabel
+from bm25desk.ui.common.formatting import plural
 from bm25desk.ui.search.work import PREVIEW_CHARS, DocumentView
 
 
@@ -35,10 +36,12 @@ class PreviewPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel()
-        self.title.setWordWrap(True)
-        self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title = ElidedLabel()
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        self.location = ElidedLabel()
+        self.location.setEnabled(False)  # drawn in the muted text colour
         self.prev_button = QToolButton()
         self.prev_button.setText("◀")
         self.prev_button.setToolTip("Previous match (Shift+F3)")
@@ -60,8 +63,12 @@ class PreviewPanel(QWidget):
             "The selected document appears here, its query terms highlighted."
         )
 
+        head = QVBoxLayout()
+        head.setSpacing(0)
+        head.addWidget(self.title)
+        head.addWidget(self.location)
         bar = QHBoxLayout()
-        bar.addWidget(self.title, 1)
+        bar.addLayout(head, 1)
         bar.addWidget(self.prev_button)
         bar.addWidget(self.match_label)
         bar.addWidget(self.next_button)
@@ -80,7 +87,8 @@ class PreviewPanel(QWidget):
         self._doc = None
         self._spans = ()
         self._match = -1
-        self.title.setText("")
+        self.title.set_full_text("")
+        self.location.set_full_text("")
         self.text.clear()
         self._update_controls()
 
@@ -94,12 +102,8 @@ class PreviewPanel(QWidget):
         scroll = self.text.verticalScrollBar().value()
         self._doc = doc
         self._spans = doc.spans
-        muted = muted_text(self.palette()).name()
-        where = doc.location or f"id {doc.docid}"
-        self.title.setText(
-            f"<b>{escape(doc.title or doc.docid)}</b><br>"
-            f"<small style='color:{muted}'>{escape(where)}</small>"
-        )
+        self.title.set_full_text(doc.title or doc.docid)
+        self.location.set_full_text(doc.location or f"id {doc.docid}")
         # Reset the cursor's format first: after "next match" it holds a highlight colour that
         # setPlainText would otherwise apply to the whole new document.
         self.text.setCurrentCharFormat(QTextCharFormat())
@@ -180,7 +184,7 @@ class PreviewPanel(QWidget):
         elif n == 0:
             self.match_label.setText("no matches")
         elif self._match < 0:
-            self.match_label.setText(f"{n} matches")
+            self.match_label.setText(plural(n, "match", "matches"))
         else:
             self.match_label.setText(f"{self._match + 1} / {n}")
         target = openable(self._doc.location) if self._doc else ""

@@ -1,32 +1,34 @@
-"""The ranked results: relevance mark, rank, score, the stacked contribution bar, title, snippet
-and source; with relevance feedback also each document's rank without it and how it moved.
+"""The ranked results as a table model.
+
+Relevance mark, rank, score, the stacked contribution bar, title, snippet and source; with relevance
+feedback also each document's rank without it and how it moved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any, Literal
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
-from bm25desk.engine import Hit
+from bm25desk.engine import TIE_RULE, Hit
 from bm25desk.engine.scoring.variants import _g
-from bm25desk.ui.common.colors import TermColors, status_colors
+from bm25desk.ui.common.colors import TermColors, highlight_background, status_colors
+from bm25desk.ui.common.table_model import ROW_ROLE, SORT_ROLE, RowTableModel
 from bm25desk.ui.search.work import ResultRow, Snippet
 
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-HIT_ROLE = Qt.ItemDataRole.UserRole + 2
+HIT_ROLE = ROW_ROLE  # the row's Hit
 PARTS_ROLE = Qt.ItemDataRole.UserRole + 3  # tuple[(term, QColor, weight)], in query order
 SNIPPET_ROLE = Qt.ItemDataRole.UserRole + 4  # (Snippet, TermColors)
 SCALE_ROLE = Qt.ItemDataRole.UserRole + 5  # the largest bar total in the list (for bar lengths)
 MARK_ROLE = Qt.ItemDataRole.UserRole + 6  # (marked relevant by the user, judged relevant)
 MOVE_ROLE = Qt.ItemDataRole.UserRole + 7  # Movement, or None without feedback
 
-_Index = QModelIndex | QPersistentModelIndex
+__all__ = ["HIT_ROLE", "MARK_ROLE", "PARTS_ROLE", "SCALE_ROLE", "SNIPPET_ROLE", "SORT_ROLE"]
 
 
 class Column(IntEnum):
@@ -73,6 +75,10 @@ HEADERS = {
     Column.MOVE: "Move",
 }
 HEADER_TIPS = {
+    Column.RANK: (
+        "Rank by score; '=' marks documents tied on score with a neighbour (equal scores are "
+        "listed in index order)"
+    ),
     Column.PARTS: (
         "Each coloured segment is one query term's share of the score "
         "(colours as in the query chips)"
@@ -139,27 +145,37 @@ def hit_source(hit: Hit) -> str:
     return hit.location or f"id {hit.docid}"
 
 
-class ResultsModel(QAbstractTableModel):
+class ResultsModel(RowTableModel[ResultRow]):
     """Adapts a ranking (``tuple[ResultRow, ...]``) and the relevance marks; owns no logic."""
+
+    headers = tuple(HEADERS[c] for c in Column)
+    header_tips = tuple(HEADER_TIPS.get(c) for c in Column)
+    numeric = frozenset(_NUMERIC)
+    centered = frozenset({Column.MARK, Column.MOVE})
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self._rows: tuple[ResultRow, ...] = ()
         self._moves: tuple[Movement | None, ...] = ()
+        self._move_of: dict[int, Movement | None] = {}
+        self._ties: dict[int, list[int]] = {}  # tie group → the ranks listed in it
         self._colors = TermColors()
         self._scale = 1.0
         self._marked: frozenset[str] = frozenset()
         self._judged: frozenset[str] = frozenset()
 
-    def set_rows(self, rows: tuple[ResultRow, ...], colors: TermColors) -> None:
-        """Show a new ranking (model reset)."""
-        self.beginResetModel()
-        self._rows = tuple(rows)
-        self._moves = tuple(movement(r, len(self._rows)) for r in self._rows)
-        self._colors = colors
-        totals = [sum(abs(c.weight) for c in r.hit.contributions) for r in self._rows]
+    def set_rows(self, rows: Sequence[ResultRow], colors: TermColors | None = None) -> None:
+        """Show a new ranking in the colours of its query terms (model reset)."""
+        rows = tuple(rows)
+        self._moves = tuple(movement(r, len(rows)) for r in rows)
+        self._move_of = {r.hit.docno: m for r, m in zip(rows, self._moves, strict=True)}
+        self._colors = colors if colors is not None else TermColors()
+        totals = [sum(abs(c.weight) for c in r.hit.contributions) for r in rows]
         self._scale = max(totals, default=0.0) or 1.0
-        self.endResetModel()
+        self._ties = {}  # tie group → the ranks listed in it
+        for r in rows:
+            if r.hit.tie_group is not None:
+                self._ties.setdefault(r.hit.tie_group, []).append(r.hit.rank)
+        super().set_rows(rows)
 
     def set_snippets(self, snippets: Mapping[int, Snippet]) -> None:
         """Fill in the snippets of rows shown blank (by docno), without resetting the view."""
@@ -178,16 +194,10 @@ class ResultsModel(QAbstractTableModel):
         if marked == self._marked and judged == self._judged:
             return
         self._marked, self._judged = frozenset(marked), frozenset(judged)
-        if self._rows:
-            self.dataChanged.emit(
-                self.index(0, Column.MARK),
-                self.index(len(self._rows) - 1, Column.MARK),
-                [Qt.ItemDataRole.DisplayRole, MARK_ROLE, SORT_ROLE, Qt.ItemDataRole.ToolTipRole],
-            )
-
-    def clear(self) -> None:
-        """Show no results."""
-        self.set_rows((), TermColors())
+        self.emit_column_changed(
+            Column.MARK,
+            [Qt.ItemDataRole.DisplayRole, MARK_ROLE, SORT_ROLE, Qt.ItemDataRole.ToolTipRole],
+        )
 
     @property
     def colors(self) -> TermColors:
@@ -223,109 +233,106 @@ class ResultsModel(QAbstractTableModel):
         """Return the row showing the document ``docid`` (-1 when absent)."""
         return next((i for i, r in enumerate(self._rows) if r.hit.docid == docid), -1)
 
-    # -- Qt model API ----------------------------------------------------------------------------
+    # -- cells -----------------------------------------------------------------------------------
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        """Return the number of hits (QAbstractTableModel.rowCount)."""
-        return 0 if parent.isValid() else len(self._rows)
+    def row_data(self, row: ResultRow) -> Hit:
+        """Return the row's :class:`Hit` (:data:`HIT_ROLE`)."""
+        return row.hit
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        """Return the number of columns (QAbstractTableModel.columnCount)."""
-        return 0 if parent.isValid() else len(Column)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        """Return column titles (QAbstractTableModel.headerData)."""
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(Column):
-            return None
-        col = Column(section)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[col]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return HEADER_TIPS.get(col)
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in _NUMERIC:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (Column.MARK, Column.MOVE):
-            return int(Qt.AlignmentFlag.AlignCenter)
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        """Return cell data (QAbstractTableModel.data)."""
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return None
-        row = self._rows[index.row()]
-        move = self._moves[index.row()]
-        hit = row.hit
-        col = Column(index.column())
-        if role == Qt.ItemDataRole.DisplayRole:
-            if col == Column.RANK:
-                return str(hit.rank)
-            if col == Column.SCORE:
-                return f"{hit.score:.3f}"
-            if col == Column.PARTS:
-                return ""
-            if col == Column.TITLE:
-                return hit.title or hit.docid
-            if col == Column.SNIPPET:
-                return row.snippet.text
-            if col == Column.MARK:
-                marked, judged = self._mark(hit)
-                return ("★" if marked else "☆") + ("✓" if judged else "")
-            if col == Column.BEFORE:
-                return "" if row.before is None else str(row.before)
-            if col == Column.MOVE:
-                return "" if move is None else move.text
-            return hit_source(hit)
-        if role == SORT_ROLE:
+    def display(self, row: ResultRow, column: int) -> str:
+        """Return a cell's text."""
+        hit, col = row.hit, Column(column)
+        if col == Column.RANK:
+            return f"={hit.rank}" if hit.tie_group is not None else str(hit.rank)
+        if col == Column.SCORE:
+            return f"{hit.score:.3f}"
+        if col == Column.PARTS:
+            return ""
+        if col == Column.TITLE:
+            return hit.title or hit.docid
+        if col == Column.SNIPPET:
+            return row.snippet.text
+        if col == Column.MARK:
             marked, judged = self._mark(hit)
-            return {
-                Column.RANK: hit.rank,
-                Column.SCORE: hit.score,
-                Column.PARTS: hit.score,
-                Column.TITLE: (hit.title or hit.docid).lower(),
-                Column.SNIPPET: row.snippet.text.lower(),
-                Column.SOURCE: hit_source(hit).lower(),
-                # Marked first, then judged (descending sort), rank order within each.
-                Column.MARK: 2 * marked + judged - hit.rank / (len(self._rows) + 1),
-                Column.BEFORE: row.before if row.before is not None else hit.rank,
-                Column.MOVE: move.shift if move is not None and move.kind != "new" else 10**9,
-            }[col]
-        if role == HIT_ROLE:
-            return hit
+            return ("★" if marked else "☆") + ("✓" if judged else "")
+        if col == Column.BEFORE:
+            return "" if row.before is None else str(row.before)
+        if col == Column.MOVE:
+            move = self._move(row)
+            return "" if move is None else move.text
+        return hit_source(hit)
+
+    def sort_key(self, row: ResultRow, column: int) -> Any:
+        """Return a cell's raw value."""
+        hit, col = row.hit, Column(column)
+        if col == Column.MARK:
+            marked, judged = self._mark(hit)
+            # Marked first, then judged (descending sort), rank order within each.
+            return 2 * marked + judged - hit.rank / (len(self._rows) + 1)
+        if col == Column.MOVE:
+            move = self._move(row)
+            return move.shift if move is not None and move.kind != "new" else 10**9
+        return {
+            Column.RANK: hit.rank,
+            Column.SCORE: hit.score,
+            Column.PARTS: hit.score,
+            Column.TITLE: (hit.title or hit.docid).lower(),
+            Column.SNIPPET: row.snippet.text.lower(),
+            Column.SOURCE: hit_source(hit).lower(),
+            Column.BEFORE: row.before if row.before is not None else hit.rank,
+        }[col]
+
+    def cell_data(self, row: ResultRow, column: int, role: int) -> Any:
+        """Return the painted cells' data (bars, snippets, marks) and muted text colours."""
+        hit, col = row.hit, Column(column)
         if role == MARK_ROLE:
             return self._mark(hit)
         if role == MOVE_ROLE:
-            return move
+            return self._move(row)
         if role == PARTS_ROLE:
             return tuple((c.term, self._colors.color(c.term), c.weight) for c in hit.contributions)
         if role == SCALE_ROLE:
             return self._scale
         if role == SNIPPET_ROLE:
             return (row.snippet, self._colors)
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            if col in _NUMERIC:
-                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if col in (Column.MARK, Column.MOVE):
-                return int(Qt.AlignmentFlag.AlignCenter)
-            return None
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(row, move, col)
+        if role == Qt.ItemDataRole.BackgroundRole and hit.tie_group is not None:
+            # Tied runs shaded, every other run a little darker, so two runs never merge.
+            palette = QApplication.palette()
+            runs = sorted(self._ties)
+            strength = 0.10 if runs.index(hit.tie_group) % 2 == 0 else 0.18
+            return highlight_background(palette.color(QPalette.ColorRole.Mid), palette, strength)
         if role == Qt.ItemDataRole.ForegroundRole:
+            palette = QApplication.palette()
             if col in (Column.SOURCE, Column.RANK, Column.BEFORE):
-                return QApplication.palette().color(QPalette.ColorRole.PlaceholderText)
+                return palette.color(QPalette.ColorRole.PlaceholderText)
+            move = self._move(row)
             if col == Column.MOVE and move is not None:
                 if move.kind == "same":
-                    return QApplication.palette().color(QPalette.ColorRole.PlaceholderText)
-                colors = status_colors(QApplication.palette())
+                    return palette.color(QPalette.ColorRole.PlaceholderText)
+                colors = status_colors(palette)
                 return colors["bad"] if move.kind == "down" else colors["good"]
         return None
+
+    def _tie_text(self, hit: Hit) -> str:
+        """Say which ranks tie with ``hit`` and how equal scores are ordered."""
+        assert hit.tie_group is not None
+        ranks = self._ties.get(hit.tie_group, [hit.rank])
+        beyond = " and beyond the list" if ranks[-1] == len(self._rows) else ""
+        return (
+            f"Tied: ranks {ranks[0]}–{ranks[-1]}{beyond} have the same score, "
+            f"{_g(hit.score)}.\n{TIE_RULE}"
+        )
+
+    def _move(self, row: ResultRow) -> Movement | None:
+        return self._move_of.get(row.hit.docno)
 
     def _mark(self, hit: Hit) -> tuple[bool, bool]:
         return hit.docid in self._marked, hit.docid in self._judged
 
-    def _tooltip(self, row: ResultRow, move: Movement | None, col: Column) -> str | None:
-        hit = row.hit
+    def tooltip(self, row: ResultRow, column: int) -> str | None:
+        """Return a cell's tooltip: the score's sum, the full title, the marks, the move."""
+        hit, col = row.hit, Column(column)
+        move = self._move(row)
         if col == Column.PARTS or col == Column.SCORE:
             lines = [f"score {_g(hit.score)} = sum of:"]
             for c in hit.contributions:
@@ -335,6 +342,8 @@ class ResultsModel(QAbstractTableModel):
                     f"tf {c.tf}, df {c.df}, idf {c.idf:.3f}"
                 )
             return "\n".join(lines)
+        if col == Column.RANK and hit.tie_group is not None:
+            return self._tie_text(hit)
         if col == Column.TITLE:
             return f"{hit.title or hit.docid}\nid {hit.docid} · {hit.length} terms"
         if col == Column.SOURCE:

@@ -1,5 +1,7 @@
-"""What the search jobs compute on pool threads (Qt-free): ranked rows with snippets, suggestions,
-and the details of one document (explanation, highlighted text, plot data).
+"""What the search jobs compute on pool threads (Qt-free).
+
+Ranked rows with snippets, suggestions, and the details of one document (explanation,
+highlighted text, plot data).
 
 With relevance feedback (documents marked relevant, by id), a search ranks twice: with the
 Robertson/Sparck Jones weight in place of the idf, and without it, so every row can say where it
@@ -106,13 +108,30 @@ class DetailOutcome:
     feedback: Feedback | None = None  # the relevance feedback the explanation used
 
 
-def make_snippet(analyzer: Analyzer, text: str, terms: frozenset[str], width: int = 220) -> Snippet:
+_MARKUP = re.compile(r"(?m)^[ \t]{0,3}(?:#{1,6}[ \t]+|[-*+][ \t]+|>[ \t]?)")
+"""Markdown heading, list and quote markers at the start of a line (not words: kept out of
+snippets, where lines run together)."""
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd")
+
+
+def make_snippet(
+    analyzer: Analyzer,
+    text: str,
+    terms: frozenset[str],
+    width: int = 220,
+    *,
+    markdown: bool = False,
+) -> Snippet:
     """Return a window of ``text`` around the first occurrence of a query term.
 
     The window starts at a word boundary a little before the first hit; whitespace is collapsed.
     Spans index into the snippet's own text. Only the start of the document is analysed to find
-    the first hit (then more, if needed), and only the window to place the highlights.
+    the first hit (then more, if needed), and only the window to place the highlights. With
+    ``markdown``, line-start markers (``#``, ``-``, ``>``) are left out.
     """
+    if markdown:
+        text = _MARKUP.sub("", text)
     first = -1
     if terms:
         for limit in (400, 2_000, 20_000):
@@ -173,7 +192,8 @@ def cached_snippet(index: Index, docno: int, terms: frozenset[str]) -> Snippet:
     hit = _cached(index, docno, terms)
     if hit is not None:
         return hit
-    snippet = make_snippet(index.analyzer, index.text(docno), terms)
+    markdown = index.doc(docno).location.lower().endswith(MARKDOWN_SUFFIXES)
+    snippet = make_snippet(index.analyzer, index.text(docno), terms, markdown=markdown)
     with _SNIPPETS_LOCK:
         cache = _SNIPPETS.setdefault(index, OrderedDict())
         cache[key] = snippet

@@ -6,18 +6,15 @@ from html import escape
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QTimer, Slot
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -28,27 +25,26 @@ from bm25desk.ui.common.colors import PALETTE, muted_text, status_colors
 from bm25desk.ui.common.formatting import human_size, human_time
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
+from bm25desk.ui.common.placeholder import PlaceholderStack
 from bm25desk.ui.common.plot_style import make_plot, style_plot
-from bm25desk.ui.statistics.models import SORT_ROLE, TERM_ROLE, IdfModel, TopTermsModel
+from bm25desk.ui.common.table_view import make_table
+from bm25desk.ui.common.widgets import splitter, text_label
+from bm25desk.ui.statistics.models import TERM_ROLE, IdfModel, TopTermsModel
 from bm25desk.ui.statistics.work import IndexStats, TermLookup, index_stats, term_lookup
 
-
-def _view(model: object) -> QTableView:
-    proxy = QSortFilterProxyModel(model)  # type: ignore[arg-type]
-    proxy.setSourceModel(model)  # type: ignore[arg-type]
-    proxy.setSortRole(SORT_ROLE)
-    view = QTableView()
-    view.setModel(proxy)
-    view.setSortingEnabled(True)
-    view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
-    view.verticalHeader().hide()
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setWordWrap(False)
-    view.setShowGrid(False)
-    view.setAlternatingRowColors(True)
-    return view
+FIELDS = (
+    ("docs", "Documents"),
+    ("terms", "Vocabulary"),
+    ("avgdl", "Average length"),
+    ("lengths", "Lengths"),
+    ("tokens", "Tokens indexed"),
+    ("source", "Source"),
+    ("format", "Format"),
+    ("analyzer", "Analysis"),
+    ("built", "Built"),
+    ("size", "Size on disk"),
+)
+"""The collection's numbers: (key, label)."""
 
 
 class StatsPanel(QWidget):
@@ -67,55 +63,60 @@ class StatsPanel(QWidget):
         self.lookup_jobs = LatestOnly(runner, "term lookup", self)
         self.lookup_jobs.succeeded.connect(self._on_lookup_jobs_succeeded)
 
-        self.fields: dict[str, QLabel] = {}
-        form = QFormLayout()
-        for key, label in (
-            ("docs", "Documents"),
-            ("terms", "Vocabulary"),
-            ("avgdl", "Average length"),
-            ("lengths", "Lengths"),
-            ("tokens", "Tokens indexed"),
-            ("source", "Source"),
-            ("format", "Format"),
-            ("analyzer", "Analysis"),
-            ("built", "Built"),
-            ("size", "Size on disk"),
-        ):
-            value = QLabel()
-            value.setWordWrap(True)
-            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.fields[key] = value
-            form.addRow(label, value)
-        summary_box = QGroupBox("Collection")
-        summary_box.setLayout(form)
-
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self._make_summary())
         self.histogram = make_plot(
             "Document lengths", "length in analysed tokens", "documents", self.palette()
         )
         self.histogram.setMinimumHeight(200)
-
-        self.terms_model = TopTermsModel(self)
-        self.terms_view = _view(self.terms_model)
-        self.terms_view.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents
+        self.histogram_stack = PlaceholderStack(self.histogram)
+        self.histogram_stack.show_content()
+        left_layout.addWidget(self.histogram_stack, 1)
+        right = splitter(
+            Qt.Orientation.Vertical, self._make_lookup(), self._make_terms(), stretch=(1, 1)
         )
-        self.terms_view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.splitter = splitter(
+            Qt.Orientation.Horizontal, left, right, stretch=(1, 1), sizes=(700, 700)
+        )
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.splitter)
+
+    def _make_summary(self) -> QGroupBox:
+        self.fields: dict[str, QLabel] = {}
+        form = QFormLayout()
+        for key, label in FIELDS:
+            value = text_label(selectable=True)
+            self.fields[key] = value
+            form.addRow(label, value)
+        summary_box = QGroupBox("Collection")
+        summary_box.setLayout(form)
+        return summary_box
+
+    def _make_terms(self) -> QGroupBox:
+        self.terms_model = TopTermsModel(self)
+        self.terms_view, _ = make_table(self.terms_model)
+        header = self.terms_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.terms_view.activated.connect(self._on_terms_view_activated)
         self.terms_view.clicked.connect(self._on_terms_view_activated)
         terms_box = QGroupBox("Most frequent terms (click one to look it up)")
         QVBoxLayout(terms_box).addWidget(self.terms_view)
+        return terms_box
 
+    def _make_lookup(self) -> QGroupBox:
         self.lookup_edit = QLineEdit()
         self.lookup_edit.setPlaceholderText("Look up a word: df, cf and idf under every variant")
         self.lookup_edit.setClearButtonEnabled(True)
         self.lookup_edit.textChanged.connect(self._on_lookup_edit_text_changed)
         self.lookup_timer = QTimer(self, singleShot=True, interval=150)
         self.lookup_timer.timeout.connect(self.look_up)
-        self.lookup_result = QLabel()
-        self.lookup_result.setWordWrap(True)
-        self.lookup_result.setTextFormat(Qt.TextFormat.RichText)
+        self.lookup_result = text_label(rich=True)
         self.idf_model = IdfModel(self)
-        self.idf_view = _view(self.idf_model)
+        self.idf_view, _ = make_table(self.idf_model)
         header = self.idf_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
@@ -124,26 +125,7 @@ class StatsPanel(QWidget):
         lookup_layout.addWidget(self.lookup_edit)
         lookup_layout.addWidget(self.lookup_result)
         lookup_layout.addWidget(self.idf_view, 1)
-
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(summary_box)
-        left_layout.addWidget(self.histogram, 1)
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(lookup_box)
-        right.addWidget(terms_box)
-        right.setStretchFactor(0, 1)
-        right.setStretchFactor(1, 1)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([700, 700])
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 0)
-        layout.addWidget(self.splitter)
+        return lookup_box
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -151,6 +133,7 @@ class StatsPanel(QWidget):
         """Show statistics of ``searcher``'s index (loaded when the tab is visible)."""
         self.searcher = searcher
         self._stats = None
+        self._lookup = None
         self.stats_jobs.invalidate()
         self.lookup_jobs.invalidate()
         self.terms_model.set_terms((), 1)
@@ -204,7 +187,7 @@ class StatsPanel(QWidget):
         index = searcher.index
         src = index.source
         m = index.manifest
-        self.fields["source"].setText(escape(str(src.get("path", "—"))))
+        self.fields["source"].setText(str(src.get("path", "—")))
         self.fields["format"].setText(
             FORMATS.get(str(src.get("format")), str(src.get("format", "—")))
         )
@@ -238,8 +221,12 @@ class StatsPanel(QWidget):
         item.clear()
         edges = np.asarray(stats.edges)
         counts = np.asarray(stats.counts, dtype=np.float64)
-        if counts.size == 0:
+        if stats.n_docs == 0 or counts.size == 0:
+            self.histogram_stack.show_placeholder(
+                "This index has no documents: no lengths to show."
+            )
             return
+        self.histogram_stack.show_content()
         widths = np.diff(edges)
         bars = pg.BarGraphItem(
             x0=edges[:-1],

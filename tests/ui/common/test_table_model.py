@@ -30,7 +30,7 @@ class _Model(RowTableModel[_Row]):
         return f"{row.name} has {row.count}" if column == 1 else None
 
 
-def test_rows_headers_and_roles(qtmodeltester) -> None:
+def test_rows_headers_and_roles(qtmodeltester, shown) -> None:
     model = _Model()
     qtmodeltester.check(model)
     assert model.rowCount() == 0
@@ -45,8 +45,18 @@ def test_rows_headers_and_roles(qtmodeltester) -> None:
     assert model.data(model.index(0, 1), SORT_ROLE) == 1200
     assert model.data(model.index(0, 1), Qt.ItemDataRole.TextAlignmentRole) == RIGHT
     assert model.data(model.index(0, 0), Qt.ItemDataRole.TextAlignmentRole) is None
-    assert model.data(model.index(1, 1), Qt.ItemDataRole.ToolTipRole) == "b has 3"
+    assert shown(model.data(model.index(1, 1), Qt.ItemDataRole.ToolTipRole)) == "b has 3"
     assert model.data(QModelIndex()) is None
     assert model.row(1) == _Row("b", 3)
     model.clear()
     assert model.rowCount() == 0
+
+
+def test_tooltips_show_document_text_as_text(qapp, shown) -> None:
+    """Issue 16.7: a title ``<img src=file:///etc/passwd>`` is shown as those characters."""
+    model = _Model()
+    title = "<img src=file:///etc/passwd> & <b>bold</b>\nsecond line"
+    model.set_rows([_Row(title, 1)])
+    tip = model.data(model.index(0, 1), Qt.ItemDataRole.ToolTipRole)
+    assert shown(tip) == f"{title} has 1"
+    assert "<img" not in tip  # escaped: nothing for Qt to load

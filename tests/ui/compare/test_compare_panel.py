@@ -57,6 +57,8 @@ def test_panel_computes_when_active(qtbot, runner, searcher) -> None:
         panel.set_active(True)
     assert "overlap@10" in panel.summary.text()
     assert "Kendall τ" in panel.summary.text()
+    assert "τ-b" in panel.summary.text()  # issue 10: say how ties were counted
+    assert "ties counted" in panel.summary.text()
     qtbot.waitUntil(lambda: panel.delta_model.rowCount() > 0, timeout=10000)
     assert "split by term" in panel.delta_title.text()
     assert panel.heat_model.rowCount() == 3

@@ -140,14 +140,14 @@ def test_window_shows_changes_and_updates_automatically(qtbot, make_window, fold
     qtbot.waitUntil(lambda: w.searcher is not None and w.folder_watcher is not None, timeout=15000)
     watcher = w.folder_watcher
     qtbot.waitUntil(lambda: len(watcher.watched_dirs) == 2, timeout=10000)
-    assert not w.auto_update_action.isChecked()
+    assert not w.menu_actions.auto_update.isChecked()
     (folder / "d.txt").write_text("Date\nA sweet date.\n", encoding="utf-8")
     qtbot.waitUntil(lambda: w.changes_label.isVisible(), timeout=10000)
     assert "1 file changed" in w.changes_label.text()
     assert w.build_job is None  # not automatic by default
     # Turning the setting on updates now; the reopened index has the file; the notice goes.
     with qtbot.waitSignal(w.build_finished, timeout=20000) as blocker:
-        w.auto_update_action.trigger()
+        w.menu_actions.auto_update.trigger()
     assert w.settings.auto_update_folders
     assert blocker.args[0].added == 1
     qtbot.waitUntil(lambda: w.searcher is not None and w.searcher.index.n_docs == 4, timeout=15000)
@@ -167,3 +167,32 @@ def test_window_shows_changes_and_updates_automatically(qtbot, make_window, fold
 def test_window_does_not_watch_a_corpus_file_index(qtbot, window) -> None:
     assert window.folder_watcher is None
     assert not window.changes_label.isVisible()
+
+
+def test_files_skipped_by_a_build_are_not_changes(qtbot, make_window, tmp_path) -> None:
+    """Issue 10: before, a binary, damaged or empty file counted as new forever, and the notice
+    "N files changed · Update" stayed after every Update."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Apple\nA red apple.\n", encoding="utf-8")
+    (folder / "scan.txt").write_bytes(b"\x00\x01binary\x00")
+    (folder / "empty.md").write_bytes(b"")
+    report = build_index(folder, name="notes", store=IndexStore())
+    assert len(report.skipped) == 2
+    w = make_window()
+    w.show()
+    qtbot.waitUntil(lambda: w.folder_watcher is not None, timeout=15000)
+    watcher = w.folder_watcher
+    with qtbot.waitSignal(watcher.changes_found, timeout=10000) as blocker:
+        watcher.rescan(report=True)
+    assert blocker.args[0].count == 0
+    assert not w.changes_label.isVisible()
+    with qtbot.waitSignal(w.build_finished, timeout=20000) as done:
+        w.update_index("notes")
+    assert "up to date" in w.message_bar.text.text()
+    assert "0 documents/s" not in w.message_bar.text.text()
+    assert done.args[0].indexed == 0
+    with qtbot.waitSignal(watcher.changes_found, timeout=10000) as blocker:
+        watcher.rescan(report=True)
+    assert blocker.args[0].count == 0
+    assert not w.changes_label.isVisible()

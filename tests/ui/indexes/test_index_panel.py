@@ -4,30 +4,66 @@ from __future__ import annotations
 
 import os
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+
 from bm25desk.engine import IndexStore
 from bm25desk.ui.indexes.list_model import Column
 from bm25desk.ui.indexes.panel import IndexPanel
 from tests.conftest import UI_INDEX
 
 
-def test_lists_indexes_and_opens_on_selection(qtbot, ui_index) -> None:
+def _row_center(panel: IndexPanel, name: str):
+    row = panel.proxy.mapFromSource(panel.model.index(panel.model.row_of(name), 0)).row()
+    return panel.view.visualRect(panel.proxy.index(row, Column.NAME)).center()
+
+
+def test_a_click_selects_and_a_double_click_or_enter_opens(qtbot, ui_index) -> None:
+    """Issue 10: one click on an index opened it (so deleting one opened it first)."""
     panel = IndexPanel(IndexStore())
     qtbot.addWidget(panel)
+    panel.resize(700, 300)
+    panel.show()
     panel.refresh()
     assert panel.names() == [UI_INDEX]
     assert not panel.update_button.isEnabled()  # nothing selected yet
-    with qtbot.waitSignal(panel.open_requested) as blocker:
-        panel.select(UI_INDEX)
-    assert blocker.args == [UI_INDEX]
+    viewport = panel.view.viewport()
+    with qtbot.assertNotEmitted(panel.open_requested, wait=100):
+        qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=_row_center(panel, UI_INDEX))
+    assert panel.current_name() == UI_INDEX
     assert panel.update_button.isEnabled()
     assert panel.delete_button.isEnabled()
+    with qtbot.waitSignal(panel.delete_requested) as blocker:
+        panel.delete_button.click()
+    assert blocker.args == [UI_INDEX]
     with qtbot.waitSignal(panel.rebuild_requested) as blocker:
         panel.rebuild_button.click()
+    assert blocker.args == [UI_INDEX]
+    with qtbot.waitSignal(panel.open_requested) as blocker:
+        qtbot.mouseDClick(viewport, Qt.MouseButton.LeftButton, pos=_row_center(panel, UI_INDEX))
+    assert blocker.args == [UI_INDEX]
+    panel.view.setFocus()
+    with qtbot.waitSignal(panel.open_requested) as blocker:
+        qtbot.keyClick(panel.view, Qt.Key.Key_Return)
     assert blocker.args == [UI_INDEX]
     panel.set_busy(True)
     assert not panel.new_button.isEnabled()
     assert not panel.rebuild_button.isEnabled()
     assert panel.folder_button.isEnabled()
+
+
+def test_the_open_index_is_marked(qtbot, ui_index) -> None:
+    panel = IndexPanel(IndexStore())
+    qtbot.addWidget(panel)
+    panel.refresh()
+    name = panel.model.index(0, Column.NAME)
+    assert name.data() == UI_INDEX
+    assert not (name.data(Qt.ItemDataRole.FontRole) or QFont()).bold()
+    panel.set_open_index(UI_INDEX)
+    name = panel.model.index(0, Column.NAME)
+    assert name.data() == f"● {UI_INDEX}"
+    assert name.data(Qt.ItemDataRole.FontRole).bold()
+    assert "(open)" in name.data(Qt.ItemDataRole.ToolTipRole)
 
 
 def test_a_changed_source_is_marked(qtbot, ui_index, ui_corpus) -> None:

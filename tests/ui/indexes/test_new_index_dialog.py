@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -9,6 +10,8 @@ from PySide6.QtWidgets import QFileDialog
 
 from bm25desk.engine import IndexStore
 from bm25desk.engine.readers.corpus import ColumnMap
+from bm25desk.ui.common.colors import status_colors
+from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 
 
@@ -111,3 +114,119 @@ def test_dropping_a_file_sets_the_source(qtbot, ui_corpus) -> None:
     )
     dialog.dropEvent(event)
     assert Path(dialog.source_edit.text()) == ui_corpus
+
+
+def _errors(dialog: NewIndexDialog) -> list[str]:
+    """Return the error texts the dialog shows (red labels with text)."""
+    bad = status_colors(dialog.palette())["bad"].name()
+    labels = (dialog.detected_label, dialog.problem)
+    return [label.text() for label in labels if label.text() and bad in label.styleSheet()]
+
+
+def test_nothing_is_wrong_before_the_user_did_anything(qtbot) -> None:
+    """Issue 10: the dialog opened with a red error."""
+    dialog = make(qtbot)
+    dialog.show()
+    assert _errors(dialog) == []
+    assert not dialog.build_button.isEnabled()  # but Build waits for a source
+
+
+def test_the_path_is_checked_as_it_is_typed(qtbot, ui_corpus, tmp_path) -> None:
+    """Issue 10: the path was checked only when the focus left the field."""
+    dialog = make(qtbot)
+    dialog.show()
+    dialog.source_edit.setFocus()
+    qtbot.keyClicks(dialog.source_edit, str(ui_corpus))
+    qtbot.waitUntil(lambda: "TSV with a header" in dialog.detected_label.text(), timeout=3000)
+    assert dialog.source_edit.hasFocus()
+    assert dialog.build_button.isEnabled()
+    # One bad path, one error (not one in each label).
+    dialog.source_edit.clear()
+    qtbot.keyClicks(dialog.source_edit, str(tmp_path / "nowhere"))
+    qtbot.waitUntil(lambda: bool(_errors(dialog)), timeout=3000)
+    assert len(_errors(dialog)) == 1
+    assert "No such file or folder" in _errors(dialog)[0]
+    assert not dialog.build_button.isEnabled()
+
+
+def test_a_binary_file_is_not_called_a_folder_of_documents(qtbot, tmp_path) -> None:
+    """Issue 10: an unrecognised file was shown with the format "Folder of documents"."""
+    dialog = make(qtbot)
+    odd = tmp_path / "odd.bin"
+    odd.write_bytes(b"\x00\x01\x02")
+    dialog.set_source(odd)
+    assert dialog.fmt() == ""
+    assert dialog.format_combo.currentIndex() == -1
+    assert "folder of documents" not in dialog.format_combo.currentText().lower()
+    assert len(_errors(dialog)) == 1
+    assert "binary" in _errors(dialog)[0]
+    dialog.format_combo.setCurrentIndex(dialog.format_combo.findData("tsv-header"))
+    assert "binary" not in dialog.detected_label.text()
+
+
+def test_a_folder_is_summarised_before_it_is_built(qtbot, tmp_path) -> None:
+    """What the build would read and skip is said before Build (issue 10: "A folder of ...")."""
+    dialog = make(qtbot)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name in ("a.txt", "b.txt", "c.md"):
+        (folder / name).write_text("hello", encoding="utf-8")
+    (folder / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    dialog.set_source(folder)
+    text = dialog.folder_preview.text()
+    assert dialog.folder_preview.isVisibleTo(dialog)
+    assert text.startswith("To index: 3 files: 2 txt, 1 md"), text
+    assert "1 skipped" in text
+
+    empty = tmp_path / "pictures"
+    empty.mkdir()
+    (empty / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    dialog.set_source(empty)
+    assert dialog.folder_preview.text().startswith("Nothing to index here")
+    assert "empty index" in dialog.folder_preview.text()
+
+    dialog.set_source(tmp_path / "nowhere")
+    assert not dialog.folder_preview.isVisibleTo(dialog)
+
+
+def test_the_folder_summary_runs_in_the_background(qtbot, tmp_path) -> None:
+    runner = JobRunner()
+    dialog = NewIndexDialog(IndexStore(), runner=runner)
+    qtbot.addWidget(dialog)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello", encoding="utf-8")
+    dialog.set_source(folder)
+    qtbot.waitUntil(lambda: dialog.folder_preview.text().startswith("To index"), timeout=5000)
+    assert dialog.folder_preview.summary is not None
+    assert dialog.folder_preview.summary.n_files == 1
+    dialog.reject()
+    assert runner.wait(5000)
+
+
+def test_the_dialog_fits_a_laptop_screen_without_overlapping_rows(qtbot, ui_corpus) -> None:
+    """Seen in the screenshots: 836 pixels high with a TSV file; the analysis rows overlapped."""
+    dialog = make(qtbot)
+    dialog.set_source(ui_corpus)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.tsv_box.isVisible()
+    assert dialog.height() <= 680  # a 1280×720 screen less a panel and the title bar
+    options = dialog.analysis
+    rows = [options.sample, options.preview, options.summary]
+    for upper, lower in itertools.pairwise(rows):
+        assert upper.geometry().bottom() < lower.geometry().top(), (upper, lower)
+
+
+def test_a_folder_of_classic_files_is_offered_with_its_format(qtbot, tmp_path) -> None:
+    """A LISA folder is detected as LISA and may be built; a TSV format on a folder may not."""
+    lisa = Path(__file__).parents[2] / "data" / "corpus" / "lisa"
+    dialog = make(qtbot)
+    dialog.set_source(lisa)
+    assert dialog.fmt() == "lisa"
+    assert dialog.source_problem() == ""
+    dialog.format_combo.setCurrentIndex(dialog.format_combo.findData("tsv-header"))
+    problem = dialog.source_problem()
+    assert problem.startswith("This is a folder")
+    assert "LISA" in problem
+    assert "BEIR" in problem

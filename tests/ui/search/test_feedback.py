@@ -223,8 +223,8 @@ def test_marking_then_reranking_pulls_up_documents_sharing_the_rare_term(qtbot, 
     assert not panel.view.isColumnHidden(Column.MOVE)
     assert "RSJ weight, R = 1" in panel.feedback_bar.summary_label.text()
     assert panel.feedback_bar.rerank_button.isChecked()
-    assert "idf → RSJ weight, R = 1 marked relevant" in panel.formula.text()
-    assert "Robertson/Sparck Jones" in panel.formula.toolTip()
+    assert "idf → RSJ weight, R = 1 marked relevant" in panel.bar.formula.full_text()
+    assert "Robertson/Sparck Jones" in panel.bar.formula.toolTip()
 
 
 def cisi_docno(panel: SearchPanel, docid: str) -> int:

@@ -4,23 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 from PySide6.QtCore import Qt
 
 from bm25desk.engine import get_variant
-from bm25desk.ui.search.panel import SearchPanel
 from bm25desk.ui.search.results_model import Column
-
-
-@pytest.fixture
-def panel(qtbot, runner, searcher):
-    p = SearchPanel(runner)
-    qtbot.addWidget(p)
-    p.resize(1200, 800)
-    p.show()
-    p.set_searcher(searcher)
-    yield p
-    p.set_searcher(None)
 
 
 def test_typing_searches_after_the_debounce(qtbot, panel) -> None:

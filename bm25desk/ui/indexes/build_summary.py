@@ -1,0 +1,36 @@
+"""What the window says when a build or an update ends, in the words of its source (Qt-free).
+
+A folder's build counts files and a corpus file's counts records; an update that found nothing to
+do says so instead of reporting a rate of 0 documents per second.
+"""
+
+from __future__ import annotations
+
+from bm25desk.engine import BuildReport
+from bm25desk.ui.common.formatting import plural
+
+
+def build_summary(report: BuildReport, source_kind: str = "") -> str:
+    """Return one paragraph about ``report`` (``source_kind``: ``folder`` or a file format)."""
+    unit = "file" if source_kind == "folder" else "record"
+    name = f"“{report.name}”"
+    if report.rebuilt:
+        head = f"Indexed {report.indexed:,} of {plural(report.read, unit)} into {name}"
+    elif not (report.added or report.changed or report.removed):
+        head = f"{name} is up to date: nothing changed in its source"
+    else:
+        head = (
+            f"Updated {name}: {report.added:,} new, {report.changed:,} changed, "
+            f"{report.removed:,} removed"
+        )
+    rate = ""
+    if report.indexed and report.seconds >= 0.05:
+        rate = f", {report.indexed / report.seconds:,.0f} documents/s"
+    text = (
+        f"{head} ({report.seconds:.1f} s{rate}). It holds {plural(report.n_docs, 'document')} "
+        f"and {plural(report.n_terms, 'term')}."
+    )
+    if report.skipped:
+        reasons = "; ".join(f"{n:,} × {r}" for r, n in report.skip_reasons.items())
+        text += f" Skipped {plural(len(report.skipped), unit)}: {reasons}."
+    return text

@@ -1,0 +1,152 @@
+"""Corpora and comparisons of the distributed tests (a module of its own: conftest names clash).
+
+Every build here is compared with a one-process ``bm25desk index`` of the same corpus: the same
+segment files byte for byte when nothing is resolved across parts, else the same live documents,
+postings, statistics and skip report, and the same scores under every variant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from bm25desk.engine import Index, IndexStore, Searcher, all_variants, build_index
+from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.manifest import segment_entries
+
+WORDS = [
+    *("river", "bank", "money", "loan", "water", "flood", "stream", "bridge", "boat", "fish"),
+    *("net", "harbour", "ship", "sail", "wind", "storm", "rain", "cloud", "sun", "summer"),
+    *("winter", "snow", "ice", "mountain", "valley", "forest", "tree", "leaf", "root", "branch"),
+]
+QUERIES = ("river bank", "flood water water storm", "ship sail wind", "snow mountain valley ice")
+
+
+def analyzer() -> Analyzer:
+    """The analyser of every distributed test (English stop words, Porter)."""
+    return Analyzer.create(stopwords="en", stemmer="porter")
+
+
+def records(n: int, seed: int = 3) -> list[dict[str, str]]:
+    """Return ``n`` BEIR records with varied lengths and some titles."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        words = " ".join(rng.choice(WORDS) for _ in range(3 + rng.randrange(40)))
+        title = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(3)))
+        out.append({"_id": f"doc{i}", "title": title, "text": words})
+    return out
+
+
+def clean_corpus(path: Path, n: int = 600) -> Path:
+    """Write ``n`` good records, one a line: every build gives byte-identical segments."""
+    lines = [json.dumps(r) for r in records(n)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def messy_lines(n: int = 600) -> list[str]:
+    """Return records with every kind of skip, duplicates within and across any cut, as lines.
+
+    No blank or malformed line, so a table read of it has one row per line (row n = line n).
+    """
+    rs = records(n)
+    lines = [json.dumps(r) for r in rs]
+    lines.insert(n - 10, json.dumps(rs[2]))  # repeats an id of the first part in the last
+    lines.insert(n // 2, json.dumps(rs[n // 2 - 5]))  # repeats an id from just before a cut
+    lines.insert(40, json.dumps(rs[38]))  # a repeat inside one part
+    lines.insert(100, json.dumps({"_id": "empty", "title": "", "text": "   "}))
+    lines.insert(200, json.dumps({"_id": " ", "title": "", "text": "no id"}))
+    return lines
+
+
+def messy_corpus(path: Path, n: int = 600) -> Path:
+    """Write :func:`messy_lines` plus a malformed line and blank lines (file reader only)."""
+    lines = messy_lines(n)
+    lines.insert(300, "{not json")
+    lines.insert(7, "")
+    lines.insert(450, "   ")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def one_process(path: Path, store: IndexStore, name: str = "reference") -> Any:
+    """Build ``path`` the way ``bm25desk index`` builds a small file (one process)."""
+    return build_index(path, name=name, analyzer=analyzer(), store=store, workers=1, replace=True)
+
+
+def segment_files(index_dir: Path) -> list[dict[str, str]]:
+    """Return each segment's files (name → SHA-256) in manifest order; names of folders vary."""
+    manifest = json.loads((index_dir / "manifest.json").read_text("utf-8"))
+    out = []
+    for seg, _ in segment_entries(manifest):
+        files = sorted(p for p in (index_dir / seg).iterdir() if p.is_file())
+        out.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files})
+    return out
+
+
+def live_content(index: Index) -> dict[str, Any]:
+    """Return what an index holds over its live documents: fields, postings, statistics."""
+    docs = []
+    for docno in range(index.n_slots):
+        if index.is_live(docno):
+            rec = index.doc(docno)
+            docs.append((rec.docid, rec.title, rec.length, index.text(docno)))
+    postings = {}
+    for term in index.vocabulary():
+        docnos, tfs = index.postings(term)
+        stats = index.term_stats(term)
+        assert stats is not None
+        ids = [index.docid(int(d)) for d in docnos]
+        postings[term] = (stats.df, stats.cf, list(zip(ids, tfs.tolist(), strict=True)))
+    return {
+        "n_docs": index.n_docs,
+        "total_len": index.total_len,
+        "n_terms": index.n_terms,
+        "docs": docs,
+        "postings": postings,
+    }
+
+
+def rankings(index: Index) -> dict[str, list[tuple[str, float]]]:
+    """Return the top 40 (docid, score) of every test query under every variant."""
+    searcher = Searcher(index)
+    out = {}
+    for variant in all_variants():
+        for query in QUERIES:
+            hits = searcher.search(query, variant, 40, contributions=False).hits
+            out[f"{variant!r} {query}"] = [(h.docid, h.score) for h in hits]
+    return out
+
+
+def assert_same_index(store: IndexStore, name: str, reference: str = "reference") -> None:
+    """Assert ``name`` holds and ranks exactly what ``reference`` does."""
+    with store.open(name) as got, store.open(reference) as want:
+        assert live_content(got) == live_content(want)
+        assert rankings(got) == rankings(want)
+
+
+def skips(report: Any) -> list[tuple[str, str]]:
+    """Return a build report's skipped records as (where, reason)."""
+    return [(s.where, s.reason) for s in report.skipped]
+
+
+def numbered_skips(report: Any) -> list[tuple[int, str]]:
+    """Return (line or row number, reason) of a report's skips, whatever names the source."""
+    out = []
+    for s in report.skipped:
+        head, _, tail = s.where.replace(" row ", ":").rpartition(":")
+        assert head, s.where
+        assert tail.isdigit(), s.where
+        out.append((int(tail), s.reason.replace("(first seen at row", "(first seen at line")))
+    return out
+
+
+def leftovers(root: Path) -> list[str]:
+    """Return temporary folders left in an index store's root."""
+    if not root.exists():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.name.startswith((".tmp-", ".trash-")))

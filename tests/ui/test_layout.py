@@ -1,0 +1,106 @@
+"""Issue 10's layout targets, measured on the real main window at laptop and desktop sizes.
+
+At 1280×720 (and 1366×768), with a document selected and its explanation shown, at least 10
+result rows are visible (2 before); at 1920×1080 at least 20 (8 before). Every ledger row of a
+four-term query is visible without horizontal scrolling, no plot is smaller than MIN_PLOT_SIZE,
+and no axis title is clipped.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtWidgets import QAbstractItemView, QApplication
+
+from bm25desk.ui.search.plots import MIN_PLOT_SIZE
+from bm25desk.ui.search.relevance import MARK_HINT
+from bm25desk.ui.search.results_model import Column
+
+TOOLTIP = Qt.ItemDataRole.ToolTipRole
+
+MIN_ROWS = {(1280, 720): 10, (1366, 768): 10, (1920, 1080): 20}
+
+
+def visible_rows(view: QAbstractItemView) -> int:
+    """Return how many rows of ``view`` are wholly inside its viewport."""
+    viewport = view.viewport().rect()
+    model = view.model()
+    count = 0
+    for r in range(model.rowCount()):
+        rect = view.visualRect(model.index(r, 0))
+        if rect.isValid() and viewport.contains(QRect(rect.topLeft(), rect.size())):
+            count += 1
+    return count
+
+
+def axis_titles_inside(plot) -> bool:
+    """Return whether both axis titles of a pyqtgraph plot are drawn wholly inside it."""
+    inside = plot.viewport().rect()
+    for side in ("left", "bottom"):
+        label = plot.getPlotItem().getAxis(side).label
+        margin = label.document().documentMargin()  # around the text, inside its bounding box
+        text = label.boundingRect().adjusted(margin, margin, -margin, -margin)
+        box = plot.mapFromScene(label.mapRectToScene(text)).boundingRect()
+        if not label.isVisible() or not inside.contains(box):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("size", list(MIN_ROWS), ids=lambda s: f"{s[0]}x{s[1]}")
+def test_results_and_explanation_get_the_room(qtbot, make_window, sample_index, size) -> None:
+    window = make_window()
+    window.resize(*size)
+    window.show()
+    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    assert window.size().toTuple() == size  # the window can be that small
+    panel = window.search_panel
+    with qtbot.waitSignal(panel.results_shown, timeout=10000):
+        panel.set_query("information retrieval evaluation indexing")  # four terms
+    qtbot.waitUntil(lambda: panel.detail.outcome() is not None, timeout=10000)
+    QApplication.processEvents()
+
+    assert visible_rows(panel.view) >= MIN_ROWS[size]
+    ledger = panel.detail.ledger.view
+    assert ledger.model().rowCount() == 4
+    assert visible_rows(ledger) == 4
+    assert not ledger.horizontalScrollBar().isVisible()
+
+    plots = panel.detail.plots
+    for i, plot in enumerate(plots.plots()):
+        plots.tabs.setCurrentIndex(i)
+        QApplication.processEvents()
+        assert plot.width() >= MIN_PLOT_SIZE.width(), (i, plot.size())
+        assert plot.height() >= MIN_PLOT_SIZE.height(), (i, plot.size())
+        assert axis_titles_inside(plot), i
+
+    window.show_tab(2)  # Statistics: the length histogram
+    qtbot.waitUntil(lambda: window.stats_panel.stats() is not None, timeout=10000)
+    QApplication.processEvents()
+    histogram = window.stats_panel.histogram
+    assert histogram.width() >= MIN_PLOT_SIZE.width()
+    assert histogram.height() >= MIN_PLOT_SIZE.height()
+    assert axis_titles_inside(histogram)
+
+
+def test_the_hint_and_the_formula_line_take_no_room_of_their_own(qtbot, window) -> None:
+    """The feedback hint is in the ★ column's tooltip and the status bar (no permanent bar); the
+    formula line is normal text and follows the slider while it is dragged (before any search)."""
+    panel = window.search_panel
+    window.show()
+    with qtbot.waitSignal(panel.results_shown, timeout=10000):
+        panel.set_query("apple")
+    header_tip = panel.model.headerData(Column.MARK, Qt.Orientation.Horizontal, TOOLTIP)
+    assert "mark a result relevant" in header_tip
+    assert panel.feedback_bar.isHidden()
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == MARK_HINT, timeout=5000)
+
+    assert not panel.bar.formula.styleSheet()  # the palette's own text colour
+    assert panel.bar.formula.isEnabled()
+    k1 = panel.picker.params.controls()["k1"]
+    k1.slider.setSliderDown(True)  # dragging
+    try:
+        for value in (0.5, 2.4):
+            k1.slider.setSliderPosition(k1._to_slider(value))
+            assert f"k1={value:g}" in panel.bar.variant_name.text()
+    finally:
+        k1.slider.setSliderDown(False)
