@@ -32,13 +32,12 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.index import commit as commit_mod
-from bm25desk.engine.index.commit import NewFiles, next_generation
 from bm25desk.engine.index.grown import Growth
 from bm25desk.engine.index.ingest import write_segments
+from bm25desk.engine.index.inplace import Change, commit_in_place, deletion_entries
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.report import BuildReport, reason_counts
-from bm25desk.engine.index.snapshot import collect_garbage
-from bm25desk.engine.index.source import read_skips, skip_records, write_skips
+from bm25desk.engine.index.source import read_skips, skip_records
 from bm25desk.engine.index.store import EmptyBuildError, IndexStore, StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
 from bm25desk.engine.readers.detect import detect_format
@@ -320,42 +319,26 @@ def _apply(
     ``new_source()`` is called after the documents are written (it may depend on them) and
     returns the manifest's new ``source`` entry. Nothing is left behind on error or cancel.
     """
-    from bm25desk.engine.index.update import _deletion_entries
+    counts: list[int] = []
 
-    directory = index.path
-    generation = next_generation(directory, index.manifest)
-    new_files = NewFiles(directory)
-    try:
+    def write(generation: int) -> Change:
         seg_names: list[str] = []
         count = 0
         if edit.docs is not None:
-            seg_names, count = write_segments(directory, edit.docs, index.analyzer, cancel)
+            seg_names, count = write_segments(index.path, edit.docs, index.analyzer, cancel)
+        counts.append(count)
         source = new_source()
         gone = np.zeros(index.n_slots, dtype=bool)
         gone[sorted(edit.gone)] = True
-        entries = _deletion_entries(index, gone, generation)
-        entries += [(s, None) for s in seg_names]
+        entries = deletion_entries(index, gone, generation) + [(s, None) for s in seg_names]
         if cancel is not None:
             cancel.check()
-        records = read_skips(directory, index.manifest) + skip_records(edit.report.skipped, None)
-        manifest = commit_mod.commit(
-            directory,
-            name=index.name,
-            analyzer=index.analyzer,
-            source=source,
-            segments=entries,
-            created=index.manifest.get("created"),
-            report=index.manifest.get("report"),
-            generation=generation,
-            skips=write_skips(directory, generation, records),
-            previous=index.manifest,
-        )
-    except BaseException:
-        new_files.discard(generation)
-        raise
-    index.close()  # our own hold on the old generation must not keep its files
-    collect_garbage(directory, manifest)
-    return manifest, count
+        records = read_skips(index.path, index.manifest)
+        records += skip_records(edit.report.skipped, None)
+        return Change(entries, source, index.manifest.get("report"), records)
+
+    manifest = commit_in_place(index, write)
+    return manifest, counts[0]
 
 
 def _recorded(docs: Iterator[Document], ids: list[str]) -> Iterator[Document]:

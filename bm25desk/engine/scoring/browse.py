@@ -188,31 +188,22 @@ def term_postings(
     except for ``docno``. Raises :class:`KeyError` when the term is in no document.
     """
     _check_page(offset, limit)
-    _check_sort(sort)
-    found = _index_term(searcher, term)
-    weight = searcher.weight(found, variant)
-    stats = searcher.statistics.term_stats(found)
-    if weight is None or stats is None:
-        raise KeyError(f"{term!r} is in no document of {searcher.index.name!r}")
-    docnos, tfs, lengths, contrib = _posting_arrays(searcher.index, found, weight)
-    asc = sort == "docno" if ascending is None else ascending
-    key = {"contribution": contrib, "tf": tfs, "length": lengths, "docno": docnos}[sort]
-    total = int(docnos.size)
+    p = _Postings.load(searcher, term, variant, sort, ascending)
+    total = int(p.docnos.size)
     stop = total if limit is None else min(total, offset + limit)
-    order = _top_order(key if asc else -key, docnos, stop)[offset:stop]
-    rows = tuple(_rows(searcher.index, order, docnos, tfs, lengths, contrib))
+    order = _top_order(p.key, p.docnos, stop)[offset:stop]
     return PostingsPage(
-        found,
-        stats.df,
-        stats.cf,
-        weight.idf,
-        weight.idf_text,
+        p.term,
+        p.df,
+        p.cf,
+        p.weight.idf,
+        p.weight.idf_text,
         variant.display_with_params(),
         sort,
-        asc,
+        p.ascending,
         total,
         offset,
-        rows,
+        tuple(p.rows(searcher.index, order)),
     )
 
 
@@ -224,24 +215,20 @@ def iter_postings(
     sort: PostingSort | str = "contribution",
     ascending: bool | None = None,
 ) -> Iterator[PostingRow]:
-    """Yield every posting of ``term`` in the chosen order, a chunk of rows at a time.
+    """Return an iterator over every posting of ``term`` in the chosen order, chunk by chunk.
 
     For exports of a whole postings list: the order is computed once over the arrays, the rows
-    are built (and their ids looked up) only as they are consumed.
+    are built (and their ids looked up) only as they are consumed. Errors (an unknown term, a
+    bad sort) are raised by this call, before anything is yielded.
     """
-    _check_sort(sort)
-    found = _index_term(searcher, term)
-    weight = searcher.weight(found, variant)
-    if weight is None:
-        raise KeyError(f"{term!r} is in no document of {searcher.index.name!r}")
-    docnos, tfs, lengths, contrib = _posting_arrays(searcher.index, found, weight)
-    asc = sort == "docno" if ascending is None else ascending
-    key = {"contribution": contrib, "tf": tfs, "length": lengths, "docno": docnos}[sort]
-    order = np.lexsort((docnos, key if asc else -key))
-    for start in range(0, order.size, _CHUNK):
-        yield from _rows(
-            searcher.index, order[start : start + _CHUNK], docnos, tfs, lengths, contrib
-        )
+    p = _Postings.load(searcher, term, variant, sort, ascending)
+    order = np.lexsort((p.docnos, p.key))
+
+    def chunks() -> Iterator[PostingRow]:
+        for start in range(0, order.size, _CHUNK):
+            yield from p.rows(searcher.index, order[start : start + _CHUNK])
+
+    return chunks()
 
 
 def document_terms(
@@ -294,13 +281,6 @@ def _check_page(offset: int, limit: int | None) -> None:
         raise BrowseError(f"the limit must be at least 1, not {limit}")
 
 
-def _check_sort(sort: str) -> None:
-    if sort not in POSTING_SORTS:
-        raise BrowseError(
-            f"cannot sort postings by {sort!r}: use one of {', '.join(POSTING_SORTS)}"
-        )
-
-
 def _index_term(searcher: Searcher, term: str) -> str:
     """Return ``term`` when the index has it, else the one term its analysis gives (if any)."""
     index = searcher.index
@@ -312,15 +292,59 @@ def _index_term(searcher: Searcher, term: str) -> str:
     raise KeyError(f"{term!r} is in no document of {index.name!r}")
 
 
-def _posting_arrays(
-    index: Index, term: str, weight: TermWeight
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Return docnos, tfs, lengths and contributions of ``term``'s live postings."""
-    docnos, tfs = index.postings(term)
-    lengths = np.asarray(index.doclen[docnos], dtype=np.int64)
-    part = weight.tf_part(tfs.astype(np.float64), lengths.astype(np.float64))
-    contrib = weight.idf * part
-    return docnos, tfs.astype(np.int64), lengths, np.asarray(contrib, dtype=np.float64)
+@dataclass(frozen=True, slots=True)
+class _Postings:
+    """A term's live postings as arrays, with the sort key (negated for largest first)."""
+
+    term: str
+    df: int
+    cf: int
+    weight: TermWeight
+    docnos: np.ndarray
+    tfs: np.ndarray
+    lengths: np.ndarray
+    contrib: np.ndarray
+    key: np.ndarray
+    ascending: bool
+
+    @classmethod
+    def load(
+        cls, searcher: Searcher, term: str, variant: Variant, sort: str, ascending: bool | None
+    ) -> _Postings:
+        """Read ``term``'s postings and weigh them (KeyError: the term is in no document)."""
+        if sort not in POSTING_SORTS:
+            raise BrowseError(
+                f"cannot sort postings by {sort!r}: use one of {', '.join(POSTING_SORTS)}"
+            )
+        found = _index_term(searcher, term)
+        weight = searcher.weight(found, variant)
+        stats = searcher.statistics.term_stats(found)
+        if weight is None or stats is None:
+            raise KeyError(f"{term!r} is in no document of {searcher.index.name!r}")
+        docnos, tfs = searcher.index.postings(found)
+        lengths = np.asarray(searcher.index.doclen[docnos], dtype=np.int64)
+        part = weight.tf_part(tfs.astype(np.float64), lengths.astype(np.float64))
+        contrib = np.asarray(weight.idf * part, dtype=np.float64)
+        tfs = tfs.astype(np.int64)
+        asc = sort == "docno" if ascending is None else ascending
+        keys: dict[str, np.ndarray] = {"contribution": contrib, "tf": tfs, "length": lengths}
+        key = keys.get(sort, docnos)
+        return cls(
+            found, stats.df, stats.cf, weight, docnos, tfs, lengths, contrib,
+            key if asc else -key, asc,
+        )  # fmt: skip
+
+    def rows(self, index: Index, positions: np.ndarray) -> Iterator[PostingRow]:
+        """Yield the rows at ``positions`` (their document ids looked up now)."""
+        for i in positions.tolist():
+            docno = int(self.docnos[i])
+            yield PostingRow(
+                docno,
+                index.docid(docno),
+                int(self.tfs[i]),
+                int(self.lengths[i]),
+                float(self.contrib[i]),
+            )
 
 
 def _top_order(key: np.ndarray, tiebreak: np.ndarray, stop: int) -> np.ndarray:
@@ -339,16 +363,3 @@ def _top_order(key: np.ndarray, tiebreak: np.ndarray, stop: int) -> np.ndarray:
         candidates = np.arange(n)
     order = candidates[np.lexsort((tiebreak[candidates], key[candidates]))]
     return order[:stop]
-
-
-def _rows(
-    index: Index,
-    positions: np.ndarray,
-    docnos: np.ndarray,
-    tfs: np.ndarray,
-    lengths: np.ndarray,
-    contrib: np.ndarray,
-) -> Iterator[PostingRow]:
-    for i in positions.tolist():
-        docno = int(docnos[i])
-        yield PostingRow(docno, index.docid(docno), int(tfs[i]), int(lengths[i]), float(contrib[i]))

@@ -74,7 +74,9 @@ def test_decomposed_kana_are_composed() -> None:
 def test_cjk_tokens_are_not_stemmed_but_words_are() -> None:
     analyzer = Analyzer.create(tokenizer="cjk", stemmer="porter", stopwords="en")
     assert analyzer.terms("東京で running the dogs") == ["東京", "京で", "run", "dog"]
-    assert cjk.is_cjk("東京") and cjk.is_cjk("한") and not cjk.is_cjk("run")
+    assert cjk.is_cjk("東京")
+    assert cjk.is_cjk("한")
+    assert not cjk.is_cjk("run")
 
 
 def test_a_stop_list_applies_to_bigrams(tmp_path: Path) -> None:
@@ -122,7 +124,10 @@ def test_build_query_and_highlight_tokens_agree_on_real_text() -> None:
 
 # Han, Hiragana, Katakana (ー and ・), Hangul, half-width Katakana and voiced marks, full-width
 # Latin, combining marks, Latin, digits, punctuation of both worlds, spaces.
-ALPHABET = [*"中文學而日本東京ひらがなカタカナーン・한국어ｶﾞﾃﾞｯ\u3099\u309aＡｂ１aZé9_-,.。、「」 \n\u3000々𠀀"]
+ALPHABET = [
+    *"中文學而日本東京ひらがなカタカナーン・한국어ｶﾞﾃﾞｯ\u3099\u309a",
+    *"Ａｂ１aZé9_-,.。、「」 \n\u3000々𠀀",
+]
 
 
 @settings(max_examples=400, deadline=None)

@@ -48,7 +48,8 @@ def test_add_appends_new_ids_and_replaces_known_ones(
     expected = [BASE[0], BASE[2], BASE[3], ("e", "kiwi pie"), ("b", "banana split")]
     assert_same_as_fresh(index, fresh(store, tmp_path, "expected", expected), QUERIES)
     edits = index.source["edits"]
-    assert edits[-1]["op"] == "add" and edits[-1]["from"] == str(extra.resolve())
+    assert edits[-1]["op"] == "add"
+    assert edits[-1]["from"] == str(extra.resolve())
     assert (edits[-1]["added"], edits[-1]["replaced"], edits[-1]["format"]) == (1, 1, "beir")
     assert index.source["edit_totals"] == {
         "operations": 1,
@@ -84,14 +85,14 @@ def test_removing_everything_leaves_an_empty_index(store: IndexStore, base: str)
 
 def test_an_empty_add_file_is_refused(store: IndexStore, tmp_path: Path, base: str) -> None:
     empty = write_passages(tmp_path / "blank.tsv", [("e", "   ")])
-    with pytest.raises(StoreError, match="no documents found in .*blank.tsv; 1 record skipped"):
+    with pytest.raises(StoreError, match=r"no documents found in .*blank\.tsv; 1 record skipped"):
         add_documents(base, empty, fmt="msmarco-passages", store=store)
     assert store.open(base).generation == 1
 
 
 def test_a_folder_index_is_refused(store: IndexStore, tiny_folder: Path, tmp_path: Path) -> None:
     build_index(tiny_folder, name="notes", store=store)
-    with pytest.raises(StoreError, match="follows the folder .*bm25desk update"):
+    with pytest.raises(StoreError, match=r"follows the folder .*bm25desk update"):
         remove_documents("notes", ["tiny-1.txt"], store=store)
 
 
