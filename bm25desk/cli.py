@@ -247,6 +247,8 @@ def _report_dict(report: Any) -> dict[str, Any]:
         "added": report.added,
         "changed": report.changed,
         "removed": report.removed,
+        "rebuilt": report.rebuilt,
+        "note": report.note,
         "seconds": round(report.seconds, 3),
         "documents": report.n_docs,
         "terms": report.n_terms,
@@ -365,7 +367,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     if report.rebuilt or report.added or report.changed or report.removed:
         text = report.summary()
     else:
-        text = f"{args.name!r} is up to date ({report.n_docs:,} documents)."
+        text = f"{args.name!r} is up to date ({report.n_docs:,} documents). {report.note}".strip()
     if not args.json:
         _print_skips(report)
     emit(args, _report_dict(report), text)

@@ -240,3 +240,25 @@ def test_info_names_the_cjk_analyzer(
     code, out, _ = run(capsys, "terms", "zh", "--sort", "term", "--csv")
     assert code == 0
     assert [r["term"] for r in rows(out)] == ["习之", "学而", "时习", "而时"]
+
+
+def test_update_of_a_grown_file_says_what_it_did(
+    passages: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "passages.tsv"
+    with open(source, "a", encoding="utf-8") as fh:
+        fh.write("p4\tkiwi tart\np5\tplu")
+    code, out, _ = run(capsys, "update", passages, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert (data["rebuilt"], data["added"], data["documents"]) == (False, 1, 4)
+    assert data["note"].startswith("Appended: the file grew from 53 to 66 bytes")
+    code, out, _ = run(capsys, "update", passages)
+    assert out.strip() == (
+        "'fruit' is up to date (4 documents). "
+        "Nothing new yet: the file grew by 6 bytes but has no complete new line."
+    )
+    source.write_text("p1\tplum\n", "utf-8")
+    code, out, _ = run(capsys, "update", passages)
+    assert code == 0
+    assert "Rebuilt: the file shrank from 66 to 8 bytes." in out
