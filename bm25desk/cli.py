@@ -28,6 +28,7 @@ from bm25desk.commands.common import (
     emit,
     human,
     ranking_options,
+    skip_fields,
     variant_from,
     wants_csv,
 )
@@ -241,9 +242,7 @@ def _report_dict(report: Any) -> dict[str, Any]:
         "name": report.name,
         "read": report.read,
         "indexed": report.indexed,
-        "skipped": len(report.skipped),
-        "skip_reasons": report.skip_reasons,
-        "skipped_records": [{"where": s.where, "reason": s.reason} for s in report.skipped[:1000]],
+        **skip_fields(report),
         "added": report.added,
         "changed": report.changed,
         "removed": report.removed,

@@ -26,6 +26,7 @@ __all__ = [
     "emit",
     "human",
     "ranking_options",
+    "skip_fields",
     "variant_from",
     "wants_csv",
     "write_csv",
@@ -141,6 +142,15 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float):
         return repr(value)
     return "" if value is None else value
+
+
+def skip_fields(report: Any) -> dict[str, Any]:
+    """Return the ``--json`` fields about skipped records of a build, update or edit report."""
+    return {
+        "skipped": len(report.skipped),
+        "skip_reasons": report.skip_reasons,
+        "skipped_records": [{"where": s.where, "reason": s.reason} for s in report.skipped[:1000]],
+    }
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bm25desk.commands.common import BadInput, ProgressBar, column_map, emit
+from bm25desk.commands.common import BadInput, ProgressBar, column_map, emit, skip_fields
 
 __all__ = ["add_edit_commands", "cmd_add", "cmd_remove", "describe_edits", "read_ids"]
 
@@ -75,9 +75,7 @@ def _report_dict(report: Any) -> dict[str, Any]:
         "added": report.added,
         "replaced": report.replaced,
         "removed": report.removed,
-        "skipped": len(report.skipped),
-        "skip_reasons": report.skip_reasons,
-        "skipped_records": [{"where": s.where, "reason": s.reason} for s in report.skipped[:1000]],
+        **skip_fields(report),
         "not_found": list(report.not_found),
         "n_not_found": report.n_not_found,
         "seconds": round(report.seconds, 3),
