@@ -13,15 +13,26 @@ title or path can never steer the terminal; ``--json`` output stays exact.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from bm25desk import __version__, console, logfile, paths
+from bm25desk.commands import add_commands
+from bm25desk.commands.common import (
+    BadInput,
+    ProgressBar,
+    column_map,
+    emit,
+    human,
+    ranking_options,
+    skip_fields,
+    variant_from,
+    wants_csv,
+)
+from bm25desk.commands.edit import describe_edits
 
 EXIT_OK, EXIT_EMPTY, EXIT_INPUT, EXIT_DAMAGED, EXIT_WRITE, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT, 128 + SIGPIPE: as if killed by the signal
@@ -35,63 +46,12 @@ class CliError(Exception):
         self.code = code
 
 
-# -- progress -------------------------------------------------------------------------------------
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr (silent when stderr is not a terminal)."""
-
-    def __init__(self, label: str, unit: str = "B") -> None:
-        self.label = label
-        self.unit = unit
-        self.enabled = sys.stderr.isatty() and not os.environ.get("BM25DESK_NO_PROGRESS")
-        self.started = time.monotonic()
-        self._shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        """Redraw the bar."""
-        if not self.enabled:
-            return
-        elapsed = max(time.monotonic() - self.started, 1e-6)
-        if total > 0:
-            frac = min(done / total, 1.0)
-            bar = "#" * int(frac * 30)
-            eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
-            text = f"\r{self.label} [{bar:<30}] {frac:6.1%}  ETA {eta:5.0f} s"
-        else:
-            text = f"\r{self.label} {_human(done, self.unit)}  {elapsed:5.0f} s"
-        sys.stderr.write(text)
-        sys.stderr.flush()
-        self._shown = True
-
-    def close(self) -> None:
-        """Finish the line."""
-        if self._shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _human(n: float, unit: str) -> str:
-    for prefix in ("", "k", "M", "G", "T"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {prefix}{unit}" if prefix == "" else f"{n:.1f} {prefix}{unit}"
-        n /= 1000
-    return f"{n:.1f} P{unit}"
-
-
 # -- argument parsing -----------------------------------------------------------------------------
 
 
 def _variant_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("ranking")
-    g.add_argument(
-        "--variant", default="lucene", metavar="KEY", help="variant key (see 'variants')"
-    )
-    g.add_argument("--k1", type=float, help="k1 (term-frequency saturation)")
-    g.add_argument("--b", type=float, help="b (length normalisation)")
-    g.add_argument("--delta", type=float, help="δ (bm25l, bm25plus, tfldp)")
-    g.add_argument("--epsilon", type=float, help="ε (okapi's negative-idf floor)")
-    g.add_argument(
+    ranking_options(p)
+    p.add_argument(
         "--no-syntax",
         action="store_true",
         help="treat the query as plain words (no +, -, quotes or title:)",
@@ -100,7 +60,7 @@ def _variant_options(p: argparse.ArgumentParser) -> None:
 
 def _analysis_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("analysis (stored in the index and reused for every query)")
-    g.add_argument("--tokenizer", choices=["word", "whitespace", "treebank"], default="word")
+    g.add_argument("--tokenizer", choices=["word", "whitespace", "treebank", "cjk"], default="word")
     g.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True)
     g.add_argument(
         "--stopwords",
@@ -191,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("update", parents=[common], help="bring an index up to date with its source")
     p.add_argument("name")
+    p.add_argument(
+        "--discard-edits",
+        action="store_true",
+        help="rebuild even when that loses documents added or removed by id (add/remove)",
+    )
     sub.add_parser("list", parents=[common], help="list indexes")
     p = sub.add_parser("info", parents=[common], help="describe an index")
     p.add_argument("name")
@@ -213,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
     p.add_argument("--explain", action="store_true", help="print each hit's score ledger")
+    p.add_argument("--csv", action="store_true", help="CSV: one row a hit, tf and weight a term")
     _variant_options(p)
 
     p = sub.add_parser("explain", parents=[common], help="explain documents' scores for a query")
@@ -220,7 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("docids", nargs="+", metavar="DOCID")
     p.add_argument("--markdown", action="store_true", help="Markdown table instead of a tree")
+    p.add_argument("--csv", action="store_true", help="CSV: one row a ledger line")
     _variant_options(p)
+
+    ranking = argparse.ArgumentParser(add_help=False)
+    ranking_options(ranking)
+    add_commands(sub, common, ranking)
 
     try:
         from bm25desk.evaluation import cli as cli_eval
@@ -238,13 +209,6 @@ def _store() -> Any:
     from bm25desk.engine.index.store import IndexStore
 
     return IndexStore()
-
-
-def _out(args: argparse.Namespace, data: Any, text: str) -> None:
-    if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        print(text)
 
 
 def _analyzer(args: argparse.Namespace) -> Any:
@@ -273,33 +237,17 @@ def _analyzer(args: argparse.Namespace) -> Any:
     )
 
 
-def _columns(spec: str | None) -> Any:
-    if not spec:
-        return None
-    from bm25desk.engine.readers.corpus import ColumnMap
-
-    parts: dict[str, str] = {}
-    for item in spec.split(","):
-        key, eq, value = item.partition("=")
-        if not eq or key.strip() not in ("docid", "text", "title"):
-            raise CliError(f"cannot read column mapping {item!r}: use docid=COL,text=COL,title=COL")
-        parts[key.strip()] = value.strip()
-    if "docid" not in parts or "text" not in parts:
-        raise CliError("--columns needs at least docid=COL and text=COL")
-    return ColumnMap(parts["docid"], tuple(parts["text"].split("+")), parts.get("title"))
-
-
 def _report_dict(report: Any) -> dict[str, Any]:
     return {
         "name": report.name,
         "read": report.read,
         "indexed": report.indexed,
-        "skipped": len(report.skipped),
-        "skip_reasons": report.skip_reasons,
-        "skipped_records": [{"where": s.where, "reason": s.reason} for s in report.skipped[:1000]],
+        **skip_fields(report),
         "added": report.added,
         "changed": report.changed,
         "removed": report.removed,
+        "rebuilt": report.rebuilt,
+        "note": report.note,
         "seconds": round(report.seconds, 3),
         "documents": report.n_docs,
         "terms": report.n_terms,
@@ -329,7 +277,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         report = _index_with_engine(args, analyzer)
         if not args.json:
             _print_skips(report)
-        _out(args, _report_dict(report), report.summary())
+        emit(args, _report_dict(report), report.summary())
         return EXIT_OK
     for option in ("master", "scheduler", "partitions", "staging"):
         if getattr(args, option) is not None:
@@ -341,7 +289,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             name=args.name,
             fmt=args.fmt,
             analyzer=analyzer,
-            columns=_columns(args.columns),
+            columns=column_map(args.columns),
             include=args.include,
             exclude=args.exclude,
             store=_store(),
@@ -354,7 +302,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         bar.close()
     if not args.json:
         _print_skips(report)
-    _out(args, _report_dict(report), report.summary())
+    emit(args, _report_dict(report), report.summary())
     return EXIT_OK
 
 
@@ -373,7 +321,7 @@ def _index_with_engine(args: argparse.Namespace, analyzer: Any) -> Any:
         raise CliError(
             f"--engine {args.engine} needs its extra: pip install 'bm25desk[{args.engine}]'"
         ) from None
-    columns = _columns(args.columns)
+    columns = column_map(args.columns)
     options: dict[str, Any] = {}
     if columns is not None:
         options = {"id_col": columns.docid, "text_col": columns.text, "title_col": columns.title}
@@ -410,16 +358,18 @@ def cmd_update(args: argparse.Namespace) -> int:
 
     bar = ProgressBar("updating")
     try:
-        report = update_index(args.name, store=_store(), progress=bar)
+        report = update_index(
+            args.name, store=_store(), progress=bar, discard_edits=args.discard_edits
+        )
     finally:
         bar.close()
     if report.rebuilt or report.added or report.changed or report.removed:
         text = report.summary()
     else:
-        text = f"{args.name!r} is up to date ({report.n_docs:,} documents)."
+        text = f"{args.name!r} is up to date ({report.n_docs:,} documents). {report.note}".strip()
     if not args.json:
         _print_skips(report)
-    _out(args, _report_dict(report), text)
+    emit(args, _report_dict(report), text)
     return EXIT_OK
 
 
@@ -446,13 +396,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         rows = [f"{'name':<20} {'documents':>10} {'size':>10}  source"]
         for i in infos:
-            size = _human(i.size_bytes, "B")
+            size = human(i.size_bytes, "B")
             note = f"  [damaged: {i.error}]" if i.error else ""
             rows.append(
                 f"{i.name:<20} {i.n_docs:>10,} {size:>10}  {i.source.get('path', '')}{note}"
             )
         text = "\n".join(rows)
-    _out(args, data, text)
+    emit(args, data, text)
     return EXIT_OK
 
 
@@ -489,22 +439,23 @@ def cmd_info(args: argparse.Namespace) -> int:
             f"{index.total_len:,} tokens, average length {index.avgdl:.2f}",
             f"source:   {index.source.get('path', '')} ({index.source.get('format', '')})",
             f"analyzer: {index.analyzer.describe()}",
-            f"stored:   {index.path} ({_human(info.size_bytes, 'B')}, "
+            f"stored:   {index.path} ({human(info.size_bytes, 'B')}, "
             f"{len(index.segments)} segment(s))",
             f"updated:  {index.manifest.get('updated', '')}",
+            *filter(None, [describe_edits(index.source)]),
             *([f"built:    {built}"] if built else []),
             "top terms: " + ", ".join(f"{t} ({cf:,})" for t, _, cf in top),
             *(f"warning: {w}" for w in index.warnings),
         ]
     )
-    _out(args, data, text)
+    emit(args, data, text)
     return EXIT_OK
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
     """Delete an index."""
     _store().delete(args.name)
-    _out(args, {"deleted": args.name}, f"Deleted index {args.name!r}.")
+    emit(args, {"deleted": args.name}, f"Deleted index {args.name!r}.")
     return EXIT_OK
 
 
@@ -524,7 +475,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         "problems": report.problems,
         "repaired": report.repaired,
     }
-    _out(args, data, report.as_text())
+    emit(args, data, report.as_text())
     return EXIT_OK if report.ok else EXIT_DAMAGED
 
 
@@ -562,14 +513,8 @@ def cmd_variants(args: argparse.Namespace) -> int:
             f"{cls.key:<11} {cls.label}\n            idf = {cls.idf_formula}\n"
             f"            tf part = {cls.tf_formula}\n            parameters: {ptext}"
         )
-    _out(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(lines))
     return EXIT_OK
-
-
-def _variant(args: argparse.Namespace) -> Any:
-    from bm25desk.engine.scoring.variants import get_variant
-
-    return get_variant(args.variant, k1=args.k1, b=args.b, delta=args.delta, epsilon=args.epsilon)
 
 
 def hit_dict(hit: Any) -> dict[str, Any]:
@@ -607,7 +552,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise CliError("-k must be at least 1")
-    variant = _variant(args)
+    csv = wants_csv(args)
+    variant = variant_from(args)
     searcher = Searcher(_store().open(args.name))
     result = searcher.search(args.query, variant, args.k, syntax=not args.no_syntax)
     a = result.analysis
@@ -621,6 +567,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         "seconds": round(result.seconds, 6),
         "hits": [hit_dict(h) for h in result.hits],
     }
+    if csv:
+        _search_csv(args, searcher, result, data)
+        return EXIT_OK if result.hits else EXIT_EMPTY
     if args.explain and args.json:
         for h, d in zip(result.hits, data["hits"], strict=True):
             d["explanation"] = searcher.explain_docno(a.parsed, h.docno, variant).as_dict()
@@ -640,15 +589,31 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.explain:
             expl = searcher.explain_docno(a.parsed, h.docno, variant)
             lines.extend("      " + line for line in expl.as_text().splitlines())
-    _out(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(lines))
     return EXIT_OK if result.hits else EXIT_EMPTY
+
+
+def _search_csv(args: argparse.Namespace, searcher: Any, result: Any, data: Any) -> None:
+    """Write the hits (or, with ``--explain``, their ledgers) as CSV."""
+    from bm25desk.commands.export import write_hits_csv, write_ledger_csv
+
+    if args.explain:
+        parsed, variant = result.analysis.parsed, variant_from(args)
+        ledgers = []
+        for h in result.hits:
+            ledgers.append({**searcher.explain_docno(parsed, h.docno, variant).as_dict()})
+            ledgers[-1]["rank"] = h.rank
+        write_ledger_csv(ledgers)
+    else:
+        write_hits_csv(data["hits"], data["terms"])
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Explain documents' scores."""
     from bm25desk.engine.scoring.search import Searcher
 
-    variant = _variant(args)
+    csv = wants_csv(args)
+    variant = variant_from(args)
     searcher = Searcher(_store().open(args.name))
     parsed = searcher.parse(args.query, syntax=not args.no_syntax)
     if not parsed.scored:
@@ -662,10 +627,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
         except KeyError as exc:
             raise CliError(str(exc.args[0])) from None
     data: Any = [e.as_dict() for e in explanations]
+    if csv:
+        from bm25desk.commands.export import write_ledger_csv
+
+        write_ledger_csv(data)
+        return EXIT_OK
     if len(data) == 1:
         data = data[0]
     text = "\n\n".join(e.as_markdown() if args.markdown else e.as_text() for e in explanations)
-    _out(args, data, text)
+    emit(args, data, text)
     return EXIT_OK
 
 
@@ -761,7 +731,10 @@ def _user_errors() -> tuple[tuple[tuple[type[BaseException], ...], int], ...]:
     return (
         ((IndexCorruptError,), EXIT_DAMAGED),
         ((IndexWriteError, IndexLockedError), EXIT_WRITE),
-        ((StoreError, CorpusError, AnalysisError, VariantError, QueryError), EXIT_INPUT),
+        (
+            (StoreError, CorpusError, AnalysisError, VariantError, QueryError, BadInput),
+            EXIT_INPUT,
+        ),
     )
 
 
