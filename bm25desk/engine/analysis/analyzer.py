@@ -136,12 +136,12 @@ _NONSPACE = re.compile(r"\S+")
 
 @dataclass(frozen=True)
 class Analyzer:
-    """A text analyser: tokenizer, lowercasing, minimum length, stop list and stemmer.
+    r"""A text analyser: tokenizer, lowercasing, minimum length, stop list and stemmer.
 
     Parameters
     ----------
     tokenizer
-        ``word`` (``\\w+``), ``whitespace`` (``str.split()``, keeps punctuation), ``treebank``
+        ``word`` (``\w+``), ``whitespace`` (``str.split()``, keeps punctuation), ``treebank``
         or ``cjk`` (bigrams over Han/Kana/Hangul runs, words elsewhere: :mod:`.cjk`).
     lowercase
         Lowercase tokens before the other steps.
@@ -465,6 +465,7 @@ class TokenIds(dict[str, int]):
         return -1 if term is None else self._vocabulary[term]
 
     def __missing__(self, token: str) -> int:
+        """Look ``token`` up on a cache miss, and remember it while the cache has room."""
         value = self.lookup(token)
         if len(self) < self.LIMIT:
             self[token] = value
