@@ -1,4 +1,4 @@
-"""Command-line commands kept out of ``bm25desk/cli.py``: edits by id, look-inside, CSV export.
+"""The command-line commands, by concern; ``bm25desk/cli.py`` parses, dispatches and maps errors.
 
 :func:`add_commands` registers them on the CLI's parser; each sets ``handler``, which the CLI
 calls as ``handler(args, open_searcher)``. Errors are the engine's, or :class:`BadInput` (exit 2).

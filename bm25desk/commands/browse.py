@@ -12,11 +12,17 @@ from dataclasses import asdict
 from typing import Any
 
 from bm25desk import console
-from bm25desk.commands.common import BadInput, emit, variant_from, wants_csv, write_csv
+from bm25desk.commands.common import (
+    EXIT_EMPTY,
+    EXIT_OK,
+    BadInput,
+    emit,
+    variant_from,
+    wants_csv,
+    write_csv,
+)
 
 __all__ = ["add_browse_commands", "cmd_doc_terms", "cmd_postings", "cmd_terms"]
-
-EXIT_OK, EXIT_EMPTY = 0, 1
 
 
 def add_browse_commands(

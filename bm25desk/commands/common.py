@@ -20,17 +20,25 @@ from typing import Any
 from bm25desk import console
 
 __all__ = [
+    "EXIT_DAMAGED",
+    "EXIT_EMPTY",
+    "EXIT_OK",
     "BadInput",
     "ProgressBar",
     "column_map",
     "emit",
+    "err",
     "human",
     "ranking_options",
     "skip_fields",
+    "store",
     "variant_from",
     "wants_csv",
     "write_csv",
 ]
+
+
+EXIT_OK, EXIT_EMPTY, EXIT_DAMAGED = 0, 1, 3  # the rest: bm25desk.cli
 
 
 class BadInput(ValueError):
@@ -159,3 +167,15 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> None:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(text)
+
+
+def store() -> Any:
+    """Return the index store of the data directory (``--data-dir`` applied by the CLI)."""
+    from bm25desk.engine.index.store import IndexStore
+
+    return IndexStore()
+
+
+def err(text: str) -> None:
+    """Print a line for people on stderr (control characters escaped: it may quote a document)."""
+    print(console.visible(text), file=sys.stderr)
