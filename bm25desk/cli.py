@@ -13,15 +13,18 @@ title or path can never steer the terminal; ``--json`` output stays exact.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from bm25desk import __version__, console, logfile, paths
+from bm25desk.commands import add_commands
+from bm25desk.commands.common import BadInput, err, ranking_options, store
+from bm25desk.commands.indexing import cmd_index, cmd_update
+from bm25desk.commands.searching import cmd_explain, cmd_search, cmd_variants
+from bm25desk.commands.stores import cmd_check, cmd_delete, cmd_info, cmd_list
 
 EXIT_OK, EXIT_EMPTY, EXIT_INPUT, EXIT_DAMAGED, EXIT_WRITE, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT, 128 + SIGPIPE: as if killed by the signal
@@ -35,63 +38,12 @@ class CliError(Exception):
         self.code = code
 
 
-# -- progress -------------------------------------------------------------------------------------
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr (silent when stderr is not a terminal)."""
-
-    def __init__(self, label: str, unit: str = "B") -> None:
-        self.label = label
-        self.unit = unit
-        self.enabled = sys.stderr.isatty() and not os.environ.get("BM25DESK_NO_PROGRESS")
-        self.started = time.monotonic()
-        self._shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        """Redraw the bar."""
-        if not self.enabled:
-            return
-        elapsed = max(time.monotonic() - self.started, 1e-6)
-        if total > 0:
-            frac = min(done / total, 1.0)
-            bar = "#" * int(frac * 30)
-            eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
-            text = f"\r{self.label} [{bar:<30}] {frac:6.1%}  ETA {eta:5.0f} s"
-        else:
-            text = f"\r{self.label} {_human(done, self.unit)}  {elapsed:5.0f} s"
-        sys.stderr.write(text)
-        sys.stderr.flush()
-        self._shown = True
-
-    def close(self) -> None:
-        """Finish the line."""
-        if self._shown:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _human(n: float, unit: str) -> str:
-    for prefix in ("", "k", "M", "G", "T"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {prefix}{unit}" if prefix == "" else f"{n:.1f} {prefix}{unit}"
-        n /= 1000
-    return f"{n:.1f} P{unit}"
-
-
 # -- argument parsing -----------------------------------------------------------------------------
 
 
 def _variant_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("ranking")
-    g.add_argument(
-        "--variant", default="lucene", metavar="KEY", help="variant key (see 'variants')"
-    )
-    g.add_argument("--k1", type=float, help="k1 (term-frequency saturation)")
-    g.add_argument("--b", type=float, help="b (length normalisation)")
-    g.add_argument("--delta", type=float, help="δ (bm25l, bm25plus, tfldp)")
-    g.add_argument("--epsilon", type=float, help="ε (okapi's negative-idf floor)")
-    g.add_argument(
+    ranking_options(p)
+    p.add_argument(
         "--no-syntax",
         action="store_true",
         help="treat the query as plain words (no +, -, quotes or title:)",
@@ -100,7 +52,7 @@ def _variant_options(p: argparse.ArgumentParser) -> None:
 
 def _analysis_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("analysis (stored in the index and reused for every query)")
-    g.add_argument("--tokenizer", choices=["word", "whitespace", "treebank"], default="word")
+    g.add_argument("--tokenizer", choices=["word", "whitespace", "treebank", "cjk"], default="word")
     g.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True)
     g.add_argument(
         "--stopwords",
@@ -191,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("update", parents=[common], help="bring an index up to date with its source")
     p.add_argument("name")
+    p.add_argument(
+        "--discard-edits",
+        action="store_true",
+        help="rebuild even when that loses documents added or removed by id (add/remove)",
+    )
     sub.add_parser("list", parents=[common], help="list indexes")
     p = sub.add_parser("info", parents=[common], help="describe an index")
     p.add_argument("name")
@@ -213,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
     p.add_argument("--explain", action="store_true", help="print each hit's score ledger")
+    p.add_argument("--csv", action="store_true", help="CSV: one row a hit, tf and weight a term")
     _variant_options(p)
 
     p = sub.add_parser("explain", parents=[common], help="explain documents' scores for a query")
@@ -220,7 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("docids", nargs="+", metavar="DOCID")
     p.add_argument("--markdown", action="store_true", help="Markdown table instead of a tree")
+    p.add_argument("--csv", action="store_true", help="CSV: one row a ledger line")
     _variant_options(p)
+
+    ranking = argparse.ArgumentParser(add_help=False)
+    ranking_options(ranking)
+    add_commands(sub, common, ranking)
 
     try:
         from bm25desk.evaluation import cli as cli_eval
@@ -234,439 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
 # -- commands -------------------------------------------------------------------------------------
 
 
-def _store() -> Any:
-    from bm25desk.engine.index.store import IndexStore
-
-    return IndexStore()
-
-
-def _out(args: argparse.Namespace, data: Any, text: str) -> None:
-    if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        print(text)
-
-
-def _analyzer(args: argparse.Namespace) -> Any:
-    from bm25desk.engine.analysis.analyzer import LANGUAGES, Analyzer
-
-    lang = args.language
-    if lang not in LANGUAGES:
-        raise CliError(f"unknown language {lang!r}: use one of {', '.join(LANGUAGES)}")
-    stop = args.stopwords
-    if stop == "auto":
-        from whoosh.lang.stopwords import stoplists
-
-        stop = lang if lang in stoplists else "none"
-    stem = args.stemmer
-    if stem == "auto":
-        stem = "porter" if lang == "en" else "snowball"
-    if args.min_length < 1:
-        raise CliError("--min-length must be at least 1")
-    return Analyzer.create(
-        tokenizer=args.tokenizer,
-        lowercase=args.lowercase,
-        stopwords=stop,
-        stemmer=stem,
-        language=lang,
-        min_length=args.min_length,
-    )
-
-
-def _columns(spec: str | None) -> Any:
-    if not spec:
-        return None
-    from bm25desk.engine.readers.corpus import ColumnMap
-
-    parts: dict[str, str] = {}
-    for item in spec.split(","):
-        key, eq, value = item.partition("=")
-        if not eq or key.strip() not in ("docid", "text", "title"):
-            raise CliError(f"cannot read column mapping {item!r}: use docid=COL,text=COL,title=COL")
-        parts[key.strip()] = value.strip()
-    if "docid" not in parts or "text" not in parts:
-        raise CliError("--columns needs at least docid=COL and text=COL")
-    return ColumnMap(parts["docid"], tuple(parts["text"].split("+")), parts.get("title"))
-
-
-def _report_dict(report: Any) -> dict[str, Any]:
-    return {
-        "name": report.name,
-        "read": report.read,
-        "indexed": report.indexed,
-        "skipped": len(report.skipped),
-        "skip_reasons": report.skip_reasons,
-        "skipped_records": [{"where": s.where, "reason": s.reason} for s in report.skipped[:1000]],
-        "added": report.added,
-        "changed": report.changed,
-        "removed": report.removed,
-        "seconds": round(report.seconds, 3),
-        "documents": report.n_docs,
-        "terms": report.n_terms,
-    }
-
-
 def _err(text: str) -> None:
-    """Print a line for people on stderr (control characters escaped: it may quote a document)."""
-    print(console.visible(text), file=sys.stderr)
-
-
-def _print_skips(report: Any, limit: int = 10) -> None:
-    for s in report.skipped[:limit]:
-        _err(f"  skipped {s.where}: {s.reason}")
-    if len(report.skipped) > limit:
-        _err(f"  … and {len(report.skipped) - limit:,} more")
-
-
-def cmd_index(args: argparse.Namespace) -> int:
-    """Build an index."""
-    from bm25desk.engine.index.build import build_index
-
-    if args.name is not None and not args.name.strip():
-        raise CliError("--name is empty: give the index a name, or leave --name out")
-    analyzer = _analyzer(args)
-    if args.engine != "bm25desk":
-        report = _index_with_engine(args, analyzer)
-        if not args.json:
-            _print_skips(report)
-        _out(args, _report_dict(report), report.summary())
-        return EXIT_OK
-    for option in ("master", "scheduler", "partitions", "staging"):
-        if getattr(args, option) is not None:
-            raise CliError(f"--{option} needs --engine spark or --engine dask")
-    bar = ProgressBar("indexing")
-    try:
-        report = build_index(
-            args.source,
-            name=args.name,
-            fmt=args.fmt,
-            analyzer=analyzer,
-            columns=_columns(args.columns),
-            include=args.include,
-            exclude=args.exclude,
-            store=_store(),
-            progress=bar,
-            workers=None,  # every core for a large MS MARCO/BEIR file
-            replace=args.replace,
-            allow_empty=args.allow_empty,
-        )
-    finally:
-        bar.close()
-    if not args.json:
-        _print_skips(report)
-    _out(args, _report_dict(report), report.summary())
-    return EXIT_OK
-
-
-def _index_with_engine(args: argparse.Namespace, analyzer: Any) -> Any:
-    """Build with Spark or Dask (``--engine``); progress counts finished tasks."""
-    import importlib
-
-    wrong = "scheduler" if args.engine == "spark" else "master"
-    if getattr(args, wrong) is not None or args.include or args.exclude:
-        bad = f"--{wrong}" if getattr(args, wrong) is not None else "--include/--exclude"
-        raise CliError(f"{bad} does not go with --engine {args.engine}")
-    try:
-        module = importlib.import_module(f"bm25desk.{args.engine}")
-        importlib.import_module("pyspark" if args.engine == "spark" else "distributed")
-    except ImportError:
-        raise CliError(
-            f"--engine {args.engine} needs its extra: pip install 'bm25desk[{args.engine}]'"
-        ) from None
-    columns = _columns(args.columns)
-    options: dict[str, Any] = {}
-    if columns is not None:
-        options = {"id_col": columns.docid, "text_col": columns.text, "title_col": columns.title}
-    if args.engine == "spark":
-        try:
-            options["spark"] = module.session(args.master)
-        except Exception as exc:  # the JVM did not start: no Java, a bad master URL ...
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise CliError(f"could not start Spark ({first}); is Java 17 installed?") from None
-    else:
-        options["scheduler"] = args.scheduler
-    bar = ProgressBar(f"indexing ({args.engine} tasks)", unit="")
-    try:
-        return module.build_index(
-            args.source,
-            args.name,
-            fmt=args.fmt,
-            analyzer=analyzer,
-            partitions=args.partitions,
-            staging=args.staging,
-            store=_store(),
-            replace=args.replace,
-            allow_empty=args.allow_empty,
-            progress=bar,
-            **options,
-        )
-    finally:
-        bar.close()
-
-
-def cmd_update(args: argparse.Namespace) -> int:
-    """Update an index from its source."""
-    from bm25desk.engine.index.build import update_index
-
-    bar = ProgressBar("updating")
-    try:
-        report = update_index(args.name, store=_store(), progress=bar)
-    finally:
-        bar.close()
-    if report.rebuilt or report.added or report.changed or report.removed:
-        text = report.summary()
-    else:
-        text = f"{args.name!r} is up to date ({report.n_docs:,} documents)."
-    if not args.json:
-        _print_skips(report)
-    _out(args, _report_dict(report), text)
-    return EXIT_OK
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    """List indexes."""
-    store = _store()
-    store.check_root()
-    infos = [store.info(n) for n in store.names()]
-    data = [
-        {
-            "name": i.name,
-            "documents": i.n_docs,
-            "terms": i.n_terms,
-            "source": i.source.get("path", ""),
-            "format": i.source.get("format", ""),
-            "size_bytes": i.size_bytes,
-            "updated": i.updated,
-            "error": i.error,
-        }
-        for i in infos
-    ]
-    if not infos:
-        text = f"No indexes yet in {store.root}. Create one with: bm25desk index SOURCE"
-    else:
-        rows = [f"{'name':<20} {'documents':>10} {'size':>10}  source"]
-        for i in infos:
-            size = _human(i.size_bytes, "B")
-            note = f"  [damaged: {i.error}]" if i.error else ""
-            rows.append(
-                f"{i.name:<20} {i.n_docs:>10,} {size:>10}  {i.source.get('path', '')}{note}"
-            )
-        text = "\n".join(rows)
-    _out(args, data, text)
-    return EXIT_OK
-
-
-def cmd_info(args: argparse.Namespace) -> int:
-    """Describe an index."""
-    from bm25desk.engine.index.parts import describe_build
-
-    store = _store()
-    index = store.open(args.name)
-    info = store.info(args.name)
-    top = index.top_terms(args.top_terms)
-    built = describe_build(index.manifest.get("build") or {})
-    data = {
-        "name": index.name,
-        "documents": index.n_docs,
-        "avgdl": index.avgdl,
-        "terms": index.n_terms,
-        "tokens": index.total_len,
-        "analyzer": index.manifest["analyzer"],
-        "source": index.source,
-        "path": str(index.path),
-        "size_bytes": info.size_bytes,
-        "segments": len(index.segments),
-        "created": index.manifest.get("created"),
-        "updated": index.manifest.get("updated"),
-        "fingerprint": index.fingerprint,
-        "build": index.manifest.get("build", {}),
-        "top_terms": [{"term": t, "df": df, "cf": cf} for t, df, cf in top],
-        "warnings": index.warnings,
-    }
-    text = "\n".join(
-        [
-            f"{index.name}: {index.n_docs:,} documents, {index.n_terms:,} terms, "
-            f"{index.total_len:,} tokens, average length {index.avgdl:.2f}",
-            f"source:   {index.source.get('path', '')} ({index.source.get('format', '')})",
-            f"analyzer: {index.analyzer.describe()}",
-            f"stored:   {index.path} ({_human(info.size_bytes, 'B')}, "
-            f"{len(index.segments)} segment(s))",
-            f"updated:  {index.manifest.get('updated', '')}",
-            *([f"built:    {built}"] if built else []),
-            "top terms: " + ", ".join(f"{t} ({cf:,})" for t, _, cf in top),
-            *(f"warning: {w}" for w in index.warnings),
-        ]
-    )
-    _out(args, data, text)
-    return EXIT_OK
-
-
-def cmd_delete(args: argparse.Namespace) -> int:
-    """Delete an index."""
-    _store().delete(args.name)
-    _out(args, {"deleted": args.name}, f"Deleted index {args.name!r}.")
-    return EXIT_OK
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    """Verify an index completely (and repair it when asked)."""
-    from bm25desk.engine.index.check import check_index
-
-    report = check_index(args.name, store=_store(), repair=args.repair)
-    data = {
-        "name": report.name,
-        "generation": report.generation,
-        "ok": report.ok,
-        "checksums": report.checksums,
-        "segments": [
-            {"name": s.name, "documents": s.n_docs, "error": s.error} for s in report.segments
-        ],
-        "problems": report.problems,
-        "repaired": report.repaired,
-    }
-    _out(args, data, report.as_text())
-    return EXIT_OK if report.ok else EXIT_DAMAGED
-
-
-def cmd_variants(args: argparse.Namespace) -> int:
-    """List the variants and their parameters."""
-    from bm25desk.engine.scoring.variants import variant_classes
-
-    data = []
-    lines = []
-    for cls in variant_classes():
-        params = cls.params()
-        data.append(
-            {
-                "key": cls.key,
-                "label": cls.label,
-                "idf": cls.idf_formula,
-                "tf": cls.tf_formula,
-                "citation": cls.citation,
-                "parameters": [
-                    {
-                        "name": p.name,
-                        "symbol": p.symbol,
-                        "default": p.default,
-                        "min": p.lo,
-                        "max": p.hi,
-                        "step": p.step,
-                        "help": p.help,
-                    }
-                    for p in params
-                ],
-            }
-        )
-        ptext = ", ".join(f"{p.name}={p.default:g} [{p.lo:g}–{p.hi:g}]" for p in params) or "—"
-        lines.append(
-            f"{cls.key:<11} {cls.label}\n            idf = {cls.idf_formula}\n"
-            f"            tf part = {cls.tf_formula}\n            parameters: {ptext}"
-        )
-    _out(args, data, "\n".join(lines))
-    return EXIT_OK
-
-
-def _variant(args: argparse.Namespace) -> Any:
-    from bm25desk.engine.scoring.variants import get_variant
-
-    return get_variant(args.variant, k1=args.k1, b=args.b, delta=args.delta, epsilon=args.epsilon)
-
-
-def hit_dict(hit: Any) -> dict[str, Any]:
-    """Return the JSON shape of a hit."""
-    return {
-        "rank": hit.rank,
-        "docid": hit.docid,
-        "score": hit.score,
-        "title": hit.title,
-        "location": hit.location,
-        "length": hit.length,
-        "contributions": [
-            {
-                "term": c.term,
-                "qtf": c.qtf,
-                "tf": c.tf,
-                "df": c.df,
-                "idf": c.idf,
-                "tf_part": c.tf_part,
-                "weight": c.weight,
-            }
-            for c in hit.contributions
-        ],
-    }
-
-
-def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    """Search an index."""
-    from bm25desk.engine.scoring.search import Searcher, variant_dict
-
-    if args.k < 1:
-        raise CliError("-k must be at least 1")
-    variant = _variant(args)
-    searcher = Searcher(_store().open(args.name))
-    result = searcher.search(args.query, variant, args.k, syntax=not args.no_syntax)
-    a = result.analysis
-    data: dict[str, Any] = {
-        "query": result.query,
-        "terms": list(a.terms),
-        "unknown": list(a.unknown),
-        "stopwords": list(a.stopped),
-        "variant": variant_dict(variant),
-        "matches": result.n_matches,
-        "seconds": round(result.seconds, 6),
-        "hits": [hit_dict(h) for h in result.hits],
-    }
-    if args.explain and args.json:
-        for h, d in zip(result.hits, data["hits"], strict=True):
-            d["explanation"] = searcher.explain_docno(a.parsed, h.docno, variant).as_dict()
-    lines = [
-        f"{result.n_matches:,} matching documents for {', '.join(a.terms)} under "
-        f"{variant.display_with_params()} ({result.seconds * 1000:.1f} ms)"
-    ]
-    lines.extend(f"note: {w}" for w in a.parsed.warnings)
-    if a.unknown:
-        lines.append(f"not in any document: {', '.join(a.unknown)}")
-    if a.stopped:
-        lines.append(f"stop words ignored: {', '.join(a.stopped)}")
-    for h in result.hits:
-        parts = "  ".join(f"{c.term} {c.weight:.3f}" for c in h.contributions)
-        lines.append(f"{h.rank:>3}. {h.score:9.4f}  {_clip(h.docid, 24):<24} {_clip(h.title, 50)}")
-        lines.append(f"      {parts}")
-        if args.explain:
-            expl = searcher.explain_docno(a.parsed, h.docno, variant)
-            lines.extend("      " + line for line in expl.as_text().splitlines())
-    _out(args, data, "\n".join(lines))
-    return EXIT_OK if result.hits else EXIT_EMPTY
-
-
-def cmd_explain(args: argparse.Namespace) -> int:
-    """Explain documents' scores."""
-    from bm25desk.engine.scoring.search import Searcher
-
-    variant = _variant(args)
-    searcher = Searcher(_store().open(args.name))
-    parsed = searcher.parse(args.query, syntax=not args.no_syntax)
-    if not parsed.scored:
-        from bm25desk.engine.scoring.search import QueryError, _empty_reason
-
-        raise QueryError(_empty_reason(parsed))
-    explanations = []
-    for docid in args.docids:
-        try:
-            explanations.append(searcher.explain(parsed, docid, variant, with_rank=True))
-        except KeyError as exc:
-            raise CliError(str(exc.args[0])) from None
-    data: Any = [e.as_dict() for e in explanations]
-    if len(data) == 1:
-        data = data[0]
-    text = "\n\n".join(e.as_markdown() if args.markdown else e.as_text() for e in explanations)
-    _out(args, data, text)
-    return EXIT_OK
+    """Print a line for people on stderr (control characters escaped)."""
+    err(text)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -686,7 +219,7 @@ def open_searcher(name: str) -> Any:
     """Open a searcher on index ``name`` (passed to the evaluation commands)."""
     from bm25desk.engine.scoring.search import Searcher
 
-    return Searcher(_store().open(name))
+    return Searcher(store().open(name))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -761,7 +294,10 @@ def _user_errors() -> tuple[tuple[tuple[type[BaseException], ...], int], ...]:
     return (
         ((IndexCorruptError,), EXIT_DAMAGED),
         ((IndexWriteError, IndexLockedError), EXIT_WRITE),
-        ((StoreError, CorpusError, AnalysisError, VariantError, QueryError), EXIT_INPUT),
+        (
+            (StoreError, CorpusError, AnalysisError, VariantError, QueryError, BadInput),
+            EXIT_INPUT,
+        ),
     )
 
 

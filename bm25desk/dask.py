@@ -47,7 +47,7 @@ from bm25desk.engine.index.parts import (
 )
 from bm25desk.engine.index.report import BuildReport
 from bm25desk.engine.index.store import IndexStore, StoreError
-from bm25desk.engine.progress import CancelToken, ProgressFn
+from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn
 from bm25desk.engine.readers.corpus import CorpusError
 
 __all__ = ["RETRIES", "build_index", "local_client"]
@@ -320,7 +320,7 @@ def _gather(
                 cancel.check()
             time.sleep(0.25)
         parts: list[PartInfo] = client.gather(futures)
-    except (AnalyzerMismatchError, PartError, CorpusError):
+    except (AnalyzerMismatchError, PartError, CorpusError, Cancelled):  # bm25desk's own: as is
         client.cancel(futures)
         raise
     except Exception as exc:

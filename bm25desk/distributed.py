@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -250,8 +251,17 @@ class Staging:
             self.path.mkdir()
 
     def remove(self) -> None:
-        """Remove the folder and everything tasks left in it (failed, speculative attempts)."""
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Remove the folder and everything tasks left in it (failed, speculative attempts).
+
+        A task of a cancelled Dask job may still be writing while the folder goes (it stops at
+        its next check, finding its directory gone): a file it adds during the removal leaves a
+        folder behind, so the removal is tried again a few times.
+        """
+        for delay in (0.0, 0.2, 0.5, 1.0):
+            time.sleep(delay)
+            shutil.rmtree(self.path, ignore_errors=True)
+            if not self.path.exists():
+                return
 
 
 RunParts = Callable[[str, ProgressFn | None, CancelToken | None], list[PartInfo]]

@@ -108,6 +108,14 @@ def ui_index_root(tmp_path_factory: pytest.TempPathFactory, ui_corpus: Path) -> 
     return root
 
 
+@pytest.fixture(autouse=True)
+def _no_data_dir_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start every test without a ``--data-dir`` an earlier test's CLI run set in this process."""
+    from bm25desk import paths
+
+    monkeypatch.setattr(paths, "_override", None)
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point BM25DESK_DATA_DIR (indexes and settings) at a fresh temporary directory."""

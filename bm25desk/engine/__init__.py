@@ -15,6 +15,7 @@ from __future__ import annotations
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
 from bm25desk.engine.index.assemble import assemble_index
 from bm25desk.engine.index.build import BuildReport, build_index, update_index
+from bm25desk.engine.index.edit import EditReport, add_documents, remove_documents
 from bm25desk.engine.index.parts import PartInfo, RowDocuments, write_file_part, write_part
 from bm25desk.engine.index.reader import DocRecord, Index
 from bm25desk.engine.index.segment import IndexCorruptError
@@ -22,6 +23,15 @@ from bm25desk.engine.index.shards import GlobalStatistics
 from bm25desk.engine.index.stats import CollectionStats
 from bm25desk.engine.index.store import IndexInfo, IndexStore, StoreError
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn
+from bm25desk.engine.scoring.browse import (
+    DocumentTerms,
+    PostingsPage,
+    TermPage,
+    document_terms,
+    iter_postings,
+    list_terms,
+    term_postings,
+)
 from bm25desk.engine.scoring.query import Constraint
 from bm25desk.engine.scoring.search import (
     TIE_RULE,
@@ -57,6 +67,8 @@ __all__ = [
     "ConstraintCheck",
     "Contribution",
     "DocRecord",
+    "DocumentTerms",
+    "EditReport",
     "Explanation",
     "Feedback",
     "GlobalStatistics",
@@ -66,6 +78,7 @@ __all__ = [
     "IndexInfo",
     "IndexStore",
     "PartInfo",
+    "PostingsPage",
     "ProgressFn",
     "QueryAnalysis",
     "QueryError",
@@ -75,12 +88,19 @@ __all__ = [
     "StoreError",
     "Suggestion",
     "TermExplanation",
+    "TermPage",
     "Variant",
     "VariantError",
+    "add_documents",
     "all_variants",
     "assemble_index",
     "build_index",
+    "document_terms",
     "get_variant",
+    "iter_postings",
+    "list_terms",
+    "remove_documents",
+    "term_postings",
     "update_index",
     "variant_classes",
     "write_file_part",

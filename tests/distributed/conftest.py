@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +20,7 @@ def spark() -> Iterator[Any]:
     """
     from pyspark.sql import SparkSession
 
+    check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (
         SparkSession.builder.master("local[2,4]")
@@ -30,6 +33,25 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def check_java() -> None:
+    """Fail (never skip) with one clear line unless the Java Spark would start runs.
+
+    Spark takes ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set, else ``java`` on the PATH;
+    without this check a missing Java shows as Spark's "Java gateway process exited".
+    """
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    where = f"JAVA_HOME={home}" if home else "java on the PATH"
+    try:
+        if java is None:
+            raise FileNotFoundError("not found")
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+        if out.returncode != 0:
+            raise OSError(f"'java -version' exited with {out.returncode}")
+    except (OSError, subprocess.SubprocessError) as exc:
+        pytest.fail(f"the Spark tests need Java 17 ({where}: {exc}); they fail, never skip")
 
 
 @pytest.fixture(scope="session")

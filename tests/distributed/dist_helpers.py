@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bm25desk.engine import Index, IndexStore, Searcher, all_variants, build_index
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.manifest import segment_entries
+from bm25desk.engine.progress import Cancelled, CancelToken
 
 WORDS = [
     *("river", "bank", "money", "loan", "water", "flood", "stream", "bridge", "boat", "fish"),
@@ -46,6 +55,34 @@ def clean_corpus(path: Path, n: int = 600) -> Path:
     lines = [json.dumps(r) for r in records(n)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def assert_table_files_build_as_reference(
+    build: Callable[..., Any], folder: Path, store: IndexStore
+) -> None:
+    """Assert that :func:`records` as Parquet and as TSV with a header build the reference.
+
+    ``build(path, name, **kw)`` builds index ``name`` of ``store`` from the table at ``path``
+    with the keyword arguments ``kw`` (columns, analyser, store); each must hold
+    :func:`clean_corpus`'s segments, byte for byte, with nothing skipped.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    one_process(clean_corpus(folder / "clean.jsonl"), store)
+    rows = records(600)
+    parquet = folder / "table.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), parquet, row_group_size=200)
+    tsv = folder / "table.tsv"
+    lines = ["_id\ttitle\ttext", *(f"{r['_id']}\t{r['title']}\t{r['text']}" for r in rows)]
+    tsv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for path in (parquet, tsv):
+        name = path.suffix[1:]
+        got = build(
+            str(path), name, id_col="_id", title_col="title", analyzer=analyzer(), store=store
+        )
+        assert (got.indexed, got.skipped) == (600, ()), path
+        assert segment_files(store.root / name) == segment_files(store.root / "reference"), path
 
 
 def messy_lines(n: int = 600) -> list[str]:
@@ -150,3 +187,64 @@ def leftovers(root: Path) -> list[str]:
     if not root.exists():
         return []
     return sorted(p.name for p in root.iterdir() if p.name.startswith((".tmp-", ".trash-")))
+
+
+def interrupted_cli_build(tmp_path: Path, engine_args: list[str], n: int) -> None:
+    """Ctrl-C ``bm25desk index`` of ``n`` records once its tasks write parts; check what is left.
+
+    The command exits 130 with one line, the index it was replacing is as it was, and no
+    temporary folder remains.
+    """
+    corpus = clean_corpus(tmp_path / "corpus.jsonl", n=n)
+    data = tmp_path / "data"
+    store = IndexStore(data / "indexes")
+    one_process(clean_corpus(tmp_path / "small.jsonl", n=50), store, name="victim")
+    before = (store.root / "victim" / "manifest.json").read_bytes()
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "BM25DESK_NO_PROGRESS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bm25desk.cli", "--data-dir", str(data), "index", str(corpus),
+         "--name", "victim", "--replace", *engine_args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        if list(store.root.glob(".tmp-victim-*/part-*/attempt-*/seg-*")):
+            break  # the tasks are writing their parts
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "bm25desk: interrupted" in err
+    assert "Traceback" not in err
+    assert (store.root / "victim" / "manifest.json").read_bytes() == before
+    assert leftovers(store.root) == []
+
+
+def progress_then_cancel(build: Callable[..., Any], store: IndexStore) -> list[tuple[int, int]]:
+    """Build index "kept" in three parts, then cancel a rebuild at its first progress report.
+
+    ``build(**kw)`` runs one engine's build of "kept" in three parts with ``kw`` (progress,
+    cancel, replace). Progress must count finished parts up to (3, 3); the cancelled rebuild
+    must raise :class:`Cancelled` and leave the first build as it was, with no temporary folder.
+    Returns the cancelled build's progress reports.
+    """
+    done: list[tuple[int, int]] = []
+    build(progress=lambda *p: done.append(p))
+    assert done[-1] == (3, 3)  # finished tasks, one a part
+    assert all(total == 3 for _, total in done)
+    assert [d for d, _ in done] == sorted(d for d, _ in done)
+    before = (store.root / "kept" / "manifest.json").read_bytes()
+    cancel = CancelToken()
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total))
+        cancel.set()
+
+    with pytest.raises(Cancelled):
+        build(progress=progress, cancel=cancel, replace=True)
+    assert seen
+    assert (store.root / "kept" / "manifest.json").read_bytes() == before
+    assert leftovers(store.root) == []
+    return seen

@@ -5,18 +5,22 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 from dist_helpers import (
     analyzer,
     assert_same_index,
+    assert_table_files_build_as_reference,
     clean_corpus,
+    interrupted_cli_build,
     leftovers,
     messy_corpus,
     messy_lines,
     numbered_skips,
     one_process,
+    progress_then_cancel,
     records,
     segment_files,
     skips,
@@ -106,6 +110,14 @@ def test_dataframes_bags_and_tables_build_the_same_index(dask_client, tmp_path, 
     assert_same_index(store, "table")
 
 
+def test_parquet_and_tsv_paths_build_the_same_index(dask_client, tmp_path, store) -> None:
+
+    def build(path: str, name: str, **kw):
+        return bdask.build_index(path, name, partitions=2, client=dask_client, **kw)
+
+    assert_table_files_build_as_reference(build, tmp_path, store)
+
+
 class Trap(str):
     """A title that kills (or fails) the task splitting it, the first time, mid-part."""
 
@@ -145,6 +157,30 @@ def test_a_task_killed_or_failing_mid_part_is_run_again(dask_client, tmp_path, s
     assert got.indexed == 600
     assert segment_files(store.root / "retried") == segment_files(store.root / "reference")
     assert leftovers(store.root) == []
+
+
+def test_progress_counts_parts_and_a_cancelled_build_keeps_the_old_index(
+    dask_client, tmp_path, store
+) -> None:
+    clean = clean_corpus(tmp_path / "clean.jsonl", n=3000)
+
+    def build(**kw):
+        return bdask.build_index(
+            clean, "kept", analyzer=analyzer(), partitions=3, client=dask_client, store=store, **kw
+        )
+
+    [(_, total)] = progress_then_cancel(build, store)  # cancelled at its first report
+    assert total == 3
+    # The cancelled tasks end (a running one finds its folder gone); they leave nothing behind.
+    deadline = time.monotonic() + 60
+    while any(dask_client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(dask_client.processing().values())
+    assert leftovers(store.root) == []
+
+
+def test_ctrl_c_cancels_the_dask_job_and_keeps_the_old_index(tmp_path) -> None:
+    interrupted_cli_build(tmp_path, ["--engine", "dask", "--partitions", "2"], 100_000)
 
 
 def test_the_cli_builds_with_dask_and_info_says_so(tmp_path, capsys) -> None:

@@ -9,7 +9,12 @@ import pytest
 from dist_helpers import analyzer, records
 
 from bm25desk.engine import IndexStore, Searcher, all_variants, build_index
+from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.assemble import assemble_index
+from bm25desk.engine.index.parts import write_file_part
 from bm25desk.engine.index.shards import GlobalStatistics
+from bm25desk.engine.index.source import source_info
+from bm25desk.engine.readers.corpus import split_ranges
 
 QUERIES = (
     "river bank",
@@ -47,12 +52,14 @@ def sharded_search(searchers: list[Searcher], query: str, variant, k: int):
     return [h for *_, h in sorted(hits, key=lambda x: x[:3])[:k]]
 
 
-def test_two_shards_with_global_statistics_score_as_the_merged_index(shards) -> None:
-    store, names = shards
+def assert_ranks_as_merged(
+    store: IndexStore, names: list[str], merged_name: str, queries: tuple[str, ...] = QUERIES
+) -> None:
+    """Assert shards ``names`` with global statistics rank ``queries`` as ``merged_name`` does."""
     opened = [store.open(n) for n in names]
     statistics = GlobalStatistics(opened)
     searchers = [Searcher(i, statistics=statistics) for i in opened]
-    merged = Searcher(store.open("merged"))
+    merged = Searcher(store.open(merged_name))
     assert (statistics.stats.n_docs, statistics.stats.avgdl) == (
         merged.index.n_docs,
         merged.index.avgdl,
@@ -60,7 +67,7 @@ def test_two_shards_with_global_statistics_score_as_the_merged_index(shards) -> 
     assert statistics.stats.n_terms == merged.index.n_terms
     assert statistics.stats.df_all().tolist() == merged.index.stats.df_all().tolist()
     for variant in all_variants():
-        for query in QUERIES:
+        for query in queries:
             got = sharded_search(searchers, query, variant, K)
             want = merged.search(query, variant, K).hits
             assert [(h.docid, h.score) for h in got] == [(h.docid, h.score) for h in want], (
@@ -79,6 +86,46 @@ def test_two_shards_with_global_statistics_score_as_the_merged_index(shards) -> 
             assert ours.terms == theirs.terms
 
 
+def test_two_shards_with_global_statistics_score_as_the_merged_index(shards) -> None:
+    store, names = shards
+    assert_ranks_as_merged(store, names, "merged")
+
+
+def test_deleted_documents_of_a_shard_count_nowhere(tmp_path: Path) -> None:
+    """Three shards, the first with a deleted document (a repeated id across its parts).
+
+    The deleted document holds the only "quokka" and many "river"s: were it counted in N, the
+    lengths, a df, cf, the vocabulary or BM25Adpt's postings, some score would differ.
+    """
+    rows = records(600, seed=11)
+    rows.insert(240, {**rows[5], "text": "quokka " + "river " * 30})  # repeats doc5: deleted
+    lines = [json.dumps(r) for r in rows]
+    store = IndexStore(tmp_path / "indexes")
+    cuts = {"a": lines[:241], "b": lines[241:420], "c": lines[420:], "merged": lines}
+    paths = {}
+    for name, part in cuts.items():
+        paths[name] = tmp_path / f"{name}.jsonl"
+        paths[name].write_text("\n".join(part) + "\n", encoding="utf-8")
+    for name in ("b", "c", "merged"):
+        build_index(paths[name], name=name, analyzer=analyzer(), store=store)
+    # Shard a from two parts, as Spark would write them: the repeat is resolved by a deletion.
+    staging, spec = tmp_path / "staging", analyzer().spec()
+    staging.mkdir()
+    parts = [
+        write_file_part(paths["a"], "beir", spec, staging, part=i, byte_range=r)
+        for i, r in enumerate(split_ranges(paths["a"], 2))
+    ]
+    source = source_info(paths["a"], "beir", None, None, None)
+    assemble_index("a", parts, analyzer(), source, store, build={"engine": "test"})
+    with store.open("a") as a, store.open("merged") as merged:
+        assert (a.n_slots, a.n_docs) == (241, 240)  # the repeat holds a slot, deleted
+        assert not a.is_live(240)
+        assert "quokka" in a.text(240)
+        assert a.term_id("quokka") < 0
+        assert merged.term_id("quokka") < 0
+    assert_ranks_as_merged(store, ["a", "b", "c"], "merged", ("quokka river", *QUERIES))
+
+
 def test_without_global_statistics_a_shard_scores_otherwise(shards) -> None:
     store, _ = shards
     local = Searcher(store.open("b"))
@@ -90,6 +137,12 @@ def test_without_global_statistics_a_shard_scores_otherwise(shards) -> None:
     assert all(ours[d] != theirs[d] for d in ours.keys() & theirs.keys())
 
 
-def test_global_statistics_need_a_shard(tmp_path: Path) -> None:
+def test_global_statistics_need_shards_analysed_alike(shards, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one shard"):
         GlobalStatistics([])
+    store, names = shards
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(records(5, seed=9)[0]) + "\n", encoding="utf-8")
+    build_index(path, name="unstemmed", analyzer=Analyzer.create(stopwords="en"), store=store)
+    with pytest.raises(ValueError, match="shard 2 was analysed differently from shard 0"):
+        GlobalStatistics([store.open(n) for n in [*names, "unstemmed"]])

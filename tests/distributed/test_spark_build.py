@@ -10,21 +10,21 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from dist_helpers import (
     analyzer,
     assert_same_index,
+    assert_table_files_build_as_reference,
     clean_corpus,
+    interrupted_cli_build,
     leftovers,
     messy_corpus,
     messy_lines,
     numbered_skips,
     one_process,
+    progress_then_cancel,
     records,
     segment_files,
     skips,
@@ -35,7 +35,6 @@ from bm25desk.cli import main
 from bm25desk.engine import IndexStore
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.parts import AnalyzerMismatchError
-from bm25desk.engine.progress import Cancelled, CancelToken
 
 pytestmark = pytest.mark.slow
 
@@ -102,6 +101,15 @@ def test_a_dataframe_builds_the_same_index(spark, tmp_path, store) -> None:
     assert store.open("table").source["kind"] == "external"
 
 
+def test_parquet_and_tsv_paths_build_the_same_index(spark, tmp_path, store) -> None:
+    """Spark's own readers, its own partitions (a re-cut is the DataFrame test's)."""
+
+    def build(path: str, name: str, **kw):
+        return bspark.build_index(path, name, spark=spark, **kw)
+
+    assert_table_files_build_as_reference(build, tmp_path, store)
+
+
 def test_a_task_killed_while_writing_its_part_is_retried(spark, tmp_path, store) -> None:
     from pyspark.sql import functions
 
@@ -151,29 +159,13 @@ def test_an_executor_that_analyses_differently_fails_the_build(
 
 def test_a_cancelled_spark_build_keeps_the_old_index(spark, tmp_path, store) -> None:
     clean = clean_corpus(tmp_path / "clean.jsonl", n=3000)
-    bspark.build_index(str(clean), "kept", analyzer=analyzer(), spark=spark, store=store)
-    before = (store.root / "kept" / "manifest.json").read_bytes()
-    cancel = CancelToken()
-    seen: list[tuple[int, int]] = []
 
-    def progress(done: int, total: int) -> None:
-        seen.append((done, total))
-        cancel.set()
-
-    with pytest.raises(Cancelled):
-        bspark.build_index(
-            str(clean),
-            "kept",
-            analyzer=analyzer(),
-            partitions=2,
-            spark=spark,
-            store=store,
-            progress=progress,
-            cancel=cancel,
+    def build(**kw):
+        return bspark.build_index(
+            str(clean), "kept", analyzer=analyzer(), partitions=3, spark=spark, store=store, **kw
         )
-    assert seen
-    assert (store.root / "kept" / "manifest.json").read_bytes() == before
-    assert leftovers(store.root) == []
+
+    progress_then_cancel(build, store)
     assert spark.sparkContext.statusTracker().getActiveJobsIds() == []
 
 
@@ -193,28 +185,4 @@ def test_the_cli_builds_with_spark_and_info_says_so(spark, tmp_path, capsys) -> 
 
 
 def test_ctrl_c_cancels_the_spark_job_and_keeps_the_old_index(tmp_path) -> None:
-    corpus = clean_corpus(tmp_path / "corpus.jsonl", n=200_000)
-    data = tmp_path / "data"
-    store = IndexStore(data / "indexes")
-    small = clean_corpus(tmp_path / "small.jsonl", n=50)
-    one_process(small, store, name="victim")
-    before = (store.root / "victim" / "manifest.json").read_bytes()
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "BM25DESK_NO_PROGRESS": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bm25desk.cli", "--data-dir", str(data), "index", str(corpus),
-         "--name", "victim", "--replace", "--engine", "spark", "--master", "local[2]"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and proc.poll() is None:
-        if list(store.root.glob(".tmp-victim-*/part-*/attempt-*/seg-*")):
-            break  # the tasks are writing their parts
-        time.sleep(0.1)
-    assert proc.poll() is None, proc.communicate()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert "bm25desk: interrupted" in err
-    assert "Traceback" not in err
-    assert (store.root / "victim" / "manifest.json").read_bytes() == before
-    assert leftovers(store.root) == []
+    interrupted_cli_build(tmp_path, ["--engine", "spark", "--master", "local[2]"], 200_000)

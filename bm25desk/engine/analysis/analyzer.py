@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bm25desk.engine import native
+from bm25desk.engine.analysis import cjk
 
 _tokens: Any = native.load("bm25desk.engine.analysis._tokens")
 
@@ -33,6 +34,7 @@ TOKENIZERS: dict[str, str] = {
     "word": "Runs of word characters (letters, digits, underscore); punctuation separates words",
     "whitespace": "Split on whitespace only, keeping punctuation (for reproducing published runs)",
     "treebank": "nltk's Penn Treebank tokenizer (splits clitics and punctuation)",
+    "cjk": "Chinese, Japanese, Korean: character bigrams over Han/Kana/Hangul, words elsewhere",
 }
 STEMMERS: dict[str, str] = {
     "none": "No stemming",
@@ -134,12 +136,13 @@ _NONSPACE = re.compile(r"\S+")
 
 @dataclass(frozen=True)
 class Analyzer:
-    """A text analyser: tokenizer, lowercasing, minimum length, stop list and stemmer.
+    r"""A text analyser: tokenizer, lowercasing, minimum length, stop list and stemmer.
 
     Parameters
     ----------
     tokenizer
-        ``word`` (``\\w+``), ``whitespace`` (``str.split()``, keeps punctuation) or ``treebank``.
+        ``word`` (``\w+``), ``whitespace`` (``str.split()``, keeps punctuation), ``treebank``
+        or ``cjk`` (bigrams over Han/Kana/Hangul runs, words elsewhere: :mod:`.cjk`).
     lowercase
         Lowercase tokens before the other steps.
     stopwords
@@ -222,7 +225,7 @@ class Analyzer:
             return None, "short"
         if self.stopwords and (word if self.lowercase else word.lower()) in self.stopwords:
             return None, "stop"
-        if self._stem is not None:
+        if self._stem is not None and not (self.tokenizer == "cjk" and cjk.is_cjk(word)):
             word = self._stem(word)
             if not word:
                 return None, "short"
@@ -235,6 +238,8 @@ class Analyzer:
             return _WORD.findall(text)
         if self.tokenizer == "whitespace":
             return text.split()
+        if self.tokenizer == "cjk":
+            return cjk.tokens(text)
         return list(_treebank().tokenize(text))
 
     def _raw_spans(self, text: str) -> Iterator[tuple[int, int, str]]:
@@ -243,7 +248,7 @@ class Analyzer:
             for m in pattern.finditer(text):
                 yield m.start(), m.end(), m.group()
             return
-        yield from _treebank_spans(text)
+        yield from cjk.spans(text) if self.tokenizer == "cjk" else _treebank_spans(text)
 
     # -- public ----------------------------------------------------------------------------------
 
@@ -311,7 +316,8 @@ class Analyzer:
 
     def describe(self) -> str:
         """Return a one-line human description (for info panels and run cards)."""
-        parts = [f"{self.tokenizer} tokenizer", "lowercase" if self.lowercase else "case kept"]
+        name = cjk.DESCRIPTION if self.tokenizer == "cjk" else f"{self.tokenizer} tokenizer"
+        parts = [name, "lowercase" if self.lowercase else "case kept"]
         parts.append(
             f"stop words: {self.stoplist_name} ({len(self.stopwords)})"
             if self.stopwords
@@ -459,6 +465,7 @@ class TokenIds(dict[str, int]):
         return -1 if term is None else self._vocabulary[term]
 
     def __missing__(self, token: str) -> int:
+        """Look ``token`` up on a cache miss, and remember it while the cache has room."""
         value = self.lookup(token)
         if len(self) < self.LIMIT:
             self[token] = value

@@ -20,6 +20,7 @@ from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.assemble import install_parts
 from bm25desk.engine.index.commit import commit
 from bm25desk.engine.index.generation import Entries, NewGeneration, write_generation
+from bm25desk.engine.index.grown import prefix_record
 from bm25desk.engine.index.ingest import (
     LARGE_SEGMENT_POSTINGS,
     LARGE_SOURCE_BYTES,
@@ -112,7 +113,9 @@ def build_index(
     n_workers = choose_workers(path, fmt, workers)
     plan = NewGeneration(
         name=name,
-        source=source_info(path, fmt, columns, include, exclude),
+        # The prefix is measured before reading: what a later update checks to append only a
+        # grown file's new records (engine/index/grown.py).
+        source={**source_info(path, fmt, columns, include, exclude), **prefix_record(path, fmt)},
         analyzer=analyzer,
         build=build_record({"engine": "bm25desk", "processes": n_workers}),
         replace=replace,

@@ -322,6 +322,40 @@ class Index:
         df = np.asarray(self._df)
         return [t for t, keep in zip(terms, (df >= max(min_df, 1)).tolist(), strict=True) if keep]
 
+    def term_table(self, prefix: str = "") -> tuple[I64, I64, I64]:
+        """Return ``(term ids, df, cf)`` of the vocabulary terms starting with ``prefix``.
+
+        Ids ascend, which is the terms' order by UTF-8 bytes (:meth:`term_name` gives a term);
+        title-only terms (df 0) are left out. Nothing is loaded but the two count arrays' slice.
+        """
+        if self._lexicon is None:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        lo, hi = 0, len(self._lexicon)
+        if prefix:
+            key = prefix.encode("utf-8", "replace")
+            lo = self._lower_bound(key)
+            hi = self._lower_bound(key + b"\xff")  # 0xff never occurs in UTF-8
+        ids = np.arange(lo, hi, dtype=np.int64)
+        df = np.asarray(self._df[lo:hi], dtype=np.int64)
+        keep = df > 0
+        return ids[keep], df[keep], np.asarray(self._cf[lo:hi], dtype=np.int64)[keep]
+
+    def _lower_bound(self, key: bytes) -> int:
+        """Return the first lexicon id whose term's bytes are not below ``key``."""
+        lo, hi = 0, len(self._lexicon)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._lexicon.term_bytes(mid) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def term_name(self, tid: int) -> str:
+        """Return the term with global id ``tid`` (an id from :meth:`term_table`)."""
+        return self._lexicon.term(tid)
+
     # -- documents -------------------------------------------------------------------------------
 
     def _locate(self, docno: int) -> tuple[Segment, int]:

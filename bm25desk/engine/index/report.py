@@ -10,7 +10,11 @@ from bm25desk.engine.readers.corpus import Skip
 
 @dataclass(frozen=True, slots=True)
 class BuildReport:
-    """What a build or update did."""
+    """What a build or update did.
+
+    ``note`` says how an update went about it when that is not obvious: a corpus file that grew
+    had only its new records appended, or was rebuilt, and why (see :mod:`~.grown`).
+    """
 
     name: str
     read: int
@@ -24,6 +28,7 @@ class BuildReport:
     removed: int = 0
     rebuilt: bool = True
     skip_reasons: dict[str, int] = field(default_factory=dict)
+    note: str = ""
 
     def summary(self) -> str:
         """Return a one-paragraph human summary."""
@@ -42,6 +47,8 @@ class BuildReport:
         if self.skipped:
             reasons = "; ".join(f"{n} × {r}" for r, n in self.skip_reasons.items())
             text += f" Skipped {len(self.skipped):,}: {reasons}."
+        if self.note:
+            text += f" {self.note}"
         return text
 
 

@@ -30,12 +30,22 @@ class GlobalStatistics:
     ----------
     shards
         The open indexes, in the order their documents would have in a merged index.
+
+    Raises
+    ------
+    ValueError
+        When there is no shard, or two shards were analysed differently (another analyser, or
+        other nltk or whoosh versions behind it): their terms would not be one vocabulary.
     """
 
     def __init__(self, shards: Sequence[Index]) -> None:
         if not shards:
             raise ValueError("give at least one shard")
         self.shards = tuple(shards)
+        first = self.shards[0].manifest.get("analyzer")
+        for i, shard in enumerate(self.shards[1:], start=1):
+            if shard.manifest.get("analyzer") != first:
+                raise ValueError(f"shard {i} was analysed differently from shard 0")
         n_docs = sum(s.n_docs for s in self.shards)
         total = sum(s.total_len for s in self.shards)
         self._union: tuple[list[str], IntArray] | None = None

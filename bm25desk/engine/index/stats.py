@@ -59,8 +59,9 @@ class TermStats:
 
 
 class Statistics(Protocol):
-    """Where scoring takes its statistics from: an :class:`~bm25desk.engine.index.reader.Index`
-    (its own), or an external provider such as
+    """Where scoring takes its statistics from.
+
+    An :class:`~bm25desk.engine.index.reader.Index` (its own), or an external provider such as
     :class:`~bm25desk.engine.index.shards.GlobalStatistics` (those of every shard together).
     """
 

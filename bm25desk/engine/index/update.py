@@ -1,14 +1,16 @@
-"""Bring an index up to date with its source: incrementally for a folder, by rebuild for a file.
+"""Bring an index up to date with its source: incrementally for a folder or a grown file.
 
 A folder is updated in place: new and changed files go into a new segment, changed and deleted
 files are marked deleted in their old segments (a new deletion file per touched segment), and
 :func:`~bm25desk.engine.index.commit.commit` recomputes the collection statistics exactly over
-live documents, so every score equals that of a fresh build of the same files. A corpus file is
-rebuilt when its mtime or size changed. A failed or cancelled update leaves the index as it was.
+live documents, so every score equals that of a fresh build of the same files. A corpus file
+that only grew gets its new records appended (:mod:`~.grown`, :mod:`~.edit`); another changed
+one is rebuilt. A failed or cancelled update leaves the index as it was.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -16,20 +18,17 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.index import commit as commit_mod
 from bm25desk.engine.index.changes import diff_listing
-from bm25desk.engine.index.commit import NewFiles, next_generation
 from bm25desk.engine.index.ingest import write_segments
+from bm25desk.engine.index.inplace import Change, commit_in_place, deletion_entries
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.report import BuildReport, reason_counts
-from bm25desk.engine.index.segment import Segment, save_array
-from bm25desk.engine.index.snapshot import collect_garbage
+from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.source import (
     folder_filters,
     known_skips,
     read_skips,
     skip_records,
-    write_skips,
 )
 from bm25desk.engine.index.store import IndexStore, StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
@@ -42,13 +41,20 @@ def update_index(
     store: IndexStore | None = None,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
+    discard_edits: bool = False,
 ) -> BuildReport:
     """Bring index ``name`` up to date with its source.
 
     A folder is updated incrementally (new, changed and deleted files; files skipped before are
-    read again only when they changed); a corpus file is rebuilt if it changed since the last
-    build (mtime or size), else left as it is.
+    read again only when they changed). A corpus file that changed since the last build (mtime or
+    size) and only grew — a TSV or JSONL file whose old bytes are unchanged — gets its new
+    records appended; any other change rebuilds it, and :attr:`BuildReport.note` says which and
+    why (:mod:`~bm25desk.engine.index.grown`). An index edited by id (``add``/``remove``) is not
+    rebuilt from its source unless ``discard_edits``: the edits are not in the source.
     """
+    from bm25desk.engine.index.edit import append_grown
+    from bm25desk.engine.index.grown import check_growth
+
     store = store or IndexStore()
     started = time.monotonic()
     with store.writing(name), store.open(name) as index:
@@ -67,8 +73,30 @@ def update_index(
         st = path.stat()
         if st.st_mtime == src.get("mtime") and st.st_size == src.get("size"):
             return _unchanged(index, started)
+        growth = check_growth(src, path, cancel)
+        if growth.action == "append":
+            return append_grown(index, growth, progress, cancel, started)
+        if growth.action == "wait":
+            return dataclasses.replace(
+                _unchanged(index, started), note=f"Nothing new yet: {growth.reason}."
+            )
+        _refuse_losing_edits(name, src, discard_edits)
     # A changed corpus file is rebuilt; build_index takes the writer lock itself.
-    return _rebuild_file(name, src, analyzer, store, progress, cancel)
+    report = _rebuild_file(name, src, analyzer, store, progress, cancel)
+    return dataclasses.replace(report, note=f"Rebuilt: {growth.reason}.")
+
+
+def _refuse_losing_edits(name: str, src: dict[str, Any], discard_edits: bool) -> None:
+    """Refuse to rebuild an index edited by id from its source (unless ``discard_edits``)."""
+    totals = src.get("edit_totals")
+    if discard_edits or not isinstance(totals, dict) or not totals.get("operations"):
+        return
+    raise StoreError(
+        f"{name!r} was edited by id since it was built ({totals.get('added', 0):,} added, "
+        f"{totals.get('replaced', 0):,} replaced, {totals.get('removed', 0):,} removed) and its "
+        "source changed in a way that needs a rebuild, which would lose those edits; update "
+        "with --discard-edits to rebuild from the source anyway"
+    )
 
 
 def _update_folder(
@@ -89,42 +117,36 @@ def _update_folder(
         return _unchanged(index, started)
     report = ReadReport()
     directory = index.path
-    generation = next_generation(directory, index.manifest)
-    new_files = NewFiles(directory)
-    try:
+    written: list[str] = []  # the new segments' names, for the report
+    counts: list[int] = []
+
+    def write(generation: int) -> Change:
         docs = corpus.read_folder(
             path, sorted(added + changed), report=report, progress=Throttle(progress), cancel=cancel
         )
         seg_names, count = write_segments(directory, docs, index.analyzer, cancel)
+        written.extend(seg_names)
+        counts.append(count)
         gone = np.zeros(index.n_slots, dtype=bool)
         for rel in changed + removed:
             gone[known[rel]] = True
-        entries = _deletion_entries(index, gone, generation)
-        entries += [(s, None) for s in seg_names]
+        entries = deletion_entries(index, gone, generation) + [(s, None) for s in seg_names]
         if cancel is not None:
             cancel.check()
-        skipped = tuple(report.skipped)
         records = _carried_skips(old_skips, current, set(added + changed))
-        records += skip_records(skipped, path)
-        manifest = commit_mod.commit(
-            directory,
-            name=index.name,
-            analyzer=index.analyzer,
-            source={**src, "mtime": path.stat().st_mtime},
-            segments=entries,
-            created=index.manifest.get("created"),
-            report={"read": report.read, "indexed": count, "skipped": len(skipped)},
-            generation=generation,
-            skips=write_skips(directory, generation, records),
-            previous=index.manifest,
+        records += skip_records(report.skipped, path)
+        return Change(
+            entries,
+            {**src, "mtime": path.stat().st_mtime},
+            {"read": report.read, "indexed": count, "skipped": len(report.skipped)},
+            records,
         )
-    except BaseException:
-        new_files.discard(generation)
-        raise
-    index.close()  # our own hold on the old generation must not keep its files
-    collect_garbage(directory, manifest)
+
+    manifest = commit_in_place(index, write)
+    skipped = tuple(report.skipped)
+    count = counts[0]
     # Files that were found but could not be indexed (now binary, unreadable...) are not "added".
-    indexed = _docids(directory, seg_names)
+    indexed = _docids(directory, written)
     return BuildReport(
         index.name,
         report.read,
@@ -188,30 +210,6 @@ def _rebuild_file(
         progress=progress,
         cancel=cancel,
     )
-
-
-def _deletion_entries(
-    index: Index, gone: np.ndarray, generation: int
-) -> list[tuple[str, str | None]]:
-    """Return the old segments' manifest entries with ``gone`` documents marked deleted.
-
-    A segment whose mask changes gets a new deletion file; a fully deleted segment is dropped
-    from the manifest.
-    """
-    entries: list[tuple[str, str | None]] = []
-    for s, (seg, dele) in enumerate(zip(index.segments, index.deleted, strict=True)):
-        lo, hi = int(index.bases[s]), int(index.bases[s + 1])
-        mask = gone[lo:hi] if dele is None else (gone[lo:hi] | dele)
-        if mask.all():
-            continue
-        dname: str | None = index.manifest["segments"][s].get("deleted")
-        if mask.any() and (dele is None or not np.array_equal(mask, dele)):
-            dname = f"del-{seg.path.name}-g{generation}.npy"
-            save_array(index.path / dname, mask)
-        elif not mask.any():
-            dname = None
-        entries.append((seg.path.name, dname))
-    return entries
 
 
 def _docids(directory: Path, seg_names: list[str]) -> set[str]:

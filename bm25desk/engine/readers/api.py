@@ -59,7 +59,14 @@ from bm25desk.engine.readers.time_magazine import read_time
 from bm25desk.engine.readers.trec import read_trec
 from bm25desk.engine.readers.tsv import read_tsv_rows, resolve_columns
 
-__all__ = ["FOLDER_FORMATS", "FORMATS", "RANGE_FORMATS", "read_corpus", "split_ranges"]
+__all__ = [
+    "FOLDER_FORMATS",
+    "FORMATS",
+    "LINE_FORMATS",
+    "RANGE_FORMATS",
+    "read_corpus",
+    "split_ranges",
+]
 
 FORMATS: dict[str, str] = {
     "folder": "Folder of documents",
@@ -80,6 +87,11 @@ FOLDER_FORMATS = frozenset({"folder", "beir", "lisa"})
 
 RANGE_FORMATS = frozenset({"msmarco-docs", "msmarco-passages", "beir"})
 """Line-based formats whose files can be split into byte ranges and read in parallel."""
+
+LINE_FORMATS = RANGE_FORMATS | {"tsv-header"}
+"""Formats with one record a line: a byte range of them can be read (the records a grown file
+gained are read from where the old file ended; a ``tsv-header`` range after the first byte has
+no header row, the header is read from the file's start)."""
 
 _FILE_READERS: dict[str, Callable[[Source], Iterator[Document]]] = {
     "msmarco-docs": read_msmarco_docs,
@@ -126,7 +138,7 @@ def read_corpus(
     cancel
         Checked every few hundred records; raises :class:`~bm25desk.engine.progress.Cancelled`.
     byte_range
-        For the line-based formats in :data:`RANGE_FORMATS` (uncompressed): read only the lines
+        For the line-based formats in :data:`LINE_FORMATS` (uncompressed): read only the lines
         that start in ``[start, end)``; ``start`` must be a line start (see :func:`split_ranges`).
         Line numbers in the report are then counted from ``start``.
 
@@ -164,7 +176,7 @@ def read_corpus(
         return _read_lisa_files(files, report, Throttle(progress), cancel)
     check_file(p)
     header_columns = resolve_columns(p, columns) if fmt == "tsv-header" else None
-    if byte_range is not None and fmt not in RANGE_FORMATS:
+    if byte_range is not None and fmt not in LINE_FORMATS:
         raise CorpusError(f"format {fmt!r} cannot be read in byte ranges")
     return _read_file(p, fmt, header_columns, report, Throttle(progress), cancel, byte_range)
 
@@ -205,7 +217,10 @@ def _read_file(
     if fmt == "tsv-header":
         assert header_columns is not None
         reader = functools.partial(
-            read_tsv_rows, header=header_columns[0], columns=header_columns[1]
+            read_tsv_rows,
+            header=header_columns[0],
+            columns=header_columns[1],
+            skip_header=byte_range is None or byte_range[0] == 0,
         )
     else:
         reader = _FILE_READERS[fmt]

@@ -151,14 +151,23 @@ def resolve_columns(path: Path, columns: ColumnMap | None) -> tuple[list[str], C
     return header, columns
 
 
-def read_tsv_rows(src: Source, header: list[str], columns: ColumnMap) -> Iterator[Document]:
-    """Yield the documents of a TSV file with a header row, from the ``columns`` chosen."""
+def read_tsv_rows(
+    src: Source, header: list[str], columns: ColumnMap, *, skip_header: bool = True
+) -> Iterator[Document]:
+    """Yield the documents of a TSV file with a header row, from the ``columns`` chosen.
+
+    ``skip_header=False`` reads a byte range after the header row (every line a record).
+    """
     admit = Admission(src.report)
     index = {h: i for i, h in reversed(list(enumerate(header)))}
     title_col = index[columns.title] if columns.title else None
     text_cols = [index[c] for c in columns.text if c != columns.title]
     records = tsv_records(
-        src, len(header), id_col=index[columns.docid], what=" as in the header", skip_header=True
+        src,
+        len(header),
+        id_col=index[columns.docid],
+        what=" as in the header",
+        skip_header=skip_header,
     )
     for where, lineno, docid, parts in records:
         title = (

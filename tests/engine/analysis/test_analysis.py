@@ -301,5 +301,5 @@ def test_three_paths_agree_on_random_text(text: str, name: str) -> None:
 
 
 def test_tokenizer_and_stemmer_tables() -> None:
-    assert set(TOKENIZERS) == {"word", "whitespace", "treebank"}
+    assert set(TOKENIZERS) == {"word", "whitespace", "treebank", "cjk"}
     assert set(STEMMERS) == {"none", "porter", "snowball", "lancaster"}

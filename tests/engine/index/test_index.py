@@ -360,7 +360,8 @@ def test_update_of_a_corpus_file_rebuilds_only_when_it_changed(
     with tiny_tsv.open("a", encoding="utf-8") as fh:
         fh.write("tiny-7\thttp://x\tSeven\tseven new words\n")
     report = update_index("tiny", store=store)
-    assert report.rebuilt
+    assert not report.rebuilt
+    assert report.added == 1
     assert report.n_docs == 7
     assert store.open("tiny").docno("tiny-7") == 6
 

@@ -30,11 +30,11 @@ COLLECTIONS = [
 
 
 @pytest.fixture
-def bm25desk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Run:
-    """Run the real command line on a private data dir; return ``(exit status, stdout, stderr)``."""
-    monkeypatch.setenv("BM25DESK_DATA_DIR", str(tmp_path / "data"))
+def bm25desk(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> Run:
+    """Run the real command line on a private data dir; return ``(exit status, stdout, stderr)``.
+
+    ``data_dir`` also clears a ``--data-dir`` an earlier CLI test left set in this process.
+    """
 
     def run(*argv: str) -> tuple[int, str, str]:
         code = cli.main(list(argv))

@@ -1,0 +1,177 @@
+"""The commands that rank and explain: ``search``, ``explain`` and ``variants``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from bm25desk.commands.common import (
+    EXIT_EMPTY,
+    EXIT_OK,
+    BadInput,
+    emit,
+    store,
+    variant_from,
+    wants_csv,
+)
+
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    """List the variants and their parameters."""
+    from bm25desk.engine.scoring.variants import variant_classes
+
+    data = []
+    lines = []
+    for cls in variant_classes():
+        params = cls.params()
+        data.append(
+            {
+                "key": cls.key,
+                "label": cls.label,
+                "idf": cls.idf_formula,
+                "tf": cls.tf_formula,
+                "citation": cls.citation,
+                "parameters": [
+                    {
+                        "name": p.name,
+                        "symbol": p.symbol,
+                        "default": p.default,
+                        "min": p.lo,
+                        "max": p.hi,
+                        "step": p.step,
+                        "help": p.help,
+                    }
+                    for p in params
+                ],
+            }
+        )
+        ptext = ", ".join(f"{p.name}={p.default:g} [{p.lo:g}–{p.hi:g}]" for p in params) or "—"
+        lines.append(
+            f"{cls.key:<11} {cls.label}\n            idf = {cls.idf_formula}\n"
+            f"            tf part = {cls.tf_formula}\n            parameters: {ptext}"
+        )
+    emit(args, data, "\n".join(lines))
+    return EXIT_OK
+
+
+def hit_dict(hit: Any) -> dict[str, Any]:
+    """Return the JSON shape of a hit."""
+    return {
+        "rank": hit.rank,
+        "docid": hit.docid,
+        "score": hit.score,
+        "title": hit.title,
+        "location": hit.location,
+        "length": hit.length,
+        "contributions": [
+            {
+                "term": c.term,
+                "qtf": c.qtf,
+                "tf": c.tf,
+                "df": c.df,
+                "idf": c.idf,
+                "tf_part": c.tf_part,
+                "weight": c.weight,
+            }
+            for c in hit.contributions
+        ],
+    }
+
+
+def clip(text: str, width: int) -> str:
+    """Return ``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search an index."""
+    from bm25desk.engine.scoring.search import Searcher, variant_dict
+
+    if args.k < 1:
+        raise BadInput("-k must be at least 1")
+    csv = wants_csv(args)
+    variant = variant_from(args)
+    searcher = Searcher(store().open(args.name))
+    result = searcher.search(args.query, variant, args.k, syntax=not args.no_syntax)
+    a = result.analysis
+    data: dict[str, Any] = {
+        "query": result.query,
+        "terms": list(a.terms),
+        "unknown": list(a.unknown),
+        "stopwords": list(a.stopped),
+        "variant": variant_dict(variant),
+        "matches": result.n_matches,
+        "seconds": round(result.seconds, 6),
+        "hits": [hit_dict(h) for h in result.hits],
+    }
+    if csv:
+        search_csv(args, searcher, result, data)
+        return EXIT_OK if result.hits else EXIT_EMPTY
+    if args.explain and args.json:
+        for h, d in zip(result.hits, data["hits"], strict=True):
+            d["explanation"] = searcher.explain_docno(a.parsed, h.docno, variant).as_dict()
+    lines = [
+        f"{result.n_matches:,} matching documents for {', '.join(a.terms)} under "
+        f"{variant.display_with_params()} ({result.seconds * 1000:.1f} ms)"
+    ]
+    lines.extend(f"note: {w}" for w in a.parsed.warnings)
+    if a.unknown:
+        lines.append(f"not in any document: {', '.join(a.unknown)}")
+    if a.stopped:
+        lines.append(f"stop words ignored: {', '.join(a.stopped)}")
+    for h in result.hits:
+        parts = "  ".join(f"{c.term} {c.weight:.3f}" for c in h.contributions)
+        lines.append(f"{h.rank:>3}. {h.score:9.4f}  {clip(h.docid, 24):<24} {clip(h.title, 50)}")
+        lines.append(f"      {parts}")
+        if args.explain:
+            expl = searcher.explain_docno(a.parsed, h.docno, variant)
+            lines.extend("      " + line for line in expl.as_text().splitlines())
+    emit(args, data, "\n".join(lines))
+    return EXIT_OK if result.hits else EXIT_EMPTY
+
+
+def search_csv(args: argparse.Namespace, searcher: Any, result: Any, data: Any) -> None:
+    """Write the hits (or, with ``--explain``, their ledgers) as CSV."""
+    from bm25desk.commands.export import write_hits_csv, write_ledger_csv
+
+    if args.explain:
+        parsed, variant = result.analysis.parsed, variant_from(args)
+        ledgers = []
+        for h in result.hits:
+            ledgers.append({**searcher.explain_docno(parsed, h.docno, variant).as_dict()})
+            ledgers[-1]["rank"] = h.rank
+        write_ledger_csv(ledgers)
+    else:
+        write_hits_csv(data["hits"], data["terms"])
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Explain documents' scores."""
+    from bm25desk.engine.scoring.search import Searcher
+
+    csv = wants_csv(args)
+    variant = variant_from(args)
+    searcher = Searcher(store().open(args.name))
+    parsed = searcher.parse(args.query, syntax=not args.no_syntax)
+    if not parsed.scored:
+        from bm25desk.engine.scoring.search import QueryError, _empty_reason
+
+        raise QueryError(_empty_reason(parsed))
+    explanations = []
+    for docid in args.docids:
+        try:
+            explanations.append(searcher.explain(parsed, docid, variant, with_rank=True))
+        except KeyError as exc:
+            raise BadInput(str(exc.args[0])) from None
+    data: Any = [e.as_dict() for e in explanations]
+    if csv:
+        from bm25desk.commands.export import write_ledger_csv
+
+        write_ledger_csv(data)
+        return EXIT_OK
+    if len(data) == 1:
+        data = data[0]
+    text = "\n\n".join(e.as_markdown() if args.markdown else e.as_text() for e in explanations)
+    emit(args, data, text)
+    return EXIT_OK
