@@ -1,8 +1,8 @@
-"""Render every state of the app to PNG files, at laptop and desktop sizes, light and dark.
+r"""Render every state of the app to PNG files, at laptop and desktop sizes, light and dark.
 
 Usage::
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py OUTDIR \\
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py OUTDIR \
         [--sizes 1280x720,1920x1080] [--themes light,dark]
 
 Each (size, theme) gets a fresh temporary data dir (the real user's indexes and settings are never
@@ -84,7 +84,7 @@ class Session:
 
 
 def start_and_build(s: Session) -> None:
-    """The start page, then the sample's build in progress and its first results."""
+    """Show the start page, then the sample's build in progress and its first results."""
     s.shot("start-page")
     w = s.window
     progressed: list[int] = []
@@ -109,7 +109,7 @@ def search_states(s: Session) -> None:
 
 
 def variant_states(s: Session) -> None:
-    """The variants whose explanation and plots look different from Lucene's."""
+    """Show the variants whose explanation and plots look different from Lucene's."""
     from bm25desk.engine import get_variant
 
     panel = s.window.search_panel
@@ -142,7 +142,7 @@ def feedback_state(s: Session) -> None:
 
 
 def compare_and_statistics(s: Session) -> None:
-    """The Compare tab (Lucene against b = 0.2) and the Statistics tab with a look-up."""
+    """Show the Compare tab (Lucene against b = 0.2) and the Statistics tab with a look-up."""
     from bm25desk.engine import get_variant
 
     w = s.window
@@ -167,7 +167,7 @@ def compare_and_statistics(s: Session) -> None:
 
 
 def evaluation_states(s: Session) -> None:
-    """The Evaluation view: set up, results, per-query drill-down and a sweep."""
+    """Show the Evaluation view: set up, results, per-query drill-down and a sweep."""
     w = s.window
     panel = w.eval_panel
     w.show_tab(3)
@@ -199,7 +199,7 @@ def evaluation_states(s: Session) -> None:
 
 
 def dialogs_and_edges(s: Session) -> None:
-    """The New-index dialog on a TSV file, the index manager, an empty index and an error."""
+    """Show the New-index dialog on a TSV file, the index manager, an empty index, an error."""
     from bm25desk.engine import IndexStore, build_index
     from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 
@@ -236,6 +236,7 @@ def dialogs_and_edges(s: Session) -> None:
     s.shot("empty-index")
     w.open_index("cisi-sample", query=QUERY)
     s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+    s.wait(lambda: w.search_panel.outcome() is not None, "the reopened index's results")
     w.show_error(RuntimeError("an example of an unexpected error"))
     s.shot("error-message")
 

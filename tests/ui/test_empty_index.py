@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from bm25desk.engine import IndexStore, build_index
+from bm25desk.engine import IndexStore, Searcher, build_index
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
+from tests.conftest import UI_INDEX
 
 
 @pytest.fixture
@@ -39,6 +40,7 @@ def test_an_empty_folder_is_not_built_without_asking(
     assert "3 files skipped" in text
     assert "a.txt" in text
     assert "Build an empty index anyway" in text
+    assert "--allow-empty" not in text  # the CLI's option means nothing in the app
     with qtbot.waitSignal(window.index_opened, timeout=30000):
         bar.action_requested.emit("build-empty")
     assert IndexStore().open("scans").n_docs == 0
@@ -70,3 +72,22 @@ def test_every_view_of_an_empty_index_says_so(
     assert not setup.run_button.isEnabled()
     assert "has no documents" in setup.run_status.text()
     assert not window.message_bar.isVisible()
+
+
+def test_the_empty_state_goes_with_the_empty_index(
+    qtbot, make_window, unreadable_folder, ui_index
+) -> None:
+    """Switching from an empty index to another: its sentence does not wait for the results."""
+    build_index(unreadable_folder, name="scans", store=IndexStore(), allow_empty=True)
+    window = make_window()
+    window.show()
+    search = window.search_panel
+    with qtbot.waitSignal(window.index_opened, timeout=15000):
+        window.open_index("scans", query="apple")
+    qtbot.waitUntil(lambda: "has no documents" in search.empty_label.text(), timeout=5000)
+    search.set_searcher(Searcher(IndexStore().open(UI_INDEX)))  # its search has not run yet
+    assert not search.empty_label.isVisible()
+    assert "scans" not in search.empty_label.text()
+    with qtbot.waitSignal(search.results_shown, timeout=10000):
+        pass
+    assert search.view.isVisible()

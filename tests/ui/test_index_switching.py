@@ -130,6 +130,18 @@ def test_a_new_query_starts_at_rank_1_and_a_reranking_keeps_the_document(
     qtbot.keyClick(view, Qt.Key.Key_Home)
     assert view.selectionModel().selectedRows()[0].row() == 0
 
+    # A re-ranking that keeps a document of the first page shows the top, not that document
+    # scrolled to the top edge with rank 1 above it (seen after a tie-heavy BIM list).
+    panel.select_row(2)
+    docno = panel.selected_docno()
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+    with qtbot.waitSignal(panel.results_shown, timeout=10000):
+        panel.set_variant(get_variant("lucene"))
+    assert panel.selected_docno() == docno
+    assert view.selectionModel().selectedRows()[0].row() >= 1
+    QApplication.processEvents()
+    assert view.verticalScrollBar().value() == 0
+
 
 def test_deleting_an_index_selected_in_the_manager_does_not_open_it(
     qtbot, make_window, two_indexes

@@ -9,12 +9,13 @@ and no axis title is clipped.
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QRect, Qt
+from PySide6.QtCore import QByteArray, QRect, Qt
 from PySide6.QtWidgets import QAbstractItemView, QApplication
 
 from bm25desk.ui.search.plots import MIN_PLOT_SIZE
 from bm25desk.ui.search.relevance import MARK_HINT
 from bm25desk.ui.search.results_model import Column
+from bm25desk.ui.search.results_splitter import DETAIL_MIN, DETAIL_SHARE, saved_sizes
 
 TOOLTIP = Qt.ItemDataRole.ToolTipRole
 
@@ -104,3 +105,33 @@ def test_the_hint_and_the_formula_line_take_no_room_of_their_own(qtbot, window) 
             assert f"k1={value:g}" in panel.bar.variant_name.text()
     finally:
         k1.slider.setSliderDown(False)
+
+
+def test_a_layout_left_on_a_laptop_grows_with_a_larger_window(qtbot, make_window, sample_index):
+    """The splitter saved at 1280×720 comes back in a 1920×1080 window: the results take most
+    of the extra height (19 rows before), the explanation keeps readable plots."""
+    first = make_window()
+    first.resize(1280, 720)
+    first.show()
+    qtbot.waitUntil(lambda: first.searcher is not None, timeout=15000)
+    first.close()
+    second = make_window()
+    second.resize(1920, 1080)
+    second.show()
+    qtbot.waitUntil(lambda: second.searcher is not None, timeout=15000)
+    panel = second.search_panel
+    with qtbot.waitSignal(panel.results_shown, timeout=10000):
+        panel.set_query("information retrieval evaluation indexing")
+    qtbot.waitUntil(lambda: panel.detail.outcome() is not None, timeout=10000)
+    QApplication.processEvents()
+    assert visible_rows(panel.view) >= MIN_ROWS[(1920, 1080)]
+    results, detail = panel.splitter.sizes()
+    assert detail <= max(DETAIL_MIN, round((results + detail) * DETAIL_SHARE))
+    plot = panel.detail.plots.plots()[0]
+    assert plot.height() >= MIN_PLOT_SIZE.height()
+    assert visible_rows(panel.detail.ledger.view) == 4
+
+
+def test_a_splitter_state_of_another_shape_is_left_to_qt() -> None:
+    assert saved_sizes(QByteArray(b"not a splitter state")) is None
+    assert saved_sizes(QByteArray()) is None

@@ -67,8 +67,21 @@ def test_a_folder_build_counts_files(qtbot, window, tmp_path, monkeypatch) -> No
     with qtbot.waitSignal(window.build_finished, timeout=30000):
         window.new_index(folder)
     text = window.message_bar.text.text()
-    assert "Indexed 2 of 2 files" in text
+    assert "Indexed 2 documents into" in text
     assert "records" not in text
+
+
+def test_a_folder_build_that_skipped_files_counts_them() -> None:
+    """Before: "Indexed 0 of 0 files" for a folder of three unreadable files."""
+    from bm25desk.engine import BuildReport
+    from bm25desk.engine.readers.corpus import Skip
+
+    skipped = tuple(Skip(f"/junk/{n}", "binary file") for n in ("a.bin", "b.txt", "c.txt"))
+    report = BuildReport("junk", 0, 0, skipped, 0.1, 0, 0, skip_reasons={"binary file": 3})
+    text = build_summary(report, "folder")
+    assert text.startswith("Indexed 0 documents into “junk”")
+    assert "Skipped 3 files: 3 × binary file." in text
+    assert "of 0" not in text
 
 
 def test_the_summary_of_an_update_with_nothing_to_do() -> None:

@@ -61,6 +61,12 @@ def format_items(keys: tuple[str, ...]) -> list[tuple[str, str]]:
     return [("Detect", "auto"), *((format_name(k), k) for k in keys)]
 
 
+def all_format_names() -> str:
+    """Return "TREC, BEIR, …, LISA or TIME": every query and judgement format, in list order."""
+    names = [format_name(k) for k in dict.fromkeys((*QUERY_FORMATS, *QRELS_FORMATS))]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
 SKIPPED_SHOWN = 200
 
 
@@ -303,8 +309,8 @@ class InputsBox(QGroupBox):
         if not lines:
             lines.append(
                 small(
-                    "Choose a query file and a judgement file (TREC, BEIR, TSV, SMART or "
-                    "Cranfield; the format is detected).",
+                    f"Choose a query file and a judgement file ({all_format_names()}; the "
+                    "format is detected).",
                     self,
                 )
             )

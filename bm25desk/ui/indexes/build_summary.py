@@ -1,7 +1,8 @@
 """What the window says when a build or an update ends, in the words of its source (Qt-free).
 
-A folder's build counts files and a corpus file's counts records; an update that found nothing to
-do says so instead of reporting a rate of 0 documents per second.
+A folder's build counts the documents indexed and the files skipped, a corpus file's counts
+records; an update that found nothing to do says so instead of reporting a rate of 0
+documents per second.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ def build_summary(report: BuildReport, source_kind: str = "") -> str:
     """Return one paragraph about ``report`` (``source_kind``: ``folder`` or a file format)."""
     unit = "file" if source_kind == "folder" else "record"
     name = f"“{report.name}”"
-    if report.rebuilt:
+    if report.rebuilt and source_kind == "folder":
+        # Files skipped are not among those read, and one mbox file holds many documents:
+        # "of N files" would be wrong both ways, so a folder's build counts documents.
+        head = f"Indexed {plural(report.indexed, 'document')} into {name}"
+    elif report.rebuilt:
         head = f"Indexed {report.indexed:,} of {plural(report.read, unit)} into {name}"
     elif not (report.added or report.changed or report.removed):
         head = f"{name} is up to date: nothing changed in its source"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
+from datetime import datetime
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
@@ -58,7 +60,9 @@ def source_status(info: IndexInfo) -> tuple[str, str]:
 
     A corpus file is stale when its size or modification time changed; a folder when its own
     modification time changed (files added or removed at the top level). *Update* checks every
-    file of a folder precisely.
+    file of a folder precisely. A corpus laid out as a folder (BEIR, LISA: one corpus, rebuilt
+    when it changes) is stale when its folder's mtime changed or a file in it is newer than
+    the index.
     """
     if info.error:
         return "damaged", info.error
@@ -74,9 +78,36 @@ def source_status(info: IndexInfo) -> tuple[str, str]:
         if st.st_mtime != src.get("mtime"):
             return "stale", "the folder changed since the index was built: Update to catch up"
         return "ok", "folder unchanged at the top level (Update checks every file)"
+    if stat.S_ISDIR(st.st_mode):  # a corpus laid out as a folder (BEIR, LISA): one corpus
+        return _corpus_folder_status(Path(path), st.st_mtime, src, info.updated or info.created)
     if st.st_mtime != src.get("mtime") or st.st_size != src.get("size"):
         return "stale", "the file changed since the index was built: Update or Rebuild"
     return "ok", "up to date"
+
+
+def _corpus_folder_status(
+    folder: Path, mtime: float, src: dict[str, Any], built: str
+) -> tuple[str, str]:
+    """Return the status of a corpus stored as a folder (BEIR dataset, LISA files).
+
+    The manifest records the folder's own mtime (size 0), so a directory's size says nothing;
+    a file added or removed changes the folder's mtime, a file rewritten in place is newer
+    than the build. A second of slack keeps files written just before the build ``ok``.
+    """
+    if mtime != src.get("mtime"):
+        return "stale", "files were added to or removed from the folder: Update to rebuild"
+    try:
+        since = datetime.fromisoformat(built).timestamp() + 1.0
+    except ValueError:
+        return "ok", "folder unchanged at the top level"
+    try:
+        with os.scandir(folder) as entries:
+            newer = sorted(e.name for e in entries if e.is_file() and e.stat().st_mtime > since)
+    except OSError:
+        return "ok", "folder unchanged at the top level"
+    if newer:
+        return "stale", f"{newer[0]} changed since the index was built: Update to rebuild"
+    return "ok", "no file of the folder changed since the index was built"
 
 
 _STATUS_TEXT = {

@@ -1,5 +1,6 @@
-"""The index manager: every index with its size, date and state, and New, Open, Update, Rebuild,
-Delete and Show in folder (a window of its own, Ctrl+I).
+"""The index manager: every index with its size, date and state, and what to do with it.
+
+New, Open, Update, Rebuild, Delete and Show in folder, in a window of its own (Ctrl+I).
 """
 
 from __future__ import annotations

@@ -163,6 +163,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         if searcher is None:
             self._show_empty("Open or build an index to search.")
             return
+        self._show_empty("")  # the previous index's sentence ("has no documents") goes with it
         self.search_now()
 
     def variant(self) -> Variant:
@@ -302,10 +303,8 @@ class SearchPanel(RelevanceMarks, QWidget):
             self._show_feedback_bar()
             row = self.model.row_of_docno(keep) if keep is not None else -1
             index = self.proxy.mapFromSource(self.model.index(max(row, 0), 0))
-            if row < 0:
-                self.view.scrollToTop()
             self.view.selectRow(index.row())
-            self.view.scrollTo(index)
+            self.view.show_row(index.row())
             if row >= 0:
                 self.request_detail()  # same document, new ranking: refresh its ledger
         self.results_shown.emit(outcome)

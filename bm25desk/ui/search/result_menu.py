@@ -1,5 +1,6 @@
-"""The right-click menu of a result: open it or its folder, copy its id, path or title, explain it
-in Compare, and mark it relevant.
+"""The right-click menu of a result.
+
+Open it or its folder, copy its id, path or title, explain it in Compare, and mark it relevant.
 """
 
 from __future__ import annotations

@@ -113,6 +113,13 @@ class ResultsView(QTableView):
             return -1
         return self.proxy.mapFromSource(self.results.index(row, 0)).row()
 
+    def show_row(self, row: int) -> None:
+        """Scroll visible row ``row`` into view; the list shows its top when the row is on it."""
+        if (row + 1) * max(self.rowHeight(0), 1) <= self.viewport().height():
+            self.scrollToTop()
+        else:
+            self.scrollTo(self.proxy.index(row, 0))
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Home and End go to the first and last result, not column (QWidget.keyPressEvent)."""
         key = event.key()
@@ -124,7 +131,7 @@ class ResultsView(QTableView):
         if rows and plain and key in (Qt.Key.Key_Home, Qt.Key.Key_End):
             row = 0 if key == Qt.Key.Key_Home else rows - 1
             self.selectRow(row)
-            self.scrollTo(self.proxy.index(row, 0))
+            self.show_row(row)
             return
         super().keyPressEvent(event)
 

@@ -138,8 +138,10 @@ class IndexActions(QObject):
         if isinstance(exc, EmptyBuildError) and request.kind != "update":
             # Nothing readable: say what was skipped; build the empty index only if asked.
             self._empty_request = dataclasses.replace(request, allow_empty=True)
+            # The engine's message ends with the CLI's way to insist; here it is the link.
+            reason = str(exc).split("; build an empty index anyway", 1)[0]
             self.w.message_bar.show_message(
-                f"“{request.name}” was not built: {exc}. Any previous index of that "
+                f"“{request.name}” was not built: {reason}. Any previous index of that "
                 "name is unchanged.",
                 "warning",
                 action=("build-empty", "Build an empty index anyway"),

@@ -231,6 +231,9 @@ def test_every_evaluation_format_can_be_chosen(panel) -> None:
         for i, key in enumerate(keys, start=1):
             assert combo.itemData(i, Qt.ItemDataRole.ToolTipRole) == labels[key]
     assert {"npl", "lisa", "time"} <= set(QUERY_FORMATS) & set(QRELS_FORMATS)
+    hint = box.summary.text()  # before any file is chosen: which formats are read
+    for name in ("TREC", "BEIR", "TSV", "SMART", "Cranfield", "NPL", "LISA", "TIME"):
+        assert name in hint
 
 
 def test_malformed_files_give_readable_messages(qtbot, panel, tmp_path) -> None:

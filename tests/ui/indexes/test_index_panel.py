@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
+import time
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 
-from bm25desk.engine import IndexStore
+from bm25desk.engine import IndexStore, build_index
 from bm25desk.ui.indexes.list_model import Column
 from bm25desk.ui.indexes.panel import IndexPanel
 from tests.conftest import UI_INDEX
@@ -79,6 +82,37 @@ def test_a_changed_source_is_marked(qtbot, ui_index, ui_corpus) -> None:
         assert panel.model.index(0, Column.STATUS).data() == "changed"
     finally:
         os.utime(ui_corpus, (st.st_atime, st.st_mtime))
+
+
+def test_a_corpus_folder_is_up_to_date_until_a_file_in_it_changes(qtbot, tmp_path) -> None:
+    """A LISA (or BEIR) folder is one corpus: its folder's size is no change."""
+    lisa = tmp_path / "lisa"
+    shutil.copytree(Path(__file__).parents[2] / "data" / "corpus" / "lisa", lisa)
+    store = IndexStore()
+    build_index(lisa, name="lisa-folder", store=store)
+    panel = IndexPanel(store)
+    qtbot.addWidget(panel)
+    panel.refresh()
+
+    def status() -> tuple[str, str]:
+        cell = panel.model.index(panel.model.row_of("lisa-folder"), Column.STATUS)
+        return cell.data(), cell.data(Qt.ItemDataRole.ToolTipRole)
+
+    assert status()[0] == "up to date"
+    rewritten = lisa / "LISA0.001"
+    before = rewritten.stat().st_mtime  # copytree kept the fixture's, older than the build
+    later = time.time() + 3600
+    os.utime(rewritten, (later, later))  # rewritten in place: the folder's mtime stays
+    panel.refresh()
+    text, tip = status()
+    assert text == "changed"
+    assert "LISA0.001" in tip
+    os.utime(rewritten, (before, before))
+    panel.refresh()
+    assert status()[0] == "up to date"
+    (lisa / "LISA9.999").write_text("Document 99\nADDED\n", encoding="ascii")
+    panel.refresh()
+    assert status()[0] == "changed"
 
 
 def test_no_indexes_shows_a_hint(qtbot) -> None:

@@ -57,17 +57,40 @@ def test_copy_as_text_markdown_and_json(qtbot, searcher) -> None:
     assert panel.copy_button.isEnabled()
 
 
-def test_formulas_follow_the_selected_row(qtbot, searcher) -> None:
+def _explained(qtbot, searcher, key: str, query: str):
+    """Return a ledger panel showing the top hit of ``query`` under variant ``key``, and it."""
     from bm25desk.engine import get_variant
 
     panel = LedgerPanel()
     qtbot.addWidget(panel)
-    v = get_variant("bm25plus")
-    result = searcher.search("apple orchard", v, 3)
+    v = get_variant(key)
+    result = searcher.search(query, v, 3)
     e = searcher.explain_docno(result.analysis.parsed, result.hits[0].docno, v)
     panel.set_explanation(e, TermColors(result.analysis.terms))
+    return panel, e
+
+
+def test_formulas_follow_the_selected_row(qtbot, searcher) -> None:
+    panel, _e = _explained(qtbot, searcher, "bm25plus", "apple orchard")
     assert "tf part =" in panel.formulas.text()
     last = panel.model.rowCount() - 1
     panel.view.selectRow(last)
     term = panel.model.term_row(last).term
     assert term in panel.formulas.text() or panel.formulas.text() == ""
+
+
+def test_values_shared_by_every_row_are_in_the_heading(qtbot, searcher) -> None:
+    """Issue 10: N, L and Lavg repeat on every row, so they move into the ledger's heading."""
+    panel, e = _explained(qtbot, searcher, "lucene", "apple cider fruit")
+    for column in (Column.N, Column.L, Column.LAVG):
+        assert panel.view.isColumnHidden(column)
+    for column in (Column.TERM, Column.TF, Column.DF, Column.IDF, Column.WEIGHT, Column.SHARE):
+        assert not panel.view.isColumnHidden(column)
+    heading = panel.heading.text()
+    assert f"L = {e.length} terms" in heading
+    assert f"Lavg = {e.avgdl:.2f}" in heading
+    assert f"N = {e.n_docs:,} documents" in heading
+    long_title = "A title long enough to be cut " * 5
+    panel.resize(500, 300)
+    panel.title.set_full_text(long_title)
+    assert long_title in panel.title.toolTip()  # cut in the heading, whole in the tooltip
