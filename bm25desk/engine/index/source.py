@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,15 +16,15 @@ from bm25desk.engine.readers.corpus import Skip
 
 def source_info(path: Path, fmt: str, columns: Any, include: Any, exclude: Any) -> dict[str, Any]:
     """Return the manifest's ``source`` entry for building ``path`` as ``fmt``."""
-    st = path.stat()
+    # Only a folder of documents is updated file by file (its own mtime says whether files came
+    # or went); a BEIR dataset or LISA folder is one corpus, rebuilt when it changes.
+    mtime, size = (path.stat().st_mtime, 0) if fmt == "folder" else corpus_state(path)
     info: dict[str, Any] = {
         "path": str(path),
         "format": fmt,
-        # Only a folder of documents is updated file by file; a BEIR dataset or LISA folder is
-        # one corpus, rebuilt when it changes.
         "kind": "folder" if fmt == "folder" else "file",
-        "mtime": st.st_mtime,
-        "size": st.st_size if path.is_file() else 0,
+        "mtime": mtime,
+        "size": size,
     }
     if columns is not None:
         info["columns"] = {
@@ -36,6 +37,30 @@ def source_info(path: Path, fmt: str, columns: Any, include: Any, exclude: Any) 
     if exclude:
         info["exclude"] = list(exclude)
     return info
+
+
+def corpus_state(path: Path) -> tuple[float, int]:
+    """Return the ``(mtime, size)`` that change when the corpus at ``path`` changes.
+
+    A file's own. A corpus laid out as a folder (a BEIR dataset, LISA's files) is one corpus: the
+    newest mtime of the folder and of the files in it, and the files' total size — a file added,
+    removed or rewritten inside changes one of them (a directory's own size says nothing).
+    """
+    st = path.stat()
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_mtime, st.st_size
+    newest, total = st.st_mtime, 0
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_file():
+                est = entry.stat()
+                newest, total = max(newest, est.st_mtime), total + est.st_size
+    return newest, total
+
+
+def source_changed(source: dict[str, Any]) -> bool:
+    """Return whether a corpus-file source (``kind`` "file") changed since it was recorded."""
+    return corpus_state(Path(source.get("path", ""))) != (source.get("mtime"), source.get("size"))
 
 
 def folder_filters(include: Any, exclude: Any) -> dict[str, Any]:

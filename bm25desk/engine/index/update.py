@@ -29,6 +29,7 @@ from bm25desk.engine.index.source import (
     known_skips,
     read_skips,
     skip_records,
+    source_changed,
 )
 from bm25desk.engine.index.store import IndexStore, StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
@@ -70,8 +71,7 @@ def update_index(
             raise StoreError(f"the source of {name!r} is gone: {path}")
         if src.get("kind") == "folder":
             return _update_folder(index, path, progress, cancel, started)
-        st = path.stat()
-        if st.st_mtime == src.get("mtime") and st.st_size == src.get("size"):
+        if not source_changed(src):
             return _unchanged(index, started)
         growth = check_growth(src, path, cancel)
         if growth.action == "append":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from datetime import datetime
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from bm25desk.engine import IndexInfo
+from bm25desk.engine.index.source import source_changed
 from bm25desk.engine.readers.corpus import FORMATS
 from bm25desk.ui.common.colors import status_colors
 from bm25desk.ui.common.formatting import human_size, human_time
@@ -61,8 +61,8 @@ def source_status(info: IndexInfo) -> tuple[str, str]:
     A corpus file is stale when its size or modification time changed; a folder when its own
     modification time changed (files added or removed at the top level). *Update* checks every
     file of a folder precisely. A corpus laid out as a folder (BEIR, LISA: one corpus, rebuilt
-    when it changes) is stale when its folder's mtime changed or a file in it is newer than
-    the index.
+    when it changes) is stale when a file in it was added, removed or rewritten (the engine's
+    :func:`~bm25desk.engine.index.source.source_changed`, which ``update`` uses too).
     """
     if info.error:
         return "damaged", info.error
@@ -78,36 +78,31 @@ def source_status(info: IndexInfo) -> tuple[str, str]:
         if st.st_mtime != src.get("mtime"):
             return "stale", "the folder changed since the index was built: Update to catch up"
         return "ok", "folder unchanged at the top level (Update checks every file)"
-    if stat.S_ISDIR(st.st_mode):  # a corpus laid out as a folder (BEIR, LISA): one corpus
-        return _corpus_folder_status(Path(path), st.st_mtime, src, info.updated or info.created)
-    if st.st_mtime != src.get("mtime") or st.st_size != src.get("size"):
-        return "stale", "the file changed since the index was built: Update or Rebuild"
-    return "ok", "up to date"
-
-
-def _corpus_folder_status(
-    folder: Path, mtime: float, src: dict[str, Any], built: str
-) -> tuple[str, str]:
-    """Return the status of a corpus stored as a folder (BEIR dataset, LISA files).
-
-    The manifest records the folder's own mtime (size 0), so a directory's size says nothing;
-    a file added or removed changes the folder's mtime, a file rewritten in place is newer
-    than the build. A second of slack keeps files written just before the build ``ok``.
-    """
-    if mtime != src.get("mtime"):
-        return "stale", "files were added to or removed from the folder: Update to rebuild"
     try:
-        since = datetime.fromisoformat(built).timestamp() + 1.0
-    except ValueError:
-        return "ok", "folder unchanged at the top level"
+        changed = source_changed(src)
+    except OSError:
+        return "missing", f"the source cannot be read: {path}"
+    if not changed:
+        return "ok", "up to date"
+    if stat.S_ISDIR(st.st_mode):  # a corpus laid out as a folder (BEIR, LISA): one corpus
+        return "stale", _folder_change(Path(path), src.get("mtime"))
+    return "stale", "the file changed since the index was built: Update or Rebuild"
+
+
+def _folder_change(folder: Path, recorded: Any) -> str:
+    """Say what changed in a corpus laid out as a folder: the newest rewritten file, if any."""
     try:
         with os.scandir(folder) as entries:
-            newer = sorted(e.name for e in entries if e.is_file() and e.stat().st_mtime > since)
+            newer = sorted(
+                e.name
+                for e in entries
+                if e.is_file() and isinstance(recorded, float) and e.stat().st_mtime > recorded
+            )
     except OSError:
-        return "ok", "folder unchanged at the top level"
+        newer = []
     if newer:
-        return "stale", f"{newer[0]} changed since the index was built: Update to rebuild"
-    return "ok", "no file of the folder changed since the index was built"
+        return f"{newer[0]} changed since the index was built: Update to rebuild"
+    return "files were added to or removed from the folder: Update to rebuild"
 
 
 _STATUS_TEXT = {
