@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from bm25desk.engine import Searcher
+from bm25desk.engine.index.parts import describe_build
 from bm25desk.engine.readers.corpus import FORMATS
 from bm25desk.ui.common.colors import PALETTE, muted_text, status_colors
 from bm25desk.ui.common.formatting import human_size, human_time
@@ -194,7 +195,10 @@ class StatsPanel(QWidget):
         self.fields["analyzer"].setText(index.analyzer.describe())
         created = human_time(str(m.get("created", "")))
         updated = human_time(str(m.get("updated", "")))
-        self.fields["built"].setText(f"{created} (updated {updated})")
+        how = describe_build(m.get("build") or {})
+        self.fields["built"].setText(
+            f"{created} (updated {updated})" + (f"\nby {how}" if how else "")
+        )
         try:
             from bm25desk.engine.index.store import dir_size
 

@@ -43,3 +43,15 @@ def test_panel_loads_when_shown_and_looks_up(qtbot, runner, searcher) -> None:
     with qtbot.waitSignal(panel.lookup_jobs.succeeded, timeout=10000):
         panel.lookup_edit.setText("the")
     assert "stop word" in panel.lookup_result.text()
+
+
+def test_the_built_row_says_how_the_index_was_built(qtbot, runner, searcher) -> None:
+    """As ``bm25desk info`` does: one process, several, or Spark/Dask with their set-up."""
+    panel = StatsPanel(runner)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.stats_jobs.succeeded, timeout=10000):
+        panel.set_searcher(searcher)
+        panel.set_active(True)
+    built = panel.fields["built"].text()
+    assert "by bm25desk" in built
+    assert "process" in built
