@@ -262,3 +262,17 @@ def test_update_of_a_grown_file_says_what_it_did(
     code, out, _ = run(capsys, "update", passages)
     assert code == 0
     assert "Rebuilt: the file shrank from 66 to 8 bytes." in out
+
+
+def test_variants_use_the_one_name_the_app_shows(capsys) -> None:
+    """Issue 10: the registry's label with its key, as the picker and the ledger show it."""
+    from bm25desk import cli
+    from bm25desk.engine.scoring.variants import variant_classes
+
+    assert cli.main(["variants"]) == 0
+    out = capsys.readouterr().out
+    for cls in variant_classes():
+        assert cls.display_name() in out.splitlines()
+    assert cli.main(["variants", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["name"] for d in data] == [c.display_name() for c in variant_classes()]

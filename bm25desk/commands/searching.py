@@ -28,6 +28,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
             {
                 "key": cls.key,
                 "label": cls.label,
+                "name": cls.display_name(),
                 "idf": cls.idf_formula,
                 "tf": cls.tf_formula,
                 "citation": cls.citation,
@@ -47,7 +48,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
         )
         ptext = ", ".join(f"{p.name}={p.default:g} [{p.lo:g}–{p.hi:g}]" for p in params) or "—"
         lines.append(
-            f"{cls.key:<11} {cls.label}\n            idf = {cls.idf_formula}\n"
+            f"{cls.display_name()}\n            idf = {cls.idf_formula}\n"
             f"            tf part = {cls.tf_formula}\n            parameters: {ptext}"
         )
     emit(args, data, "\n".join(lines))
