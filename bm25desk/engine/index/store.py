@@ -103,8 +103,8 @@ def dir_size(path: Path) -> int:
 class IndexStore:
     """The set of indexes under a root directory (default: ``paths.indexes_dir()``)."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = root if root is not None else paths.indexes_dir()
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root) if root is not None else paths.indexes_dir()
 
     def validate_name(self, name: str) -> str:
         """Return ``name`` if it is a valid index name, else raise :class:`StoreError`."""
