@@ -338,3 +338,56 @@ def decode_numpy(
         if not same:
             raise BlockError(f"block {b0}: it differs from the block its postings encode to")
     return out_docs, out_tfs
+
+
+class Frontiers(NamedTuple):
+    """The frontier of every term of more than one block (the term's bound, for any function)."""
+
+    terms: I32  # the terms, ascending
+    off: I64  # their entries: data[off[i]:off[i + 1]], ENTRY bytes each
+    data: U8  # (u8 tf, u32le docno) entries, tf descending
+
+
+def term_frontiers(enc: Encoded, doclen: Any, cap: int = CAP) -> Frontiers:
+    """Return the frontier of each term of ``enc`` with two blocks or more.
+
+    It is the frontier of its blocks' frontier entries (a posting left out of its block's
+    frontier is dominated there, so it is dominated in the term too): per tf the shortest
+    document (lowest docno among equals), kept when shorter than every kept larger tf.
+    """
+    nb = np.diff(enc.bptr)
+    multi = np.flatnonzero(nb > 1).astype(np.int32)
+    blk = np.concatenate(
+        [np.arange(int(enc.bptr[t]), int(enc.bptr[t + 1])) for t in multi.tolist()]
+    ) if multi.size else np.zeros(0, dtype=np.int64)  # fmt: skip
+    term = np.repeat(multi, nb[multi])
+    s = np.asarray(enc.stream, dtype=np.uint8)
+    lo = enc.blk_off[blk]
+    nprof = s[lo].astype(np.int64) if blk.size else np.zeros(0, np.int64)
+    eterm = np.repeat(term, nprof)
+    eblk = np.repeat(np.arange(blk.size), nprof)
+    rank = np.arange(eblk.size) - np.searchsorted(eblk, eblk)
+    at = lo[eblk] + HEADER + ENTRY * rank
+    etf = s[at].astype(np.int64)
+    edoc = np.zeros(at.size, dtype=np.int64)
+    for k in range(4):
+        edoc |= s[at + 1 + k].astype(np.int64) << (8 * k)
+    lens = np.asarray(doclen, dtype=np.int64)[edoc]
+    order = np.lexsort((edoc, lens, -etf, eterm))
+    eterm, etf, edoc, lens = eterm[order], etf[order], edoc[order], lens[order]
+    if eterm.size:
+        head = np.r_[True, (eterm[1:] != eterm[:-1]) | (etf[1:] != etf[:-1])]
+        eterm, etf, edoc, lens = eterm[head], etf[head], edoc[head], lens[head]
+        big = int(lens.max()) + 2
+        key = lens - eterm.astype(np.int64) * big
+        running = np.minimum.accumulate(key)
+        kept = key < np.r_[np.iinfo(np.int64).max, running[:-1]]
+        eterm, etf, edoc = eterm[kept], etf[kept], edoc[kept]
+    count = np.searchsorted(eterm, multi, side="right") - np.searchsorted(eterm, multi)
+    off = np.zeros(multi.size + 1, dtype=np.int64)
+    np.cumsum(count * ENTRY, out=off[1:])
+    data = np.zeros(int(off[-1]), dtype=np.uint8)
+    data[0::ENTRY] = etf
+    for k in range(4):
+        data[1 + k :: ENTRY] = (edoc >> (8 * k)) & 0xFF
+    return Frontiers(multi, off, data)

@@ -203,11 +203,15 @@ def test_damaged_source_leaves_no_dest(tmp_path: Path) -> None:
     docs: list[Doc] = [(["a", "b"], ["c"], "1", "t", "l", "x", 1.0, 1)]
     a = write_segment(tmp_path / "a", docs)
     b = write_segment(tmp_path / "b", docs)
-    (b / "tfs.npy").write_bytes((b / "tfs.npy").read_bytes()[:-4])  # truncated
+    (b / "blk_off.npy").write_bytes((b / "blk_off.npy").read_bytes()[:-4])  # truncated
     with pytest.raises(IndexCorruptError):
         merge_segments([a, b], tmp_path / "m")
     assert not (tmp_path / "m").exists()
-    (b / "docs.npy").unlink()
+    (b / "blocks.bin").write_bytes(b"\xff" * (b / "blocks.bin").stat().st_size)  # garbled
+    with pytest.raises(IndexCorruptError, match="postings damaged"):
+        merge_segments([a, b], tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+    (b / "blocks.bin").unlink()
     with pytest.raises(IndexCorruptError):
         merge_segments([a, b], tmp_path / "m")
     assert not (tmp_path / "m").exists()

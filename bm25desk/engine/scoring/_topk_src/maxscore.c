@@ -538,6 +538,7 @@ traverse(Query *q)
     if (sd >= 0) {
         for (int i = 0; i < n - 1; i++) {
             q->seedcs[i] = cs[ord[n - 2 - i]];
+            cursor_rescratch(&q->seedcs[i], q->seed_scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
         }
         seed(q, &cs[sd], q->seedcs, n - 1);
         q->excl = &cs[sd];

@@ -14,6 +14,12 @@ static PyMethodDef topk_methods[] = {
      "bound table its bounds, checked on each call). prev: a previous segment's result "
      "(docnos, scores, tfs, parts). Raises ValueError or TypeError for any inconsistent "
      "argument."},
+    {"stored", (PyCFunction)(void (*)(void))topk_stored, METH_VARARGS | METH_KEYWORDS,
+     "stored(stream, blk_off, blk_last, b0, b1, n, ovf, tprof, dl_index, cap=32, shift=7)\n"
+     "-> PostingList over blocks b0..b1 of a stored segment (format 3): stream (uint8, padded), "
+     "blk_off (int64) and blk_last (int32) are the segment's, kept referenced; n postings; ovf "
+     "the int32 positions of its postings with tf > cap; tprof the term's frontier (bytes of "
+     "(u8 tf, u32 docno) entries; None for a list of at most one block)."},
     {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
      "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},
     {NULL, NULL, 0, NULL},
@@ -48,7 +54,8 @@ PyInit__topk(void)
     }
     if (add_type(m, &PostingListType, "PostingList") < 0 || add_type(m, &TableType, "Table") < 0 ||
         PyModule_AddIntConstant(m, "MAX_CAP", MAX_CAP) < 0 ||
-        PyModule_AddIntConstant(m, "ABI", 3) < 0) {
+        PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SHIFT", BLK_MAX_SHIFT) < 0) {
         Py_DECREF(m);
         return NULL;
     }
