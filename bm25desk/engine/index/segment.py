@@ -688,8 +688,8 @@ class PostingsWriter:
 
     def add(self, ptr: I64, docs: I32, tfs: I32, doclen: I32) -> None:
         """Encode and append the terms of a CSR run (``ptr`` from 0; docnos of the segment)."""
-        enc = blocks.encode(ptr, docs, tfs, doclen)
-        front = blocks.term_frontiers(enc, doclen)
+        enc = blocks.encode(ptr, docs, tfs, doclen, blocks.CAP, blocks.SHIFT)
+        front = blocks.term_frontiers(enc, doclen, blocks.CAP)
         self._fh.write(enc.stream.tobytes())
         self._front.write(front.data.tobytes())
         p = self._parts
