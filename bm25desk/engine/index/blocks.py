@@ -62,6 +62,16 @@ def compiled() -> bool:
     return _blocks is not None
 
 
+def find(data: Any, offsets: Any, key: bytes) -> int:
+    """Return the index of ``key`` among the sorted records of a blob, or -1 (compiled only)."""
+    return int(_blocks.find(data, offsets, key))
+
+
+def strictly_sorted(data: Any, offsets: Any) -> bool | None:
+    """Return whether a blob's records ascend strictly (None without the compiled codec)."""
+    return None if _blocks is None else bool(_blocks.strictly_sorted(data, offsets))
+
+
 def encode(
     ptr: Any, docs: Any, tfs: Any, doclen: Any, cap: int = CAP, shift: int = SHIFT
 ) -> Encoded:
@@ -357,10 +367,10 @@ def term_frontiers(enc: Encoded, doclen: Any, cap: int = CAP) -> Frontiers:
     """
     nb = np.diff(enc.bptr)
     multi = np.flatnonzero(nb > 1).astype(np.int32)
-    blk = np.concatenate(
-        [np.arange(int(enc.bptr[t]), int(enc.bptr[t + 1])) for t in multi.tolist()]
-    ) if multi.size else np.zeros(0, dtype=np.int64)  # fmt: skip
-    term = np.repeat(multi, nb[multi])
+    counts = nb[multi]
+    term = np.repeat(multi, counts)
+    starts = np.repeat(enc.bptr[:-1][multi] - (np.cumsum(counts) - counts), counts)
+    blk = starts + np.arange(int(counts.sum()), dtype=np.int64)
     s = np.asarray(enc.stream, dtype=np.uint8)
     lo = enc.blk_off[blk]
     nprof = s[lo].astype(np.int64) if blk.size else np.zeros(0, np.int64)

@@ -190,7 +190,7 @@ def _check_segment(
         verify_files(directory, manifest, files, force=True)
         seg = Segment(directory / seg_name)
         n_docs = seg.n_docs
-        check_segment(seg, seg.nnz, full=True)
+        check_segment(seg, seg.nnz, full=True, deep=True)
         if dele:
             mask = load_array(directory / dele, mmap=False)
             if mask.dtype.kind != "b" or mask.shape != (seg.n_docs,):

@@ -179,6 +179,10 @@ class Blob:
         assert off is not None
         return self._data[off[i] : off[i + 1]]
 
+    def data(self) -> mmap.mmap | bytes:
+        """Return the whole blob as a buffer (no copy)."""
+        return self._data
+
     def raw(self) -> bytes:
         """Return the whole blob (all records concatenated)."""
         return bytes(self._data)
@@ -214,6 +218,11 @@ class Lexicon:
     def find(self, term: str) -> int:
         """Return the id of ``term``, or -1 when it is not in the vocabulary."""
         key = term.encode("utf-8", "replace")
+        if blocks.compiled():  # a binary search in C: ~1 µs instead of ~50
+            try:
+                return int(blocks.find(self._blob.data(), self._blob.offsets, key))
+            except ValueError as exc:
+                raise IndexCorruptError(f"index file damaged: terms ({exc})") from None
         lo, hi = 0, len(self._blob)
         get = self._blob.get_bytes
         while lo < hi:
@@ -226,6 +235,10 @@ class Lexicon:
             else:
                 return mid
         return -1
+
+    def strictly_sorted(self) -> bool | None:
+        """Return whether the terms ascend strictly (None: no compiled check; compare in Python)."""
+        return blocks.strictly_sorted(self._blob.data(), self._blob.offsets)
 
     def terms(self) -> list[str]:
         """Return the whole vocabulary (for merges and suggestions; loads it)."""
@@ -372,6 +385,18 @@ class Segment:
         self.tfront_term: I32 = load_array(directory / "tfront_term.npy")
         self.tfront_off: I64 = load_array(directory / "tfront_off.npy")
         self.tfront = _open_bytes(directory / "tfront.bin")
+        # What the kernel reads for a term (topk.py hands it over as one tuple).
+        self.kernel_arrays = (
+            self.blocks,
+            self.blk_off,
+            self.blk_last,
+            self.ptr,
+            self.bptr,
+            self.ovf,
+            self.tfront_term,
+            self.tfront_off,
+            self.tfront,
+        )
         n_blocks = len(self.blk_last)
         for name, data, size in (
             (

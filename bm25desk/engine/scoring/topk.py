@@ -41,11 +41,12 @@ pass over the postings, or, when one term's list dominates, probes of it from th
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -54,7 +55,7 @@ import numpy as np
 from bm25desk.engine import native
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index import blocks
-from bm25desk.engine.index.segment import F64, I32, I64, Segment
+from bm25desk.engine.index.segment import F64, I32, I64, IndexCorruptError, Segment
 from bm25desk.engine.scoring.variant import TermWeight
 
 _topk: Any = native.load("bm25desk.engine.scoring._topk")
@@ -164,15 +165,14 @@ class _State:
         if n == 0:
             return None
         if seg.format >= 3:
-            ovf = seg.overflow(tid)
-            pl = None
-            if HAVE_KERNEL:
-                b0, b1 = int(seg.bptr[tid]), int(seg.bptr[tid + 1])
-                front = seg.frontier(tid)
-                pl = _topk.stored(
-                    seg.blocks, seg.blk_off, seg.blk_last, b0, b1, n, ovf[0], front, sg.dli,
-                    sg.cap, sg.shift,
-                )  # fmt: skip
+            if not HAVE_KERNEL:
+                return _Postings(None, seg, tid, n, seg.overflow(tid))
+            pl = _topk.stored(seg.kernel_arrays, tid, sg.dli, sg.cap, sg.shift)
+            ovf: tuple[I32, I32, I32] = _NO_OVERFLOW
+            if pl.n_overflow:
+                i, j = pl.overflow_from, pl.overflow_from + pl.n_overflow
+                pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
+                ovf = (pos, np.asarray(seg.ovf_doc[i:j]), np.asarray(seg.ovf_tf[i:j]))
             return _Postings(pl, seg, tid, n, ovf)
         docs, tfs = seg.postings(tid)
         if not HAVE_KERNEL:
@@ -228,6 +228,9 @@ class _Seg(NamedTuple):
     deny: Any  # its deletion mask, or None
     cap: int  # its block layout
     shift: int
+
+
+_NO_OVERFLOW = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
 
 
 def _overflow_of(docs: I32, tfs: I32, cap: int) -> tuple[I32, I32, I32]:
@@ -395,7 +398,8 @@ def _top_k_kernel(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -
         if not args:
             continue
         seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
-        prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
+        with _damage_is_corruption(index):
+            prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
     if prev is None:
         return TopK(
             np.zeros(0, dtype=np.int64),
@@ -473,15 +477,31 @@ def count_matches(
         pls = [p.pl for p in (ls[s] for ls in lists) if p is not None]
         if pls:
             seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
-            total += _topk.count(pls, sg.n, seg_allow, sg.deny)
+            with _damage_is_corruption(index):
+                total += _topk.count(pls, sg.n, seg_allow, sg.deny)
     return total
 
 
-def _tfs_of(p: _Postings, local: I32) -> I32:
+@contextlib.contextmanager
+def _damage_is_corruption(index: Index) -> Iterator[None]:
+    """Report blocks the kernel found damaged as a damaged index (exit 3, "rebuild it")."""
+    try:
+        yield
+    except ValueError as exc:
+        if "postings changed" not in str(exc):
+            raise
+        raise IndexCorruptError(
+            f"index {index.name!r} is damaged (a block of postings does not decode); rebuild it "
+            "with 'bm25desk index' or delete it"
+        ) from None
+
+
+def _tfs_of(index: Index, p: _Postings, local: I32) -> I32:
     """Return the tf of each local docno in the list (0 where absent)."""
     order = np.argsort(local, kind="stable")
     if p.pl is not None:
-        got = np.frombuffer(p.pl.tfs_of(np.ascontiguousarray(local[order])), dtype=np.int32)
+        with _damage_is_corruption(index):
+            got = np.frombuffer(p.pl.tfs_of(np.ascontiguousarray(local[order])), dtype=np.int32)
     else:
         docs, tfs = p.arrays()
         i = np.minimum(np.searchsorted(docs, local[order]), docs.size - 1)
@@ -511,7 +531,7 @@ def tf_parts(index: Index, terms: Sequence[TermSpec], docnos: Any) -> list[tuple
             if sel.size == 0:
                 continue
             local = (docnos[sel] - sg.base).astype(np.int32)
-            got = _tfs_of(p, local)
+            got = _tfs_of(index, p, local)
             if sg.deny is not None:
                 got[sg.deny[local]] = 0
             tf[sel] = got

@@ -445,7 +445,107 @@ done:
     return result;
 }
 
+/* Compare record i of a blob with key (memcmp order, then length). */
+static int
+cmp_record(const uint8_t *data, const int64_t *off, Py_ssize_t i, const uint8_t *key,
+           Py_ssize_t klen)
+{
+    Py_ssize_t len = (Py_ssize_t)(off[i + 1] - off[i]);
+    int c = memcmp(data + off[i], key, (size_t)(len < klen ? len : klen));
+    return c ? c : (len > klen) - (len < klen);
+}
+
+/* The records' offsets must ascend within the data (a damaged blob must not be read past). */
+static int
+check_offsets(const int64_t *off, Py_ssize_t n, Py_ssize_t size)
+{
+    if (off[0] < 0 || off[n] > size) {
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+blocks_find(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o;
+    Py_buffer key;
+    if (!PyArg_ParseTuple(args, "OOy*", &data_o, &off_o, &key)) {
+        return NULL;
+    }
+    View v[2];
+    memset(v, 0, sizeof(v));
+    PyObject *result = NULL;
+    if (take(data_o, &v[0], 1, "data") < 0 || take(off_o, &v[1], 8, "offsets") < 0) {
+        goto done;
+    }
+    const uint8_t *data = v[0].v.buf;
+    const int64_t *off = v[1].v.buf;
+    Py_ssize_t n = v[1].v.len / 8 - 1, lo = 0, hi = n > 0 ? n : 0;
+    if (n < 0 || check_offsets(off, n, v[0].v.len) < 0) {
+        PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
+        goto done;
+    }
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (off[mid + 1] < off[mid] || off[mid + 1] > v[0].v.len) {
+            PyErr_SetString(PyExc_ValueError, "find: offsets out of order");
+            goto done;
+        }
+        int c = cmp_record(data, off, mid, key.buf, key.len);
+        if (c < 0) {
+            lo = mid + 1;
+        }
+        else if (c > 0) {
+            hi = mid;
+        }
+        else {
+            lo = hi = mid;
+            result = PyLong_FromSsize_t(mid);
+            goto done;
+        }
+    }
+    result = PyLong_FromLong(-1);
+done:
+    PyBuffer_Release(&key);
+    drop(v, 2);
+    return result;
+}
+
+static PyObject *
+blocks_strictly_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o;
+    if (!PyArg_ParseTuple(args, "OO", &data_o, &off_o)) {
+        return NULL;
+    }
+    View v[2];
+    memset(v, 0, sizeof(v));
+    PyObject *result = NULL;
+    if (take(data_o, &v[0], 1, "data") < 0 || take(off_o, &v[1], 8, "offsets") < 0) {
+        goto done;
+    }
+    const uint8_t *data = v[0].v.buf;
+    const int64_t *off = v[1].v.buf;
+    Py_ssize_t n = v[1].v.len / 8 - 1;
+    int ok = n >= 0 && check_offsets(off, n, v[0].v.len) == 0;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        ok = off[i + 1] >= off[i] && off[i + 1] <= v[0].v.len;
+        if (ok && i > 0) {
+            ok = cmp_record(data, off, i - 1, data + off[i], (Py_ssize_t)(off[i + 1] - off[i])) < 0;
+        }
+    }
+    result = PyBool_FromLong(ok);
+done:
+    drop(v, 2);
+    return result;
+}
+
 static PyMethodDef blocks_methods[] = {
+    {"find", (PyCFunction)blocks_find, METH_VARARGS,
+     "find(data, offsets, key) -> the index of record key in a sorted blob, or -1."},
+    {"strictly_sorted", (PyCFunction)blocks_strictly_sorted, METH_VARARGS,
+     "strictly_sorted(data, offsets) -> whether the blob's records ascend strictly (bytes)."},
     {"encode", (PyCFunction)blocks_encode, METH_VARARGS,
      "encode(ptr, docs, tfs, doclen, cap, shift) -> (stream, blk_last, blk_off, bptr, ovf) as "
      "bytes (uint8, int32, int64, int64, int64): the blocks of every term of a CSR."},

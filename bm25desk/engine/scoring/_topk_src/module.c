@@ -15,11 +15,10 @@ static PyMethodDef topk_methods[] = {
      "(docnos, scores, tfs, parts). Raises ValueError or TypeError for any inconsistent "
      "argument."},
     {"stored", (PyCFunction)(void (*)(void))topk_stored, METH_VARARGS | METH_KEYWORDS,
-     "stored(stream, blk_off, blk_last, b0, b1, n, ovf, tprof, dl_index, cap=32, shift=7)\n"
-     "-> PostingList over blocks b0..b1 of a stored segment (format 3): stream (uint8, padded), "
-     "blk_off (int64) and blk_last (int32) are the segment's, kept referenced; n postings; ovf "
-     "the int32 positions of its postings with tf > cap; tprof the term's frontier (bytes of "
-     "(u8 tf, u32 docno) entries; None for a list of at most one block)."},
+     "stored(arrays, tid, dl_index, cap=32, shift=7) -> PostingList over term tid's blocks in a "
+     "stored segment (format 3). arrays: the segment's (blocks (uint8, padded), blk_off, "
+     "blk_last, ptr, bptr, ovf, tfront_term, tfront_off, tfront); the first three are kept "
+     "referenced, nothing is decoded until a search."},
     {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
      "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},
     {NULL, NULL, 0, NULL},

@@ -6,9 +6,9 @@
  *     length index >= 0) and encoded here, in named steps: take the buffers, encode the blocks
  *     (the frontiers by length index, which orders documents as their lengths do), list the
  *     overflow postings (tf > cap) and the term's own frontier;
- *   stored(stream, blk_off, blk_last, b0, b1, n, ovf, tprof, dl_index, cap, shift): the blocks
- *     of a stored segment (format 3), by reference: nothing is read here; the traversal checks
- *     every block it decodes. */
+ *   stored(arrays, tid, dl_index, cap, shift): term tid's blocks in a stored segment (format 3),
+ *     by reference: its ranges, overflow postings and frontier are looked up here (binary
+ *     searches), no block is read; the traversal checks every block it decodes. */
 #include "topk.h"
 
 static void
@@ -284,112 +284,182 @@ done:
     return rc;
 }
 
-/* stored(): the arguments other than the buffers: block range, counts, overflow, frontier. */
-static int
-stored_ranges(PostingList *pl, Py_ssize_t b0, Py_ssize_t b1, Py_ssize_t n, PyObject *ovf,
-              PyObject *tprof)
+/* Lower bound of v in the ascending int64 array a[0..n). */
+static Py_ssize_t
+lower_i64(const int64_t *a, Py_ssize_t n, int64_t v)
 {
-    Py_ssize_t B = (Py_ssize_t)1 << pl->shift, total = buf_len(&pl->last_view);
-    if (b0 < 0 || b1 < b0 || b1 > total || buf_len(&pl->off_view) != total + 1 || n < 0 ||
-        n > INT32_MAX || b1 - b0 != (n + B - 1) / B) {
-        PyErr_SetString(PyExc_ValueError, "stored: the block range does not fit the arrays");
-        return -1;
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < v) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
     }
-    pl->n = n;
-    pl->nblk = b1 - b0;
-    pl->blk_off = (const int64_t *)pl->off_view.buf + b0;
-    pl->blk_last = (const int32_t *)pl->last_view.buf + b0;
-    pl->stream = pl->stream_view.buf;
-    pl->slen = pl->stream_view.len;
-    pl->max_j = -1;
-    Py_buffer ov;
-    if (get_buffer(ovf, &ov, 'i', "overflow positions") < 0) {
-        return -1;
-    }
-    pl->novf = buf_len(&ov);
+    return lo;
+}
+
+/* The term's overflow positions (a range of the segment's ascending ovf, made relative). */
+static int
+stored_overflow(PostingList *pl, const int64_t *ovf, Py_ssize_t novf_all, int64_t a, int64_t z)
+{
+    Py_ssize_t i = lower_i64(ovf, novf_all, a), j = lower_i64(ovf, novf_all, z);
+    pl->ovf_lo = i;
+    pl->novf = j - i;
     pl->ovf_pos = malloc(sizeof(int32_t) * (pl->novf ? pl->novf : 1));
-    int bad = !pl->ovf_pos;
-    for (Py_ssize_t i = 0; !bad && i < pl->novf; i++) {
-        int32_t p = ((const int32_t *)ov.buf)[i];
-        bad = p < 0 || p >= n || (i && p <= pl->ovf_pos[i - 1]);
-        pl->ovf_pos[i] = p;
-    }
-    PyBuffer_Release(&ov);
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "stored: overflow positions out of order or range");
+    if (!pl->ovf_pos) {
+        PyErr_NoMemory();
         return -1;
     }
-    if (tprof == Py_None) {
-        if (pl->nblk > 1) {
-            PyErr_SetString(PyExc_ValueError, "stored: a list of several blocks needs its frontier");
+    for (Py_ssize_t e = 0; e < pl->novf; e++) {
+        int64_t p = ovf[i + e] - a;
+        if (p < 0 || p >= pl->n || (e && p <= pl->ovf_pos[e - 1])) {
+            PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
             return -1;
         }
-        pl->n_tprof = -1; /* the first block's frontier is the term's */
+        pl->ovf_pos[e] = (int32_t)p;
+    }
+    return 0;
+}
+
+/* The term's frontier: stored for a list of several blocks; its block's for one (n_tprof -1). */
+static int
+stored_frontier(PostingList *pl, Py_ssize_t tid, const Py_buffer *terms, const Py_buffer *off,
+                const Py_buffer *data)
+{
+    pl->n_tprof = -1;
+    if (pl->nblk <= 1) {
         return 0;
     }
-    Py_buffer tv;
-    if (get_buffer(tprof, &tv, 'b', "frontier") < 0) {
+    const int32_t *tt = terms->buf;
+    Py_ssize_t nt = buf_len(terms), lo = 0, hi = nt;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (tt[mid] < tid) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    const int64_t *fo = off->buf;
+    if (lo >= nt || tt[lo] != tid || buf_len(off) != nt + 1) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         return -1;
     }
-    Py_ssize_t m = tv.len / BLK_ENTRY;
+    int64_t a = fo[lo], z = fo[lo + 1];
+    int64_t m = (z - a) / BLK_ENTRY;
+    if (a < 0 || z < a || z > (int64_t)data->len || (z - a) % BLK_ENTRY || m > pl->cap) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return -1;
+    }
     pl->tprof_tf = malloc(m + 1);
     pl->tprof_doc = malloc(sizeof(int32_t) * (m + 1));
-    bad = !pl->tprof_tf || !pl->tprof_doc || tv.len % BLK_ENTRY || m > pl->cap;
-    for (Py_ssize_t e = 0; !bad && e < m; e++) {
-        const uint8_t *p = (const uint8_t *)tv.buf + e * BLK_ENTRY;
+    if (!pl->tprof_tf || !pl->tprof_doc) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t e = 0; e < m; e++) {
+        const uint8_t *p = (const uint8_t *)data->buf + a + e * BLK_ENTRY;
         uint32_t d = blk_load32(p + 1);
-        bad = p[0] < 1 || p[0] > pl->cap || d >= (uint32_t)pl->n_docs;
+        if (p[0] < 1 || p[0] > pl->cap || d >= (uint32_t)pl->n_docs) {
+            PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+            return -1;
+        }
         pl->tprof_tf[e] = p[0];
         pl->tprof_doc[e] = (int32_t)d;
-    }
-    PyBuffer_Release(&tv);
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "stored: the term's frontier is damaged");
-        return -1;
     }
     pl->n_tprof = (int)m;
     return 0;
 }
 
+/* The term's postings: counts and block range from ptr/bptr, checked against the arrays. */
+static int
+stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buffer *bptr)
+{
+    Py_ssize_t nterms = buf_len(ptr) - 1, total = buf_len(&pl->last_view);
+    if (tid < 0 || tid >= nterms || buf_len(bptr) != nterms + 1 ||
+        buf_len(&pl->off_view) != total + 1) {
+        PyErr_SetString(PyExc_ValueError, "stored: the term or arrays do not fit");
+        return -1;
+    }
+    const int64_t *p = ptr->buf, *bp = bptr->buf;
+    int64_t a = p[tid], z = p[tid + 1], b0 = bp[tid], b1 = bp[tid + 1];
+    int64_t B = (int64_t)1 << pl->shift;
+    if (a < 0 || z < a || z - a > INT32_MAX || b0 < 0 || b1 > total || b1 - b0 != (z - a + B - 1) / B) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return -1;
+    }
+    pl->n = (Py_ssize_t)(z - a);
+    pl->nblk = (Py_ssize_t)(b1 - b0);
+    pl->blk_off = (const int64_t *)pl->off_view.buf + b0;
+    pl->blk_last = (const int32_t *)pl->last_view.buf + b0;
+    pl->stream = pl->stream_view.buf;
+    pl->slen = pl->stream_view.len;
+    pl->max_j = -1;
+    pl->post_lo = a;
+    return 0;
+}
+
+/* The segment's arrays: (stream, blk_off, blk_last, ptr, bptr, ovf, tfront_term, tfront_off,
+ * tfront); the first three are kept by the list, the others read now. */
+static int
+stored_init(PostingList *pl, PyObject *arrays, Py_ssize_t tid)
+{
+    static const char kinds[9] = {'b', 'q', 'i', 'q', 'q', 'q', 'i', 'q', 'b'};
+    static const char *names[9] = {"stream", "blk_off", "blk_last", "ptr", "bptr", "ovf",
+                                   "tfront_term", "tfront_off", "tfront"};
+    if (!PyTuple_Check(arrays) || PyTuple_GET_SIZE(arrays) != 9) {
+        PyErr_SetString(PyExc_TypeError, "stored: arrays must be a tuple of 9 segment arrays");
+        return -1;
+    }
+    Py_buffer v[9];
+    int have = 0, rc = -1;
+    for (; have < 9; have++) {
+        if (get_buffer(PyTuple_GET_ITEM(arrays, have), &v[have], kinds[have], names[have]) < 0) {
+            break;
+        }
+    }
+    if (have == 9) {
+        pl->stream_view = v[0];
+        pl->off_view = v[1];
+        pl->last_view = v[2];
+        pl->have_stored = 1;
+        if (stored_range(pl, tid, &v[3], &v[4]) == 0 &&
+            stored_overflow(pl, v[5].buf, buf_len(&v[5]), pl->post_lo, pl->post_lo + pl->n) == 0 &&
+            stored_frontier(pl, tid, &v[6], &v[7], &v[8]) == 0) {
+            rc = 0;
+        }
+    }
+    for (int i = have == 9 ? 3 : 0; i < have; i++) {
+        PyBuffer_Release(&v[i]);
+    }
+    return rc;
+}
+
 PyObject *
 topk_stored(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"stream", "blk_off", "blk_last", "b0",    "b1",    "n",
-                             "ovf",    "tprof",   "dl_index", "cap",   "shift", NULL};
-    PyObject *stream, *off, *last, *ovf, *tprof, *dli, *cap_obj = NULL, *shift_obj = NULL;
-    Py_ssize_t b0, b1, n;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOnnnOOO|OO", kwlist, &stream, &off, &last,
-                                     &b0, &b1, &n, &ovf, &tprof, &dli, &cap_obj, &shift_obj)) {
+    static char *kwlist[] = {"arrays", "tid", "dl_index", "cap", "shift", NULL};
+    PyObject *arrays, *dli, *cap_obj = NULL, *shift_obj = NULL;
+    Py_ssize_t tid;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnO|OO", kwlist, &arrays, &tid, &dli, &cap_obj,
+                                     &shift_obj)) {
         return NULL;
     }
     PostingList *pl = (PostingList *)PyType_GenericNew(&PostingListType, NULL, NULL);
     if (!pl) {
         return NULL;
     }
-    if (take_layout(pl, cap_obj, shift_obj) < 0 || take_dli(pl, dli) < 0) {
-        goto fail;
-    }
-    if (get_buffer(stream, &pl->stream_view, 'b', "stream") < 0) {
-        goto fail;
-    }
-    if (get_buffer(off, &pl->off_view, 'q', "blk_off") < 0) {
-        PyBuffer_Release(&pl->stream_view);
-        goto fail;
-    }
-    if (get_buffer(last, &pl->last_view, 'i', "blk_last") < 0) {
-        PyBuffer_Release(&pl->stream_view);
-        PyBuffer_Release(&pl->off_view);
-        goto fail;
-    }
-    pl->have_stored = 1;
-    if (stored_ranges(pl, b0, b1, n, ovf, tprof) < 0) {
-        goto fail;
+    if (take_layout(pl, cap_obj, shift_obj) < 0 || take_dli(pl, dli) < 0 ||
+        stored_init(pl, arrays, tid) < 0) {
+        Py_DECREF(pl);
+        return NULL;
     }
     pl->ready = 1;
     return (PyObject *)pl;
-fail:
-    Py_DECREF(pl);
-    return NULL;
 }
 
 static PyObject *
@@ -409,9 +479,9 @@ PostingList_info(PostingList *self, PyObject *Py_UNUSED(ignored))
     if (!as_posting_list((PyObject *)self)) {
         return NULL;
     }
-    return Py_BuildValue("{s:n,s:n,s:n,s:i,s:i}", "postings", self->n, "blocks", self->nblk,
+    return Py_BuildValue("{s:n,s:n,s:n,s:i,s:i,s:n}", "postings", self->n, "blocks", self->nblk,
                          "overflow", self->novf, "max_j", (int)self->max_j, "stored",
-                         self->have_stored);
+                         self->have_stored, "overflow_from", self->ovf_lo);
 }
 
 /* tfs_of(docnos): the tf of each of the ascending docnos (0 when absent), as bytes of int32. */
@@ -479,6 +549,12 @@ PostingList_maxj(PostingList *self, void *Py_UNUSED(closure))
 }
 
 static PyObject *
+PostingList_ovf_lo(PostingList *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->ovf_lo);
+}
+
+static PyObject *
 PostingList_cap(PostingList *self, void *Py_UNUSED(closure))
 {
     return PyLong_FromLong(self->cap);
@@ -498,6 +574,8 @@ static PyGetSetDef PostingList_getset[] = {
     {"n_overflow", (getter)PostingList_novf, NULL, "postings with tf > cap", NULL},
     {"max_j", (getter)PostingList_maxj, NULL, "largest length index (-1: not known)", NULL},
     {"cap", (getter)PostingList_cap, NULL, "tf cap", NULL},
+    {"overflow_from", (getter)PostingList_ovf_lo, NULL,
+     "index of its first overflow posting in the segment's overflow arrays (stored lists)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -116,6 +116,8 @@ typedef struct {
     int32_t *tprof_doc;
     Py_ssize_t novf;
     int32_t *ovf_pos;    /* positions (within this list) of postings with tf > cap, ascending */
+    Py_ssize_t ovf_lo;   /* stored: the first of them in the segment's overflow arrays */
+    int64_t post_lo;     /* stored: the term's first posting in the segment */
     int32_t max_j;       /* largest length index seen (-1: not known, for stored blocks) */
     int32_t n_docs;      /* length of the dl-index array it was built with */
 } PostingList;
@@ -125,7 +127,7 @@ extern PyTypeObject PostingListType;
 /* The PostingList in `obj`, or NULL with a TypeError/ValueError (not one, or not initialised). */
 PostingList *as_posting_list(PyObject *obj);
 
-/* stored(...): a PostingList over a stored segment's blocks (see postings.c). */
+/* stored(arrays, tid, dl_index, cap, shift): a PostingList over a stored segment's blocks. */
 PyObject *topk_stored(PyObject *module, PyObject *args, PyObject *kwds);
 
 /* ------------------------------------------------------------------------------------------ */
