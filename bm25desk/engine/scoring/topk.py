@@ -224,7 +224,7 @@ class _Seg(NamedTuple):
     seg: Segment
     base: int  # its first docno
     n: int  # its documents
-    dli: I32  # their length index
+    dli: Any  # their length index (uint8, uint16 or int32)
     deny: Any  # its deletion mask, or None
     cap: int  # its block layout
     shift: int
@@ -239,11 +239,11 @@ def _overflow_of(docs: I32, tfs: I32, cap: int) -> tuple[I32, I32, I32]:
     return pos, np.asarray(docs[pos]), np.asarray(tfs[pos])
 
 
-def _length_index(doclen: Any) -> tuple[F64, I32]:
+def _length_index(doclen: Any) -> tuple[F64, Any]:
     """Return (distinct lengths ascending as float64, each document's index into them)."""
     doclen = np.asarray(doclen)
     if doclen.size == 0:
-        return np.zeros(1, dtype=np.float64), np.zeros(0, dtype=np.int32)
+        return np.zeros(1, dtype=np.float64), np.zeros(0, dtype=np.uint8)
     top = int(doclen.max())
     if int(doclen.min()) >= 0 and top <= max(4 * doclen.size, 1 << 20):
         present = np.zeros(top + 1, dtype=np.bool_)
@@ -254,7 +254,12 @@ def _length_index(doclen: Any) -> tuple[F64, I32]:
     else:
         values, inverse = np.unique(doclen, return_inverse=True)
         index = inverse.astype(np.int32)
-    return values.astype(np.float64), np.ascontiguousarray(index, dtype=np.int32)
+    # The narrowest type that holds the rows: the kernel reads one entry per document it scores,
+    # at random, and an array of a byte per document (passages have a few hundred distinct
+    # lengths) stays in cache where one of four bytes does not.
+    n = values.size
+    dtype = np.uint8 if n <= 1 << 8 else np.uint16 if n <= 1 << 16 else np.int32
+    return values.astype(np.float64), np.ascontiguousarray(index, dtype=dtype)
 
 
 def build_table(w: TermWeight, dl_values: F64, cap: int = 0) -> _Table:

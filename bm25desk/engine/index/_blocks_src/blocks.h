@@ -215,9 +215,9 @@ typedef struct {
 
 /* Size of a block once encoded (with its frontier in s->...), and fill s: gaps, widths,
  * frontier. docs/tfs: the block's n postings; prev: the previous docno (-1 at a term's start);
- * lens: the document lengths by docno. Returns the encoded size; *nprof, *wd, *wt are set. */
+ * plen: each posting's document length. Returns the encoded size; *nprof, *wd, *wt are set. */
 static inline size_t
-blk_plan(const int32_t *docs, const int32_t *tfs, Py_ssize_t n, int32_t prev, const int32_t *lens,
+blk_plan(const int32_t *docs, const int32_t *tfs, Py_ssize_t n, int32_t prev, const int32_t *plen,
          int cap, BlockScratch *s, int *nprof, int *wd, int *wt)
 {
     uint32_t mg = 0, mt = 0;
@@ -234,7 +234,7 @@ blk_plan(const int32_t *docs, const int32_t *tfs, Py_ssize_t n, int32_t prev, co
         mt |= t1;
         int tf = tfs[i];
         if (tf <= cap) {
-            int64_t L = lens[docs[i]];
+            int64_t L = plen[i];
             if (L < s->minlen[tf]) { /* strictly: the first (lowest docno) among equals */
                 s->minlen[tf] = L;
                 s->mindoc[tf] = docs[i];

@@ -156,7 +156,11 @@ run_encode(Encoder *e)
         for (int64_t i = a; i < z && err == E_OK; i += B) {
             Py_ssize_t n = (Py_ssize_t)(z - i < B ? z - i : B);
             int nprof, wd, wt;
-            size_t size = blk_plan(e->docs + i, e->tfs + i, n, prev, e->lens, e->cap, s, &nprof,
+            int32_t plen[BLK_MAX];
+            for (Py_ssize_t k = 0; k < n; k++) {
+                plen[k] = e->lens[e->docs[i + k]];
+            }
+            size_t size = blk_plan(e->docs + i, e->tfs + i, n, prev, plen, e->cap, s, &nprof,
                                    &wd, &wt);
             if (reserve(&e->stream, size) < 0) {
                 err = E_MEMORY;
@@ -330,7 +334,11 @@ run_decode(Decoder *d)
             }
             if (d->lens) { /* the full check: the block is exactly what its postings encode to */
                 int nprof, wd, wt;
-                size_t size = blk_plan(d->docs + out, d->tfs + out, cnt, prev, d->lens, d->cap, s,
+                int32_t plen[BLK_MAX];
+                for (Py_ssize_t k = 0; k < cnt; k++) {
+                    plen[k] = d->lens[d->docs[out + k]];
+                }
+                size_t size = blk_plan(d->docs + out, d->tfs + out, cnt, prev, plen, d->cap, s,
                                        &nprof, &wd, &wt);
                 uint8_t buf[BLK_HEADER + BLK_MAX_CAP * BLK_ENTRY + 2 * 4 * BLK_MAX + BLK_PAD];
                 if (size != (size_t)(hi - lo)) {

@@ -61,7 +61,8 @@ cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch)
     c->shift = pl->shift;
     c->cap = pl->cap;
     c->stride = pl->cap + 1;
-    c->dli = (const int32_t *)pl->dli_view.buf;
+    c->dli = pl->dli_view.buf;
+    c->dli_w = pl->dli_w;
     c->ovf_pos = pl->ovf_pos;
     c->novf = pl->novf;
     cursor_rescratch(c, scratch);
@@ -72,7 +73,7 @@ cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch)
 static int
 take_dli(PostingList *self, PyObject *dli)
 {
-    if (get_buffer(dli, &self->dli_view, 'i', "dl_index") < 0) {
+    if (get_dli_buffer(dli, &self->dli_view, &self->dli_w) < 0) {
         return -1;
     }
     self->have_dli = 1;
@@ -103,7 +104,8 @@ enum scan_error { SCAN_OK, SCAN_ORDER, SCAN_TF, SCAN_LENGTH, SCAN_MEMORY };
 static enum scan_error
 scan_postings(PostingList *self, const int32_t *docs, const int32_t *tfs)
 {
-    const int32_t *dl = (const int32_t *)self->dli_view.buf;
+    const void *dl = self->dli_view.buf;
+    int w = self->dli_w;
     int32_t prev = -1, max_j = -1;
     Py_ssize_t novf = 0;
     for (Py_ssize_t i = 0; i < self->n; i++) {
@@ -115,7 +117,7 @@ scan_postings(PostingList *self, const int32_t *docs, const int32_t *tfs)
         if (tfs[i] < 1) {
             return SCAN_TF;
         }
-        int32_t j = dl[d];
+        int32_t j = dli_at(dl, w, d);
         if (j < 0 || j == INT32_MAX) {
             return SCAN_LENGTH;
         }
@@ -141,7 +143,8 @@ scan_postings(PostingList *self, const int32_t *docs, const int32_t *tfs)
 static enum scan_error
 term_frontier(PostingList *self, const int32_t *docs, const int32_t *tfs)
 {
-    const int32_t *dl = (const int32_t *)self->dli_view.buf;
+    const void *dl = self->dli_view.buf;
+    int w = self->dli_w;
     int cap = self->cap;
     int32_t minj[MAX_CAP + 1], mind[MAX_CAP + 1];
     for (int t = 0; t <= cap; t++) {
@@ -149,8 +152,9 @@ term_frontier(PostingList *self, const int32_t *docs, const int32_t *tfs)
     }
     for (Py_ssize_t i = 0; i < self->n; i++) {
         int tf = tfs[i];
-        if (tf <= cap && dl[docs[i]] < minj[tf]) {
-            minj[tf] = dl[docs[i]];
+        int32_t j = dli_at(dl, w, docs[i]);
+        if (tf <= cap && j < minj[tf]) {
+            minj[tf] = j;
             mind[tf] = docs[i];
         }
     }
@@ -188,14 +192,19 @@ encode_blocks(PostingList *self, const int32_t *docs, const int32_t *tfs)
         free(s);
         return SCAN_MEMORY;
     }
-    const int32_t *dl = (const int32_t *)self->dli_view.buf;
+    const void *dl = self->dli_view.buf;
+    int w = self->dli_w;
+    int32_t plen[BLK_MAX];
     size_t at = 0;
     int32_t prev = -1;
     for (Py_ssize_t b = 0; b < nblk; b++) {
         Py_ssize_t a = b * B, cnt = a + B < n ? B : n - a;
         int nprof, wd, wt;
+        for (Py_ssize_t i = 0; i < cnt; i++) {
+            plen[i] = dli_at(dl, w, docs[a + i]); /* rows order documents as lengths do */
+        }
         self->own_off[b] = (int64_t)at;
-        at += blk_plan(docs + a, tfs + a, cnt, prev, dl, self->cap, s, &nprof, &wd, &wt);
+        at += blk_plan(docs + a, tfs + a, cnt, prev, plen, self->cap, s, &nprof, &wd, &wt);
         blk_write(self->own_stream + self->own_off[b], cnt, self->cap, s, nprof, wd, wt);
         prev = docs[a + cnt - 1];
         self->own_last[b] = prev;

@@ -100,7 +100,8 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
         return -1;
     }
     s->n = (int)nt;
-    if (get_buffer(dli, &s->dli, 'i', "dl_index") < 0) {
+    int dli_w;
+    if (get_dli_buffer(dli, &s->dli, &dli_w) < 0) {
         return -1;
     }
     s->have_dli = 1;
@@ -437,7 +438,6 @@ prepare_query(Search *s, double seed_ratio)
     Query *q = &s->q;
     q->cs = s->cs;
     q->n = s->n;
-    q->dlidx = (const int32_t *)s->dli.buf;
     q->allow = s->have_allow ? (const uint8_t *)s->allow.buf : NULL;
     q->deny = s->have_deny ? (const uint8_t *)s->deny.buf : NULL;
     /* Rounding slack. A score and every bound are sums of at most 2n + 2 terms whose magnitudes

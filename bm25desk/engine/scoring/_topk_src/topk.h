@@ -72,6 +72,22 @@
 
 /* kind: 'i' = int32, 'q' = int64, 'd' = float64, 'b' = 1 byte (bool / uint8 / int8). */
 int get_buffer(PyObject *obj, Py_buffer *view, char kind, const char *what);
+/* A length index: uint8, uint16 or int32 (the narrowest that holds the rows: a smaller array
+ * stays in cache); *width is its item size. */
+int get_dli_buffer(PyObject *obj, Py_buffer *view, int *width);
+
+/* Row of document d in a length index of item size w. */
+static inline int32_t
+dli_at(const void *p, int w, int32_t d)
+{
+    if (w == 1) {
+        return ((const uint8_t *)p)[d];
+    }
+    if (w == 2) {
+        return ((const uint16_t *)p)[d];
+    }
+    return ((const int32_t *)p)[d];
+}
 /* The same for an optional argument (None: no buffer, *have = 0). */
 int get_optional_buffer(PyObject *obj, Py_buffer *view, int *have, char kind, const char *what);
 /* An integer argument in [lo, hi], else a TypeError/ValueError naming it; with `clamp`, one
@@ -99,6 +115,7 @@ typedef struct {
     Py_buffer dli_view;  /* the length-index array it was built for (search must pass it) */
     Py_buffer stream_view, off_view, last_view;
     int have_dli, have_stored;
+    int dli_w;           /* item size of the length index (1, 2 or 4) */
     int ready;           /* set once __init__ has finished: nothing may use it before */
     uint8_t *own_stream; /* encoded here (with BLK_PAD zero bytes), or NULL when stored */
     int64_t *own_off;
@@ -171,7 +188,8 @@ typedef struct {
     int32_t *bd, *bt;                /* decoded docnos of block dblk, tfs of block tblk */
     Py_ssize_t dblk, tblk;
     BlockView bv;                    /* the layout of block dblk */
-    const int32_t *dli;              /* the length index by docno (for bounds) */
+    const void *dli;                 /* the length index by docno (items of dli_w bytes) */
+    int dli_w;
     Py_ssize_t rows;                 /* rows of T and U */
     double *bub;                     /* lazily computed block maxima of U (NaN = unknown) */
     const double *T, *U;
@@ -338,7 +356,7 @@ next_geq(Cursor *c, int32_t d)
 static inline int32_t
 row_of(Cursor *c, int32_t d)
 {
-    int32_t j = c->dli[d];
+    int32_t j = dli_at(c->dli, c->dli_w, d);
     if (UNLIKELY(j < 0 || (Py_ssize_t)j >= c->rows)) {
         cur_broken(c);
         return -1;
@@ -408,7 +426,7 @@ block_bound(Cursor *c, int32_t d)
 
 /* The contribution qw * tf_part of the posting under the cursor (as numpy computes it). */
 static inline double
-contrib(Cursor *c, const int32_t *dlidx)
+contrib(Cursor *c)
 {
     const int32_t *tfs = cur_tfs(c);
     if (UNLIKELY(!tfs)) {
@@ -417,7 +435,7 @@ contrib(Cursor *c, const int32_t *dlidx)
     int32_t tf = tfs[c->pos & (((Py_ssize_t)1 << c->shift) - 1)];
     double tp;
     if (LIKELY((uint32_t)(tf - 1) < (uint32_t)c->cap)) {
-        int32_t j = dlidx[c->cur];
+        int32_t j = dli_at(c->dli, c->dli_w, c->cur);
         if (UNLIKELY((uint64_t)(uint32_t)j >= (uint64_t)c->rows || j < 0)) {
             cur_broken(c);
             return 0.0;
@@ -477,7 +495,6 @@ Py_ssize_t heap_push(Heap *h, double s, int64_t d);
 typedef struct {
     Cursor *cs;
     int n;                        /* terms (cursors), in query order */
-    const int32_t *dlidx;
     const uint8_t *allow, *deny;
     double slack;
     int64_t base;
