@@ -14,22 +14,28 @@ every variant and any parameters, without visiting every posting:
   ``qw · T[dl_index[d], tf]``; postings with tf > CAP (rare) take their tf part from numpy,
   per term ("overflow"). A parameter change builds a new table (``CAP × distinct lengths``
   evaluations: well under a millisecond for passages).
-- **Kernel** (``_topk.c``): per segment (the top k carried from one segment to the next), the
+- **Kernel** (``_topk_src/``): per segment (the top k carried from one segment to the next), the
   list with the largest bound is scored first when it is short ("seeding": a high threshold
-  early), then block-max MaxScore runs over the other lists in docno order. Per block of 128
-  postings it knows, for each tf in the block, the smallest length index with that tf (the
-  Pareto frontier of (tf, length)); with a bound table ``U ≥ T`` that is non-decreasing in tf
-  and non-increasing in length (``U = T`` for every registered variant; otherwise its monotone
-  envelope) that gives each block's maximum tf part exactly, for any variant and parameters.
+  early), then block-max MaxScore runs over the other lists in docno order. Postings are read as
+  the segment stores them: blocks of 128 with bit-packed gaps and tfs
+  (:mod:`bm25desk.engine.index.blocks`), decoded one block at a time as a cursor enters it
+  (tfs only when a document is scored), every block checked as it is decoded. Each block
+  carries its frontier: for each tf, the shortest document with that tf (the Pareto frontier of
+  (tf, length)); with a bound table ``U ≥ T`` that is non-decreasing in tf and non-increasing
+  in length (``U = T`` for every registered variant; otherwise its monotone envelope) that
+  gives each block's maximum tf part exactly, for any variant and parameters, without decoding
+  the block; a term's own frontier (stored for lists of several blocks) gives its bound.
   Negative term weights (the ``bim*`` teaching weights, BM25Adpt with G¹ < 0, RSJ feedback) are
   bounded by 0. Comparisons with the threshold use a rounding slack, and are settled exactly
   (query-order sums of the bounds, ties by docno) when within it. Documents are scored by
   summing in query order from 0.0, like numpy; ties keep the lower docno. Each hit comes back
   with the tf and tf part of every query term (its explanation, with no second look-up).
-- **Metadata** is built lazily per (term, segment) in C (one pass over the postings, about as
-  fast as reading them: ~5 ms for a term in all of a million documents) and cached; nothing is
-  precomputed at index open except the per-document length index (a few milliseconds per
-  million documents).
+- **Metadata** is computed when a segment is written or merged and stored in it: nothing is
+  built on the query path but the per-document length index, once per index (a few
+  milliseconds per million documents; a byte per document when there are at most 256 distinct
+  lengths, so that the kernel's one random read per scored document stays in cache). Segments
+  of format 1 and 2 (plain int32 postings) are encoded into blocks in memory on first use of a
+  term, as before.
 
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
