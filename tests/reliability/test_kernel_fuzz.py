@@ -700,7 +700,9 @@ def stored_arrays(case: Case) -> tuple[Any, ...]:
 def stored_lists(case: Case, arrays: tuple[Any, ...]) -> list[Any]:
     """The case's lists as PostingLists over stored blocks."""
     k = kernel()
-    return [k.stored(arrays, t, case.dl_index, case.cap, case.shift) for t in range(len(case.lists))]
+    return [
+        k.stored(arrays, t, case.dl_index, case.cap, case.shift) for t in range(len(case.lists))
+    ]
 
 
 @mutation

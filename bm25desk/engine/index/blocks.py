@@ -177,7 +177,7 @@ class _Layout(NamedTuple):
     blk: I64  # block of each posting
     within: I64  # place of each posting in its block
     starts: I64  # first posting of each block
-    count: I64  # postings per block
+    per_block: I64  # postings per block
     first: npt.NDArray[np.bool_]  # whether each block is its term's first
 
 
@@ -236,8 +236,8 @@ def encode_numpy(
     kept = key < np.r_[np.iinfo(np.int64).max, running[:-1]]
     eb, etf, edoc = eb[kept], etf[kept], docs[sel[kept]]
     nprof = np.bincount(eb, minlength=nblk).astype(np.int64)
-    dbytes = (lay.count * wd + 7) >> 3
-    tbytes = (lay.count * wt + 7) >> 3
+    dbytes = (lay.per_block * wd + 7) >> 3
+    tbytes = (lay.per_block * wt + 7) >> 3
     size = HEADER + ENTRY * nprof + dbytes + tbytes
     blk_off = np.zeros(nblk + 1, dtype=np.int64)
     np.cumsum(size, out=blk_off[1:])
@@ -292,7 +292,9 @@ def decode_numpy(
         or int(bptr[0]) < 0
         or int(bptr[-1]) > last.size
     ):
-        raise BlockError(f"block {int(bptr[0])}: the term's block count does not match its postings")
+        raise BlockError(
+            f"block {int(bptr[0])}: the term's block count does not match its postings"
+        )
     rel = np.r_[0, np.cumsum(counts)]
     lay = _layout(rel, shift)
     b0 = int(bptr[0]) if bptr.size else 0
@@ -312,12 +314,15 @@ def decode_numpy(
     wd = s[lo + 1].astype(np.int64)
     wt = s[lo + 2].astype(np.int64)
     fail((wd > 32) | (wt > 32) | (nprof > cap), "a bit width or frontier length is out of range")
-    dbytes = (lay.count * wd + 7) >> 3
-    tbytes = (lay.count * wt + 7) >> 3
+    dbytes = (lay.per_block * wd + 7) >> 3
+    tbytes = (lay.per_block * wt + 7) >> 3
     fail(HEADER + ENTRY * nprof + dbytes + tbytes != hi - lo, "its size does not match its header")
     prev = np.where(lay.first, -1, last[np.maximum(blocks - 1, 0)]).astype(np.int64)
     blast = last[blocks].astype(np.int64)
-    fail((prev < -1) | (blast <= prev) | (blast >= n_docs), "its docnos are out of order or out of range")
+    fail(
+        (prev < -1) | (blast <= prev) | (blast >= n_docs),
+        "its docnos are out of order or out of range",
+    )
     data = lo + HEADER + ENTRY * nprof
     gaps = _gather_bits(s, data[lay.blk] * 8 + lay.within * wd[lay.blk], wd[lay.blk])
     steps = gaps.astype(np.int64) + 1
@@ -337,7 +342,10 @@ def decode_numpy(
     for k in range(4):
         edoc |= s[at + 1 + k].astype(np.int64) << (8 * k)
     bad_entry = (etf < 1) | (etf > cap) | (edoc <= prev[eblk]) | (edoc > blast[eblk])
-    fail(np.bincount(eblk[bad_entry], minlength=blocks.size) > 0, "its bound metadata is out of range")
+    fail(
+        np.bincount(eblk[bad_entry], minlength=blocks.size) > 0,
+        "its bound metadata is out of range",
+    )
     out_docs, out_tfs = docs.astype(np.int32), (tf1 + 1).astype(np.int32)
     if doclen is not None:
         again = encode_numpy(rel, out_docs, out_tfs, np.asarray(doclen, np.int32), cap, shift)

@@ -355,7 +355,9 @@ def _stored_frontiers(seg: Segment, t0: int, t1: int, doclen: Any) -> blocks.Fro
     b0, b1 = int(seg.bptr[t0]), int(seg.bptr[t1])
     off = np.asarray(seg.blk_off[b0 : b1 + 1])
     view = blocks.Encoded(
-        np.frombuffer(seg.blocks, dtype=np.uint8, count=int(off[-1]) - int(off[0]), offset=int(off[0])),
+        np.frombuffer(
+            seg.blocks, dtype=np.uint8, count=int(off[-1]) - int(off[0]), offset=int(off[0])
+        ),
         np.asarray(seg.blk_last[b0:b1]),
         off - off[0],
         np.asarray(seg.bptr[t0 : t1 + 1]) - b0,

@@ -497,7 +497,11 @@ class _SourceBody:
         s = self.source
         lp = self.ptr.read(a, b + 1)
         if s.format < 3:
-            return lp, self.docs.read(int(lp[0]), int(lp[-1])), self.tfs.read(int(lp[0]), int(lp[-1]))
+            return (
+                lp,
+                self.docs.read(int(lp[0]), int(lp[-1])),
+                self.tfs.read(int(lp[0]), int(lp[-1])),
+            )
         bp = self.bptr.read(a, b + 1)
         b0, b1 = int(bp[0]), int(bp[-1])
         off = self.off.read(b0, b1 + 1)

@@ -15,12 +15,13 @@ of one result page cost a handful of decompressions. On the synthetic MS MARCO p
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import threading
 from array import array
 from collections import OrderedDict
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
@@ -166,6 +167,5 @@ class ZBlob:
             data = self.frame(f)
             d0, d1 = int(self.zdoc[f]), int(self.zdoc[f + 1])
             rel = (off[d0 : d1 + 1] - off[d0]).tolist()
-            for a, b in zip(rel[:-1], rel[1:], strict=True):
+            for a, b in itertools.pairwise(rel):
                 yield data[a:b]
-

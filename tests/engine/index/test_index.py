@@ -627,7 +627,10 @@ DAMAGE = {
         lambda s: _truncate(_segment_dir(s, "cisi") / "doclen.npy", 0.0),
         "doclen.npy",
     ),
-    "truncated header": (lambda s: _truncate(_segment_dir(s, "cisi") / "blk_off.npy", 0.01), "blk_off.npy"),
+    "truncated header": (
+        lambda s: _truncate(_segment_dir(s, "cisi") / "blk_off.npy", 0.01),
+        "blk_off.npy",
+    ),
     "deleted postings": (
         lambda s: (_segment_dir(s, "cisi") / "blk_off.npy").unlink(),
         "missing: blk_off.npy",

@@ -27,7 +27,13 @@ from bm25desk.engine.scoring.search import Searcher
 from bm25desk.engine.scoring.variants import get_variant, variant_classes
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "format2"
-QUERIES = [["apple"], ["pear", "apples"], ["orchard", "plum", "harvest"], ["cherry"], ["the", "and"]]
+QUERIES = [
+    ["apple"],
+    ["pear", "apples"],
+    ["orchard", "plum", "harvest"],
+    ["cherry"],
+    ["the", "and"],
+]
 
 
 @pytest.fixture
@@ -59,7 +65,9 @@ def ranking(index: Index, key: str, query: list[str], kernel: bool) -> list[tupl
         if w is not None:
             terms.append((term, qtf, w))
     top = topk.top_k(index, terms, 10, kernel=kernel)
-    return [(index.docid(int(d)), float(s).hex()) for d, s in zip(top.docnos, top.scores, strict=True)]
+    return [
+        (index.docid(int(d)), float(s).hex()) for d, s in zip(top.docnos, top.scores, strict=True)
+    ]
 
 
 def test_the_fixture_is_format_2() -> None:
