@@ -25,7 +25,8 @@ postings array, a stored field or a per-document array: it streams them.
 ``.npy`` files are written as a header for the known final shape followed by the data in pieces.
 The result is identical, file for file and byte for byte, to the segment a single
 :class:`~bm25desk.engine.index.segment.SegmentWriter` would have written from all the documents
-added in order. Memory: 4 bytes per source term, ~24 bytes per merged term, ~20 bytes per posting of
+added in order — but for the compressed text, whose zstd frames are copied from the sources
+(the same documents, cut into frames at the sources' boundaries too). Memory: 4 bytes per source term, ~24 bytes per merged term, ~20 bytes per posting of
 one block, and ~25 MB for the rounds of the k-way merges — nothing per document or per posting.
 """
 
@@ -589,13 +590,13 @@ def _gather_run(
 
 
 def _merge_text(sources: list[_Source], dest: Path, cancel: CancelToken | None) -> None:
-    """Recompress the sources' texts, in order, into one compressed blob."""
+    """Concatenate the sources' texts into one compressed blob: their zstd frames are copied
+    (compressing is most of the cost of writing text), older plain texts compressed."""
     out = ZBlobWriter(dest, "text")
     try:
         for s in sources:
             if s.format >= 3:
-                for data in ZBlob(s.path, "text").iter_bytes():
-                    out.add(data)
+                out.add_blob(ZBlob(s.path, "text"))
             else:
                 old = Blob(s.path, "text")
                 for i in range(len(old)):

@@ -89,6 +89,23 @@ class ZBlobWriter:
         self._buf = []
         self._buffered = 0
 
+    def add_blob(self, src: ZBlob) -> None:
+        """Append every document of ``src`` by copying its frames (a merge recompresses nothing).
+
+        The documents buffered so far become a frame of their own first, so frames never mix
+        the two.
+        """
+        self._frame()
+        data = src.raw()
+        start = len(self)
+        pos = self._pos
+        self._fh.write(data)
+        self._offsets.extend((np.asarray(src.offsets[1:]) + pos).tolist())
+        self._pos = pos + int(src.offsets[-1])
+        zbase = self._zoff[-1]
+        self._zoff.extend((np.asarray(src.zoff[1:]) + zbase).tolist())
+        self._zdoc.extend((np.asarray(src.zdoc[1:]) + start).tolist())
+
     def abort(self) -> None:
         """Close the file of a blob that will not be finished."""
         self._fh.close()
@@ -159,6 +176,10 @@ class ZBlob:
     def get(self, i: int) -> str:
         """Return document ``i``'s text."""
         return self.get_bytes(i).decode("utf-8", "replace")
+
+    def raw(self) -> bytes:
+        """Return the whole compressed file."""
+        return bytes(self._data)
 
     def iter_bytes(self) -> Iterator[bytes]:
         """Yield every document's bytes in order (frame by frame, for merges)."""
