@@ -26,8 +26,11 @@ postings array, a stored field or a per-document array: it streams them.
 The result is identical, file for file and byte for byte, to the segment a single
 :class:`~bm25desk.engine.index.segment.SegmentWriter` would have written from all the documents
 added in order — but for the compressed text, whose zstd frames are copied from the sources
-(the same documents, cut into frames at the sources' boundaries too). Memory: 4 bytes per source term, ~24 bytes per merged term, ~20 bytes per posting of
-one block, and ~25 MB for the rounds of the k-way merges — nothing per document or per posting.
+(the same documents, cut into frames at the sources' boundaries too). Postings are decoded and
+encoded again in blocks (a block of 128 never spans two sources' postings the way a copy would
+leave it). Memory: 4 bytes per source term, ~24 bytes per merged term, ~40 bytes per posting of
+one block (decoded, placed and encoded), the merged document lengths (4 bytes per document: the
+blocks' frontiers need them), and ~25 MB for the rounds of the k-way merges.
 """
 
 from __future__ import annotations
