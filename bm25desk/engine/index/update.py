@@ -19,7 +19,7 @@ from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index import commit as commit_mod
 from bm25desk.engine.index.changes import diff_listing
 from bm25desk.engine.index.commit import NewFiles, next_generation
-from bm25desk.engine.index.ingest import write_segments
+from bm25desk.engine.index.ingest import upgrade_segments, write_segments
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.report import BuildReport, reason_counts
 from bm25desk.engine.index.segment import Segment, save_array
@@ -100,6 +100,7 @@ def _update_folder(
         for rel in changed + removed:
             gone[known[rel]] = True
         entries = _deletion_entries(index, gone, generation)
+        entries = upgrade_segments(directory, entries, generation, cancel)  # older formats
         entries += [(s, None) for s in seg_names]
         if cancel is not None:
             cancel.check()
