@@ -350,22 +350,33 @@ def _in_typed_order(text: str, constraints: list[Constraint]) -> tuple[Constrain
 def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> ParsedQuery:
     """Parse ``text`` into scored terms and constraints (``syntax=False``: bag of words only).
 
-    Never raises on odd syntax: a query whoosh cannot read is searched as plain words, with a
-    warning (:data:`UNREADABLE`) in ``warnings``.
+    Text without any syntax (:func:`has_syntax`) never reaches whoosh's parser: it takes
+    :func:`parse_bag`, which gives what the parser gives for such text (a test compares the two
+    on many random queries). Never raises on odd syntax: a query whoosh cannot read is searched
+    as plain words, with a warning (:data:`UNREADABLE`) in ``warnings``.
     """
-    collector = _Collector(analyzer)
-    warnings: list[str] = []
-    used_syntax = syntax and has_syntax(text)
-    if used_syntax:
-        try:
-            tree = _tree(text)
-        except _parser_errors():  # only the parsing: a bug in the walk below is not hidden
-            warnings.append(UNREADABLE)
-            used_syntax = False
-        else:
-            collector = _walk(text, tree, analyzer)
-    if not used_syntax:
-        collector.scored = collector.words(text, "optional")
+    if not (syntax and has_syntax(text)):
+        return parse_bag(text, analyzer)
+    try:
+        tree = _tree(text)
+    except _parser_errors():  # only the parsing: a bug in the walk below is not hidden
+        return parse_bag(text, analyzer, (UNREADABLE,))
+    return _parsed(text, _walk(text, tree, analyzer))
+
+
+def parse_with_parser(text: str, analyzer: Analyzer) -> ParsedQuery:
+    """Parse ``text`` with whoosh's parser even when it has no syntax (tests compare the paths).
+
+    Raises
+    ------
+    Exception
+        What whoosh's parser raises on text it cannot read (see :func:`_parser_errors`).
+    """
+    return _parsed(text, _walk(text, _tree(text), analyzer))
+
+
+def _parsed(text: str, collector: _Collector) -> ParsedQuery:
+    """Return the :class:`ParsedQuery` of a query the parser's tree was collected from."""
     counts = Counter(collector.scored)
     order = list(dict.fromkeys(collector.scored))
     return ParsedQuery(
@@ -378,10 +389,36 @@ def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> Parsed
         tuple(dict.fromkeys(collector.prohibited_phrases)),
         tuple(dict.fromkeys(collector.title_required)),
         tuple(dict.fromkeys(collector.title_prohibited)),
-        used_syntax,
-        tuple(warnings),
+        True,
+        (),
         _in_typed_order(text, collector.constraints),
     )
+
+
+_OPTIONAL: dict[tuple[str, str | None, str], QueryToken] = {}
+"""One shared optional :class:`QueryToken` per (surface, term, status): tokens are immutable."""
+
+
+def parse_bag(text: str, analyzer: Analyzer, warnings: tuple[str, ...] = ()) -> ParsedQuery:
+    """Return ``text`` as a plain bag of words: every token optional and scored, no constraints.
+
+    The fast path of :func:`parse_query` (no parser, analysis memoised per distinct token, one
+    shared token object per distinct word): linear in the query's length.
+    """
+    tokens = []
+    counts: dict[str, int] = {}
+    memo = _OPTIONAL
+    for fate in analyzer.query_fates(text):
+        tok = memo.get(fate)
+        if tok is None:
+            tok = QueryToken(fate[0], fate[1], fate[2], "optional")
+            if len(memo) < 200_000:
+                memo[fate] = tok
+        tokens.append(tok)
+        term = fate[1]
+        if term is not None:
+            counts[term] = counts.get(term, 0) + 1
+    return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)
 
 
 def contains_phrase(terms: list[str], phrase: tuple[str, ...]) -> bool:
