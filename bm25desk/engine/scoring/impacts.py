@@ -47,19 +47,20 @@ DENSE_MAX_DOCS = 1 << 21
 
 @dataclass(frozen=True, slots=True)
 class TermImpacts:
-    """One term's live postings (global docnos ascending) with their tf parts under one weighting.
+    """One term's live postings (global docnos ascending) and what each adds to a score.
 
-    ``positive`` says every tf part is > 0 (so every weight has the sign of ``qtf · idf``).
+    ``weights[i] = (qtf · idf) · tf_part(tf_i, L_i)`` under one weighting and one qtf;
+    ``positive`` says every weight is > 0.
     """
 
     docnos: I64
-    parts: F64
+    weights: F64
     positive: bool
 
     @property
     def nbytes(self) -> int:
         """Return the memory the arrays hold."""
-        return int(self.docnos.nbytes + self.parts.nbytes)
+        return int(self.docnos.nbytes + self.weights.nbytes)
 
 
 class _Cache:
@@ -68,30 +69,43 @@ class _Cache:
     def __init__(self, index: Index) -> None:
         self.index = index
         self.lock = threading.Lock()
+        # variant -> (term, per-term k1, qtf · idf) -> impacts; the LRU order is over all of them
+        self.tables: dict[Any, dict[tuple[Any, ...], TermImpacts]] = {}
         self.items: OrderedDict[tuple[Any, ...], TermImpacts] = OrderedDict()
         self.nbytes = 0
         self.doclen = np.asarray(index.doclen)
 
-    def get(self, term: str, w: TermWeight) -> TermImpacts:
-        """Return ``term``'s impacts under ``w``'s variant, parameters and per-term k1."""
-        key = (term, w.variant, w.k1)
-        got = self.items.get(key)  # a plain read: dict reads are atomic, LRU order is a hint
+    def table(self, variant: Any) -> dict[tuple[Any, ...], TermImpacts]:
+        """Return the impacts cached under ``variant`` (one hash of the variant per query)."""
+        got = self.tables.get(variant)
+        if got is None:
+            with self.lock:
+                got = self.tables.setdefault(variant, {})
+        return got
+
+    def get(
+        self, table: dict[tuple[Any, ...], TermImpacts], term: str, qtf: int, w: TermWeight
+    ) -> TermImpacts:
+        """Return ``term``'s impacts with ``qtf`` under ``w`` (``table``: its variant's)."""
+        qw = qtf * w.idf
+        key = (term, w.k1, qw)
+        got = table.get(key)  # a plain read: dict reads are atomic
         if got is not None:
             return got
         docnos, tfs = self.index.postings(term)
         docnos = np.ascontiguousarray(docnos, dtype=np.int64)
-        # The dense path's own arrays and call: the same float64 numbers, element for element.
-        parts = np.ascontiguousarray(
-            w.tf_part(np.asarray(tfs).astype(np.float64), self.doclen[docnos].astype(np.float64)),
-            dtype=np.float64,
-        )
-        got = TermImpacts(docnos, parts, bool(parts.size == 0 or parts.min() > 0.0))
+        # The dense path's own arrays and calls: the same float64 numbers, element for element.
+        tf, dl = np.asarray(tfs).astype(np.float64), self.doclen[docnos].astype(np.float64)
+        weights = np.ascontiguousarray(qw * w.tf_part(tf, dl), dtype=np.float64)
+        got = TermImpacts(docnos, weights, bool(weights.size == 0 or weights.min() > 0.0))
         with self.lock:
-            if key not in self.items:
-                self.items[key] = got
+            if key not in table:
+                table[key] = got
+                self.items[(w.variant, *key)] = got
                 self.nbytes += got.nbytes
                 while self.nbytes > MAX_CACHE_BYTES and len(self.items) > 1:
-                    _, old = self.items.popitem(last=False)
+                    (variant, *old_key), old = self.items.popitem(last=False)
+                    self.tables[variant].pop(tuple(old_key), None)
                     self.nbytes -= old.nbytes
         return got
 
@@ -110,9 +124,10 @@ def _cache(index: Index) -> _Cache:
     return got
 
 
-def impacts(index: Index, term: str, w: TermWeight) -> TermImpacts:
-    """Return ``term``'s live postings and tf parts under ``w`` (cached per index)."""
-    return _cache(index).get(term, w)
+def impacts(index: Index, term: str, qtf: int, w: TermWeight) -> TermImpacts:
+    """Return ``term``'s live postings and weights with ``qtf`` under ``w`` (cached per index)."""
+    cache = _cache(index)
+    return cache.get(cache.table(w.variant), term, qtf, w)
 
 
 def prefer(index: Index, postings: int, k: int) -> bool:
@@ -130,43 +145,42 @@ def prefer(index: Index, postings: int, k: int) -> bool:
     return postings * 4 >= n or k * 16 >= n
 
 
-def scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any, bool]:
-    """Return (score by docno, match mask or None, whether every weight is positive).
+def scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
+    """Return (score by docno, match mask by docno, or None when every weight is positive).
 
-    The match mask is None when every weight is positive: then a document matches exactly when
-    its score is > 0 (a sum of positive numbers never rounds to 0).
+    With every weight positive a document matches exactly when its score is > 0 (a sum of
+    positive numbers never rounds to 0), and no mask is made.
     """
     cache = _cache(index)
     n = index.n_slots
     docs: list[I64] = []
     weights: list[F64] = []
     positive = True
+    table = cache.table(terms[0][2].variant) if terms else {}
     for term, qtf, w in terms:
-        imp = cache.get(term, w)
-        if imp.docnos.size == 0:
-            continue
-        qw = qtf * w.idf
-        positive = positive and imp.positive and qw > 0.0
-        docs.append(imp.docnos)
-        weights.append(qw * imp.parts)
+        imp = cache.get(table, term, qtf, w)
+        if imp.docnos.size:
+            positive = positive and imp.positive
+            docs.append(imp.docnos)
+            weights.append(imp.weights)
     if not docs:
-        return np.zeros(n, dtype=np.float64), (None if positive else np.zeros(n, bool)), positive
+        return np.zeros(n, dtype=np.float64), None
     d = docs[0] if len(docs) == 1 else np.concatenate(docs)
     wt = weights[0] if len(weights) == 1 else np.concatenate(weights)
+    # bincount adds weight i to out[d[i]] for i in order, from 0.0: query order, like numpy's
+    # ``scores[docnos] += w`` term after term.
     out = np.bincount(d, weights=wt, minlength=n)
     if positive:
-        return out, None, True
+        return out, None
     matched = np.zeros(n, dtype=bool)
     matched[d] = True
-    return out, matched, False
+    return out, matched
 
 
 def dense(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
     """Return (score by docno, match mask by docno), equal to ``topk.dense_scores``."""
-    out, matched, _ = scores(index, terms)
-    if matched is None:
-        matched = out > 0.0
-    return out, matched
+    out, matched = scores(index, terms)
+    return out, (out > 0.0 if matched is None else matched)
 
 
 def top_k(
@@ -177,20 +191,27 @@ def top_k(
     Order: score descending, docno ascending; only live, matching and ``allowed`` documents
     (``allowed``: a boolean mask by docno, or None).
     """
-    out, matched, _ = scores(index, terms)
+    out, matched = scores(index, terms)
     if matched is None:
-        cand = np.flatnonzero(out)  # positive weights: matched ⇔ score > 0
         if allowed is not None:
-            cand = cand[allowed[cand]]
+            out[~allowed] = 0.0
+        n_matches = int(np.count_nonzero(out))
+        n = int(out.size)
+        if n_matches > k:
+            # The k-th best score; everything at least as good (ties included) is a candidate.
+            kth = float(np.partition(out, n - k)[n - k])
+            cand = np.flatnonzero(out >= kth) if kth > 0.0 else np.flatnonzero(out)
+        else:
+            cand = np.flatnonzero(out)
     else:
         if allowed is not None:
             matched &= allowed
         cand = np.flatnonzero(matched)
-    n_matches = int(cand.size)
+        n_matches = int(cand.size)
+        if cand.size > k:
+            sc = out[cand]
+            kth = float(np.partition(sc, cand.size - k)[cand.size - k])
+            cand = cand[sc >= kth]  # ties at the k-th score stay: docno order settles them
     sc = out[cand]
-    if cand.size > k:
-        kth = np.partition(sc, cand.size - k)[cand.size - k]
-        keep = sc >= kth  # ties at the k-th score stay: the docno order settles them below
-        cand, sc = cand[keep], sc[keep]
     order = np.lexsort((cand, -sc))[:k]
     return cand[order].astype(np.int64, copy=False), sc[order], n_matches

@@ -405,20 +405,21 @@ def parse_bag(text: str, analyzer: Analyzer, warnings: tuple[str, ...] = ()) -> 
     The fast path of :func:`parse_query` (no parser, analysis memoised per distinct token, one
     shared token object per distinct word): linear in the query's length.
     """
-    tokens = []
-    counts: dict[str, int] = {}
+    fates = analyzer.query_fates(text)
     memo = _OPTIONAL
-    for fate in analyzer.query_fates(text):
-        tok = memo.get(fate)
-        if tok is None:
-            tok = QueryToken(fate[0], fate[1], fate[2], "optional")
-            if len(memo) < 200_000:
-                memo[fate] = tok
-        tokens.append(tok)
-        term = fate[1]
-        if term is not None:
-            counts[term] = counts.get(term, 0) + 1
-    return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)
+    try:
+        tokens = [memo[f] for f in fates]
+    except KeyError:  # a word not seen before ("None in tokens" would call __eq__ per token)
+        tokens = []
+        for fate in fates:
+            tok = memo.get(fate)
+            if tok is None:
+                tok = QueryToken(fate[0], fate[1], fate[2], "optional")
+                if len(memo) < 200_000:
+                    memo[fate] = tok
+            tokens.append(tok)
+    counts = Counter([f[1] for f in fates if f[1] is not None])  # first-occurrence order
+    return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)  # type: ignore[arg-type]
 
 
 def contains_phrase(terms: list[str], phrase: tuple[str, ...]) -> bool:

@@ -114,16 +114,22 @@ class Searcher:
     def analyze(self, query: str | ParsedQuery, *, syntax: bool = True) -> QueryAnalysis:
         """Return the query's tokens with their status (stop-listed, unknown...) and role."""
         parsed = query if isinstance(query, ParsedQuery) else self.parse(query, syntax=syntax)
-        tokens = []
+        term_id = self.index.term_id
+        # Each distinct term is looked up once (a long query repeats its words).
+        missing = {
+            t for t in {tok.term for tok in parsed.tokens} if t is not None and term_id(t) < 0
+        }
+        tokens = parsed.tokens
         unknown: list[str] = []
-        for tok in parsed.tokens:
-            if tok.term is not None and self.index.term_id(tok.term) < 0:
-                tok = dataclasses.replace(tok, status="unknown")
-                unknown.append(tok.term)  # type: ignore[arg-type]
-            tokens.append(tok)
+        if missing:
+            tokens = tuple(
+                dataclasses.replace(tok, status="unknown") if tok.term in missing else tok
+                for tok in tokens
+            )
+            unknown = [tok.term for tok in tokens if tok.term in missing]  # type: ignore[misc]
         stopped = [t.surface for t in parsed.tokens if t.status == "stop"]
         return QueryAnalysis(
-            parsed, tuple(tokens), tuple(dict.fromkeys(unknown)), tuple(dict.fromkeys(stopped))
+            parsed, tokens, tuple(dict.fromkeys(unknown)), tuple(dict.fromkeys(stopped))
         )
 
     def suggest(self, term: str, n: int = 3, *, typed: str | None = None) -> list[str]:
@@ -347,7 +353,7 @@ class Searcher:
         index = self.index
         allowed = allowed_mask(index, parsed) if parsed.has_constraints else None
         dfs = self._dfs
-        postings = sum(dfs.get(term, 0) for term, _, _ in terms)
+        postings = sum(dfs.get(t[0], 0) for t in terms)
         detail: Any
         # One document more than asked for: whether the last hit ties with the next one.
         if impacts.prefer(index, postings, k + 1):
