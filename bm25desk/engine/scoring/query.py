@@ -262,6 +262,13 @@ def _parser() -> Any:
         parser.remove_plugin_class(plugin)
     # + and - only count at the start of a word ("e-mail" and "c++" are words).
     parser.add_plugin(qparser.PlusMinusPlugin(plusexpr=r"(?<![^\s(])\+", minusexpr=r"(?<![^\s(])-"))
+    # Only the syntax has_syntax() knows is syntax, so that a query means the same with or
+    # without other syntax in it: AND, OR and NOT (not whoosh's ANDNOT, ANDMAYBE, REQUIRE) and
+    # title: (not "body:" or "word:", which are words).
+    parser.replace_plugin(qparser.OperatorsPlugin(AndNot=None, AndMaybe=None, Require=None))
+    # "title:" at the start of a word, or after a "+"/"-" that starts one (as has_syntax reads it).
+    at_word = r"(?:(?<![^\s(])|(?<=(?<![^\s(])[+-]))"
+    parser.replace_plugin(qparser.FieldsPlugin(expr=at_word + r"(?P<text>title):"))
     return parser
 
 
@@ -309,7 +316,32 @@ def _walk(text: str, tree: Any, analyzer: Analyzer) -> _Collector:
     collector.walk(tree, "optional")
     if "+" in text and not collector.required:
         _restore_required(collector, text)
-    return collector
+    return _as_typed(collector, text)
+
+
+def _meaning(c: _Collector) -> tuple[Any, ...]:
+    """What a collected query asks for, repetitions aside (scored terms as a set)."""
+    return (
+        frozenset(c.scored), c.required, c.prohibited, c.phrases, c.prohibited_phrases,
+        c.title_required, c.title_prohibited, frozenset(c.constraints),
+    )  # fmt: skip
+
+
+def _as_typed(collector: _Collector, text: str) -> _Collector:
+    """Return ``collector`` with every typed occurrence of its words (qtf and tokens).
+
+    whoosh's normalising merges repeated words ("cat cat" becomes one term), which would lose
+    qtf (each occurrence counts, as in a plain query) and the tokens as typed. They are taken
+    from the tree as parsed when it asks for the same as the normalised one; where normalising
+    changes more (whoosh's corner cases such as "cat AND cat"), the normalised reading stands.
+    """
+    typed = _Collector(collector.analyzer)
+    typed.walk(_tree(text, normalize=False), "optional")
+    if typed.scored == collector.scored and typed.tokens == collector.tokens:
+        return collector
+    if _meaning(typed) != _meaning(collector):
+        return collector
+    return typed
 
 
 def _restore_required(collector: _Collector, text: str) -> None:

@@ -96,8 +96,20 @@ class Searcher:
     CACHED_VARIANTS = 16
     """(variant, feedback) pairs whose weightings are kept; the least recently used go first."""
 
-    def __init__(self, index: Index) -> None:
+    STRATEGIES = ("auto", "kernel", "exhaustive")
+
+    def __init__(self, index: Index, *, strategy: str = "auto") -> None:
+        """Search ``index``.
+
+        ``strategy`` picks how a top k is found: ``auto`` (the default) by
+        :func:`~bm25desk.engine.scoring.impacts.prefer`, ``kernel`` always by the pruning kernel,
+        ``exhaustive`` always by adding every posting. The rankings are the same bit for bit;
+        the choice is for tests and benchmarks.
+        """
+        if strategy not in self.STRATEGIES:
+            raise ValueError(f"strategy must be one of {', '.join(self.STRATEGIES)}")
         self.index = index
+        self.strategy = strategy
         # (variant, feedback) -> term -> weighting: one hash of the variant per query, then plain
         # dict reads per term (reads and writes of a dict are atomic: computing twice is harmless).
         self._weights: OrderedDict[tuple[Any, ...], dict[str, TermWeight | None]] = OrderedDict()
@@ -356,7 +368,10 @@ class Searcher:
         postings = sum(dfs.get(t[0], 0) for t in terms)
         detail: Any
         # One document more than asked for: whether the last hit ties with the next one.
-        if impacts.prefer(index, postings, k + 1):
+        strategy = self.strategy
+        if strategy == "exhaustive" or (
+            strategy == "auto" and impacts.prefer(index, postings, k + 1)
+        ):
             docnos, scores, n_matches = impacts.top_k(index, terms, k + 1, allowed)
             top_docnos = docnos[:k]
             detail = lambda: _matrices(index, terms, top_docnos)  # noqa: E731
