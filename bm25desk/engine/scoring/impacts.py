@@ -169,7 +169,7 @@ def scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
     wt = weights[0] if len(weights) == 1 else np.concatenate(weights)
     # bincount adds weight i to out[d[i]] for i in order, from 0.0: query order, like numpy's
     # ``scores[docnos] += w`` term after term.
-    out = np.bincount(d, weights=wt, minlength=n)
+    out: F64 = np.bincount(d, weights=wt, minlength=n).astype(np.float64, copy=False)
     if positive:
         return out, None
     matched = np.zeros(n, dtype=bool)

@@ -451,7 +451,7 @@ def parse_bag(text: str, analyzer: Analyzer, warnings: tuple[str, ...] = ()) -> 
                     memo[fate] = tok
             tokens.append(tok)
     counts = Counter([f[1] for f in fates if f[1] is not None])  # first-occurrence order
-    return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)  # type: ignore[arg-type]
+    return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)
 
 
 def contains_phrase(terms: list[str], phrase: tuple[str, ...]) -> bool:

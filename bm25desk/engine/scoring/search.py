@@ -138,7 +138,7 @@ class Searcher:
                 dataclasses.replace(tok, status="unknown") if tok.term in missing else tok
                 for tok in tokens
             )
-            unknown = [tok.term for tok in tokens if tok.term in missing]  # type: ignore[misc]
+            unknown = [tok.term for tok in tokens if tok.term in missing]
         stopped = [t.surface for t in parsed.tokens if t.status == "stop"]
         return QueryAnalysis(
             parsed, tokens, tuple(dict.fromkeys(unknown)), tuple(dict.fromkeys(stopped))

@@ -73,7 +73,8 @@ def test_fast_path_equals_the_parser_on_plain_words(text, which) -> None:
     if has_syntax(text):
         return
     fast = parse_query(text, analyzer)
-    assert not fast.syntax and not fast.warnings
+    assert not fast.syntax
+    assert not fast.warnings
     assert _shape(fast) == _shape(parse_with_parser(text, analyzer)), text
     old = _Collector(analyzer)
     scored = old.words(text, "optional")
@@ -101,13 +102,22 @@ def test_syntax_means_the_same_beside_other_syntax(tiny_index: Index) -> None:
     """Words that are plain in a plain query stay plain when other syntax is around them:
     whoosh's ANDNOT/ANDMAYBE/REQUIRE and field names other than title: are words."""
     an = tiny_index.analyzer
-    for plain in ("cat ANDNOT dog", "cat ANDMAYBE dog", "cat REQUIRE dog", "body:cat", "xtitle:dog"):
+    for plain in (
+        "cat ANDNOT dog",
+        "cat ANDMAYBE dog",
+        "cat REQUIRE dog",
+        "body:cat",
+        "xtitle:dog",
+    ):
         assert not has_syntax(plain)
         bag = parse_query(plain, an)
         mixed = parse_query(f"+mat {plain}", an)
         assert mixed.scored == (("mat", 1), *bag.scored), plain
         assert [c.label for c in mixed.constraints] == ["+mat"], plain
-    assert [c.label for c in parse_query("+mat -title:dog", an).constraints] == ["+mat", "-title:dog"]
+    assert [c.label for c in parse_query("+mat -title:dog", an).constraints] == [
+        "+mat",
+        "-title:dog",
+    ]
 
 
 @SWEEP
@@ -225,7 +235,8 @@ def test_lazy_hits_equal_eager_hits(synth_index: Index, strategy: str) -> None:
             nxt = float(full.scores[k]) if full.scores.size > k else None
             eager = _eager_hits(synth_index, specs, full.docnos[:k], full.scores[:k], nxt)
             assert isinstance(res.hits, Hits)
-            assert res.hits == eager and eager == tuple(res.hits)
+            assert res.hits == eager
+            assert eager == tuple(res.hits)
             assert res.has_ties == any(h.tie_group is not None for h in eager)
             lean = s.search(query, v, k=k, contributions=False, count=False).hits
             assert lean.docids() == [h.docid for h in eager]
@@ -239,9 +250,14 @@ def test_lazy_hits_equal_eager_hits(synth_index: Index, strategy: str) -> None:
 def test_hits_behave_like_a_tuple(tiny_index: Index) -> None:
     hits = Searcher(tiny_index).search("cat mat dog", k=4).hits
     eager = tuple(hits)
-    assert len(hits) == 4 and hits[-1] == eager[-1] and hits[1:3] == eager[1:3]
-    assert hits[::-1] == eager[::-1] and list(hits) == list(eager)
-    assert hits == list(eager) and hits != eager[:3] and hits != "cats"
+    assert len(hits) == 4
+    assert hits[-1] == eager[-1]
+    assert hits[1:3] == eager[1:3]
+    assert hits[::-1] == eager[::-1]
+    assert list(hits) == list(eager)
+    assert hits == list(eager)
+    assert hits != eager[:3]
+    assert hits != "cats"
     assert hits[0] is hits[0]  # built once
     with pytest.raises(IndexError):
         hits[4]
@@ -249,7 +265,7 @@ def test_hits_behave_like_a_tuple(tiny_index: Index) -> None:
         hits[-5]
     with pytest.raises(TypeError):
         hash(hits)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         hits.scores[0] = 1.0  # the arrays are read-only
     assert repr(hits) == repr(eager)
     assert Searcher(tiny_index).search("zebra cat", k=3).hits != ()
