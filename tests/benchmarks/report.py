@@ -187,7 +187,8 @@ def _preamble(meta: dict[str, Any]) -> list[str]:
     m = meta["machine"]
     return [
         f"# Benchmark: {meta['size']} — {meta['n_docs']:,} documents, "
-        f"{meta['n_tokens']:,} tokens, {meta['n_queries']} queries",
+        f"{meta['n_tokens']:,} tokens, {meta['n_queries']} queries"
+        + ("" if meta.get("mix", "default") == "default" else f" ({meta['mix']} mix)"),
         "",
         f"{meta['when']} UTC · bm25desk at {meta['project_commit']} · harness "
         f"{meta['harness_sha256']} (commit {meta['harness_commit']}) · corpus "
@@ -230,6 +231,7 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
                 fails += [f"- {name} ({part}): {e}" for e in c["examples"]]
     if fails:
         lines += ["", "Check failures (first few):", *fails]
+    lines += _rounds_table(results)
     lines += _variants_table(results)
     lines += ["", "Notes:", *(_notes(name, r) for name, r in results.items())]
     return "\n".join(lines) + "\n"
@@ -237,6 +239,39 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
 
 def _runs(rows: list[dict[str, Any]]) -> str:
     return "; ".join(f"{s['engine']}: {', '.join(s['runs'])}" for s in rows)
+
+
+def _rounds_table(results: dict[str, Any]) -> list[str]:
+    """Every round's first-pass and warm q/s per engine, with the load it ran under."""
+    n = max((len(r.get("reps", [])) for r in results.values()), default=0)
+    if n < 2:
+        return []
+    lines = [
+        "",
+        "Rounds (engines interleaved: every engine once per round, each in fresh processes; "
+        "q/s first pass / warm / warm by CPU time; load before→after the query process):",
+        "",
+        "| round | " + " | ".join(results) + " |",
+        "|---:|" + "---|" * len(results),
+    ]
+    for i in range(n):
+        cells = []
+        for r in results.values():
+            reps = r.get("reps", [])
+            q = reps[i].get("query", {}) if i < len(reps) else {}
+            if "main" not in q:
+                cells.append("—")
+                continue
+            first = q.get("first_pass", {}).get("latency", [])
+            warm, cpu = q["main"]["latency"], q["main"].get("cpu", [])
+            load = q.get("provenance", {})
+            qps = [len(x) / sum(x) if x and sum(x) else float("nan") for x in (first, warm, cpu)]
+            cell = " / ".join(f"{v:,.0f}" for v in qps)
+            if "load_before" in load:
+                cell += f" (load {load['load_before'][0]:.2f}→{load['load_after'][0]:.2f})"
+            cells.append(cell)
+        lines.append(f"| {i + 1} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _variants_table(results: dict[str, Any]) -> list[str]:

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.benchmarks import engines, provenance, synth
+from tests.benchmarks import engines, mixes, provenance, synth
 from tests.benchmarks.engines import K1, RERANK_B, RERANK_K1, B, Corpus, dir_size
 from tests.benchmarks.report import markdown, summarise
 from tests.benchmarks.verify import TOL, Oracle, check
@@ -45,9 +45,10 @@ from tests.benchmarks.verify import TOL, Oracle, check
 ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 
-# name: (layout, documents, default queries, engines skipped by default (too slow / too big))
+# name: (generator mode or "beir", documents, default queries, engines skipped by default)
 SIZES: dict[str, tuple[str, int, int, tuple[str, ...]]] = {
     "tiny": ("passages", 5_000, 100, ()),
+    "scifact-synth": ("abstracts", 5_183, 300, ()),
     "100k": ("passages", 100_000, 1_000, ()),
     "1m": ("passages", 1_000_000, 1_000, ("whoosh",)),
     "docs100k": ("documents", 100_000, 1_000, ("whoosh",)),
@@ -64,9 +65,12 @@ def log(msg: str) -> None:
 # -- corpus preparation (cached, not timed) ----------------------------------------------------
 
 
-def prepare(size: str, seed: int, n_queries: int, cache: Path) -> tuple[Corpus, Path, Path, Path]:
+def prepare(
+    size: str, seed: int, n_queries: int, cache: Path, mix: str = "default"
+) -> tuple[Corpus, Path, Path, Path]:
     """Return the corpus, its directory, the queries and the warm-up queries (made once)."""
-    layout, n_docs, _, _ = SIZES[size]
+    mode, n_docs, _, _ = SIZES[size]
+    layout = "beir" if size == "scifact" else synth.MODES[mode].layout
     key = f"{size}-s{seed}" if size != "scifact" else "scifact"
     d = cache / key
     d.mkdir(parents=True, exist_ok=True)
@@ -78,8 +82,8 @@ def prepare(size: str, seed: int, n_queries: int, cache: Path) -> tuple[Corpus, 
                 sys.exit(f"SciFact not found at {raw}")
         else:
             raw = d / f"{layout}.tsv"
-            log(f"generating {n_docs:,} synthetic {layout} → {raw}")
-            info = synth.Generator(layout, seed).write(raw, n_docs)
+            log(f"generating {n_docs:,} synthetic {mode} → {raw}")
+            info = synth.Generator(mode, seed).write(raw, n_docs)
             log(
                 f"  {info['bytes'] / 1e6:,.0f} MB in {info['seconds']:.1f} s "
                 f"({info['mb_per_s']:.0f} MB/s)"
@@ -93,18 +97,24 @@ def prepare(size: str, seed: int, n_queries: int, cache: Path) -> tuple[Corpus, 
         corpus.save(meta)
         log(f"  {oracle.n_docs:,} documents, {oracle.total:,} tokens, {len(oracle.terms):,} terms")
     corpus = Corpus.load(meta)
-    qfile = d / f"queries-{n_queries}.tsv"
-    wfile = d / "warmup.tsv"
+    tag = "" if mix == "default" else f"-{mix}"
+    qfile = d / f"queries-{n_queries}{tag}.tsv"
+    wfile = d / f"warmup{tag}.tsv"
     if not qfile.exists() or not wfile.exists():
         if size == "scifact":
             queries = scifact_queries()
             warm = queries[-20:]
-            queries = queries[:n_queries]
         else:
-            gen = synth.Generator(layout, seed)
+            gen = synth.Generator(mode, seed)
             queries = gen.queries(n_queries, corpus.n_docs)
             warm = gen.queries(20, corpus.n_docs, seed=seed + 1)
-        synth.write_queries(qfile, queries)
+        if mix != "default":
+            log(f"drawing {n_queries} {mix} queries from the corpus")
+            oracle = Oracle.load(d / "oracle")
+            pretok = Path(corpus.pretok)
+            queries = mixes.make(mix, oracle, pretok, layout, n_queries, seed, queries)
+            warm = mixes.make(mix, oracle, pretok, layout, 20, seed + 1, warm)
+        synth.write_queries(qfile, queries[:n_queries])
         synth.write_queries(wfile, warm)
     return corpus, d, qfile, wfile
 
@@ -203,18 +213,31 @@ class Bench:
     common: dict[str, Any]
 
 
-def bench_engine(name: str, b: Bench) -> dict[str, Any]:
-    """Measure engine ``name`` ``--repeat`` times; return its description and repetitions."""
-    cls = engines.ENGINES[name]
-    reps = [_bench_once(name, rep, b) for rep in range(b.args.repeat)]
-    meta = {
-        "engine": name,
-        "formula": cls.formula,
-        "reparam": cls.reparam,
-        "pretok_note": cls.pretok_note,
-        "persist_note": cls.persist_note,
-    }
-    return {**meta, **reps[0], "reps": reps}
+def bench_all(names: list[str], b: Bench) -> dict[str, dict[str, Any]]:
+    """Measure every engine ``--repeat`` times, in interleaved rounds; return each one's record.
+
+    Round r measures every engine once (in fresh processes) before round r + 1 starts, so a
+    change in the machine's load falls on every engine alike rather than on whichever engine
+    was being measured; the spread over the rounds is the table's range.
+    """
+    reps: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for rnd in range(b.args.repeat):
+        if b.args.repeat > 1:
+            log(f"round {rnd + 1} of {b.args.repeat} (load {provenance.load()[0]:.2f})")
+        for name in names:
+            reps[name].append(_bench_once(name, rnd, b))
+    out = {}
+    for name in names:
+        cls = engines.ENGINES[name]
+        meta = {
+            "engine": name,
+            "formula": cls.formula,
+            "reparam": cls.reparam,
+            "pretok_note": cls.pretok_note,
+            "persist_note": cls.persist_note,
+        }
+        out[name] = {**meta, **reps[name][0], "reps": reps[name]}
+    return out
 
 
 def _bench_once(name: str, rep: int, b: Bench) -> dict[str, Any]:
@@ -382,6 +405,13 @@ def _parser() -> argparse.ArgumentParser:
         "(default: all, except those too slow at this size)",
     )
     ap.add_argument("--queries", type=int, help="number of queries (default: per size)")
+    ap.add_argument(
+        "--mix",
+        choices=mixes.MIXES,
+        default="default",
+        help="query mix: the size's own queries, or rare / frequent / mixed terms, or long "
+        "(50–200 terms, argument-like) queries drawn from the corpus (see mixes.py)",
+    )
     ap.add_argument("--out", type=Path, required=True, help="directory for results.md/.json")
     ap.add_argument("--cache", type=Path, default=ROOT / "bench-results" / "cache")
     ap.add_argument("--seed", type=int, default=42)
@@ -450,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.out / "work"
     work.mkdir(exist_ok=True)
-    corpus, cdir, qfile, wfile = prepare(args.size, args.seed, args.queries, args.cache)
+    corpus, cdir, qfile, wfile = prepare(args.size, args.seed, args.queries, args.cache, args.mix)
     corpus_json = cdir / "corpus.json"
     queries = [ln.split("\t", 1)[1] for ln in qfile.read_text("utf-8").splitlines() if ln]
     env = dict(os.environ, PYTHONHASHSEED="0")
@@ -459,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         env.pop("OPENBLAS_L2_SIZE", None)
     common = _common(args, corpus, cdir, qfile)
     bench = Bench(corpus_json, qfile, wfile, work, args, env, common)
-    results = {name: bench_engine(name, bench) for name in names}
+    results = bench_all(names, bench)
     log("verifying every top-10 against the oracle")
     oracle = Oracle.load(cdir / "oracle")
     verify(results, oracle, queries)
@@ -501,6 +531,7 @@ def _common(args: argparse.Namespace, corpus: Corpus, cdir: Path, qfile: Path) -
     return {
         "run_id": f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} @ {commit}",
         "size": args.size,
+        "mix": args.mix,
         "project_commit": commit,
         **provenance.harness(),
         "corpus_sha256": provenance.file_sha256(Path(corpus.raw), cdir / "corpus.sha256.json"),

@@ -93,3 +93,23 @@ def test_without_global_statistics_a_shard_scores_otherwise(shards) -> None:
 def test_global_statistics_need_a_shard(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one shard"):
         GlobalStatistics([])
+
+
+@pytest.mark.parametrize("strategy", ["kernel", "exhaustive"])
+def test_a_shard_searched_on_its_own_first_still_scores_as_the_merged_index(
+    shards, strategy
+) -> None:
+    # The kernel's tf-part tables and the cached impacts live with the index, not the searcher:
+    # the collection's average length must be part of their keys.
+    store, names = shards
+    opened = [store.open(n) for n in names]
+    statistics = GlobalStatistics(opened)
+    merged = Searcher(store.open("merged"), strategy=strategy)
+    for variant in all_variants():
+        for query in QUERIES:
+            for index in opened:
+                Searcher(index, strategy=strategy).search(query, variant, K)
+            searchers = [Searcher(i, statistics, strategy=strategy) for i in opened]
+            got = sharded_search(searchers, query, variant, K)
+            want = merged.search(query, variant, K).hits
+            assert [(h.docid, h.score) for h in got] == [(h.docid, h.score) for h in want]

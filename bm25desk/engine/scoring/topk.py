@@ -190,9 +190,13 @@ class _State:
     # -- weight tables ---------------------------------------------------------------------------
 
     def table(self, w: TermWeight, cap: int = 0) -> _Table:
-        """Return the tf-part table of ``w``'s variant (and per-term k1, for BM25Adpt)."""
+        """Return the tf-part table of ``w``'s variant (and per-term k1, for BM25Adpt).
+
+        Keyed by the average length too: a shard searched with the whole collection's statistics
+        and on its own shares this state but not its tf parts.
+        """
         cap = cap or CAP
-        key = (w.variant, w.k1, cap)
+        key = (w.variant, w.k1, w.stats.avgdl, cap)
         with self.lock:
             got = self.tables.get(key)
             if got is not None:
@@ -207,7 +211,7 @@ class _State:
 
     def overflow_values(self, term: str, s: int, p: _Postings, w: TermWeight, doclen: Any) -> F64:
         """Return numpy's tf parts of the postings with tf > cap (cached per term and table)."""
-        key = (term, s, w.variant, w.k1)
+        key = (term, s, w.variant, w.k1, w.stats.avgdl)
         with self.lock:
             got = self.overflow.get(key)
             if got is not None:
