@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.benchmarks.engines import ref_tokens
 from tests.benchmarks.verify import Oracle
 
 MIXES = ("default", "rare", "mixed", "frequent", "long")
@@ -134,3 +135,26 @@ def _read(pretok: Path, layout: str) -> Iterator[list[str]]:
                 yield parts[1].split() if len(parts) > 1 else []
             else:
                 yield f"{parts[2]} {parts[3]}".split() if len(parts) == 4 else []
+
+
+def describe(queries: list[str], oracle: Oracle) -> str:
+    """Return what the queries are, measured on the corpus (the mix's promise, checked).
+
+    Distinct terms per query (min–median–max) and the share of queries whose terms are all rare
+    (< 0.1 % of documents) and with at least one frequent term (≥ 10 %).
+    """
+    if not queries:
+        return "no queries"
+    df, vocab = oracle.df, oracle.vocab
+    rare_cut, freq_cut = RARE * oracle.n_docs, FREQUENT * oracle.n_docs
+    lengths, all_rare, some_freq = [], 0, 0
+    for q in queries:
+        ids = [vocab[w] for w in dict.fromkeys(ref_tokens(q)) if w in vocab]
+        lengths.append(len(ids))
+        all_rare += bool(ids) and all(df[i] < rare_cut for i in ids)
+        some_freq += any(df[i] >= freq_cut for i in ids)
+    n = len(queries)
+    return (
+        f"{min(lengths)}–{int(np.median(lengths))}–{max(lengths)} terms; "
+        f"all terms rare {100 * all_rare / n:.0f} %; a frequent term {100 * some_freq / n:.0f} %"
+    )
