@@ -34,7 +34,9 @@ class DocidCache:
     LIMIT = 2_000_000
 
     def __init__(self, index: Index) -> None:
-        self.index = index
+        # A weak reference: this cache is the value of a WeakKeyDictionary keyed by the index,
+        # and a strong one would keep every index ever searched open (its files and maps).
+        self._index = weakref.ref(index)
         self.ids: dict[int, str] = {}
 
     def __call__(self, docnos: Sequence[int]) -> list[str]:
@@ -42,7 +44,9 @@ class DocidCache:
         ids = self.ids
         got = list(map(ids.get, docnos))
         if None in got:
-            docid = self.index.docid
+            index = self._index()
+            assert index is not None  # the caller holds it
+            docid = index.docid
             for i, d in enumerate(docnos):
                 if got[i] is None:
                     got[i] = value = docid(d)

@@ -67,7 +67,9 @@ class _Cache:
     """Per-index cache of :class:`TermImpacts` (thread-safe; computing twice is harmless)."""
 
     def __init__(self, index: Index) -> None:
-        self.index = index
+        # A weak reference: this cache is the value of a WeakKeyDictionary keyed by the index,
+        # and a strong one would keep every index ever searched open (its files and maps).
+        self._index = weakref.ref(index)
         self.lock = threading.Lock()
         # variant -> (term, per-term k1, avgdl, qtf · idf) -> impacts; one LRU order over all
         self.tables: dict[Any, dict[tuple[Any, ...], TermImpacts]] = {}
@@ -92,7 +94,9 @@ class _Cache:
         got = table.get(key)  # a plain read: dict reads are atomic
         if got is not None:
             return got
-        docnos, tfs = self.index.postings(term)
+        index = self._index()
+        assert index is not None  # the caller holds it
+        docnos, tfs = index.postings(term)
         docnos = np.ascontiguousarray(docnos, dtype=np.int64)
         # The dense path's own arrays and calls: the same float64 numbers, element for element.
         tf, dl = np.asarray(tfs).astype(np.float64), self.doclen[docnos].astype(np.float64)

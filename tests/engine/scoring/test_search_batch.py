@@ -189,3 +189,25 @@ def test_facade_batch_retrieval_equals_top_n(cisi_texts) -> None:
         assert dataclasses.is_dataclass(bm25.variant)
     finally:
         bm25.close()
+
+
+@pytest.mark.parametrize("strategy", ["kernel", "exhaustive"])
+def test_a_searched_index_is_freed_when_nobody_holds_it(
+    cisi_store, cisi_index: Index, strategy: str
+) -> None:
+    # The per-index caches (kernel state, impacts, docids) are weak: an application that reopens
+    # its index after every update must not keep every earlier one open (files and maps: a
+    # reader under a busy writer ran out of file descriptors).
+    import gc
+    import weakref
+
+    index = cisi_store.open("cisi")
+    searcher = Searcher(index, strategy=strategy)
+    result = searcher.search("information retrieval systems", k=20)
+    assert result.hits.docids()
+    assert result.hits[0].contributions
+    searcher.search_many(["library science", "computer indexing"], k=5)
+    gone = weakref.ref(index)
+    del index, searcher, result
+    gc.collect()
+    assert gone() is None
