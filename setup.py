@@ -1,9 +1,10 @@
 """Build the optional C extensions (everything else is in pyproject.toml).
 
-They are the top-k kernel ``bm25desk.engine.scoring._topk`` and the bulk tokenizer
-``bm25desk.engine.analysis._tokens``. Both are optional: without a C compiler the build warns and
-goes on, and bm25desk uses its numpy and Python paths (``HAVE_KERNEL`` in
-``bm25desk.engine.scoring.topk`` is False).
+They are the top-k kernel ``bm25desk.engine.scoring._topk``, the postings codec
+``bm25desk.engine.index._blocks`` and the bulk tokenizer ``bm25desk.engine.analysis._tokens``. All
+are optional: without a C compiler the build warns and goes on, and bm25desk uses its numpy and
+Python paths (``HAVE_KERNEL`` in ``bm25desk.engine.scoring.topk`` is False; the numpy codec writes
+the same bytes).
 ``BM25DESK_NO_EXTENSION=1`` (or ``BM25DESK_NO_EXTENSIONS=1``, the run-time switch that makes an
 installed bm25desk ignore its compiled extensions) skips them on purpose. It needs only the Python
 headers (no numpy at build time), and is compiled without floating-point contraction so that its
@@ -33,6 +34,10 @@ class BuildExt(build_ext):
 
 # The kernel's C sources are split by concern (cursors, postings, tables, the MaxScore loop,
 # search, count): see bm25desk/engine/scoring/_topk_src/topk.h.
+# The block format of the postings (segment format 3) is one header, shared by the kernel, which
+# decodes blocks as it ranks, and the codec the segment writer and merges use.
+BLOCKS_DIR = "bm25desk/engine/index/_blocks_src"
+BLOCKS_H = f"{BLOCKS_DIR}/blocks.h"
 TOPK_SOURCES = sorted(str(p) for p in Path("bm25desk/engine/scoring/_topk_src").glob("*.c"))
 
 extensions = []
@@ -43,7 +48,15 @@ if all(
         Extension(
             "bm25desk.engine.scoring._topk",
             TOPK_SOURCES,
-            depends=["bm25desk/engine/scoring/_topk_src/topk.h"],
+            depends=["bm25desk/engine/scoring/_topk_src/topk.h", BLOCKS_H],
+            include_dirs=[BLOCKS_DIR],
+            optional=True,
+        ),
+        Extension(
+            "bm25desk.engine.index._blocks",
+            ["bm25desk/engine/index/_blocks_src/module.c"],
+            depends=[BLOCKS_H],
+            include_dirs=[BLOCKS_DIR],
             optional=True,
         ),
         Extension(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.build import commit
@@ -122,6 +123,28 @@ class BM25:
         scores = self.get_scores(query)
         order = np.lexsort((np.arange(scores.size), -scores))[:n]
         return [documents[i] for i in order.tolist()]
+
+    def retrieve(
+        self, queries: Sequence[Sequence[str] | str], k: int = 10, *, threads: int | None = 1
+    ) -> tuple[npt.NDArray[np.int64], F64]:
+        """Return the top ``k`` of every query at once: (document positions, scores), (n, k).
+
+        Like bm25s's ``retrieve``: row ``i`` holds query ``i``'s best documents, best first (ties
+        by corpus order). Only documents containing a query term are ranked: a row with fewer
+        matches is padded with position -1 and score NaN. ``threads`` as for
+        :meth:`~bm25desk.engine.scoring.search.Searcher.search_many` (None: one per core).
+        """
+        k = self.searcher.check_k(k)
+        parsed = [self._parsed(q) for q in queries]
+        found = self.searcher.search_many(parsed, self.variant, k, threads=threads)
+        ids = np.full((len(parsed), k), -1, dtype=np.int64)
+        scores = np.full((len(parsed), k), np.nan, dtype=np.float64)
+        for i, res in enumerate(found):
+            if not isinstance(res, Exception):  # nothing to search for: an empty row
+                hits: Any = res.hits
+                ids[i, : len(hits)] = hits.docnos
+                scores[i, : len(hits)] = hits.scores
+        return ids, scores
 
     def close(self) -> None:
         """Delete the temporary index now (otherwise when the object is collected)."""

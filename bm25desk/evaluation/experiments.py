@@ -22,7 +22,7 @@ from bm25desk.engine.scoring.variants import Variant
 from bm25desk.evaluation import checks
 from bm25desk.evaluation.configs import variant_name
 from bm25desk.evaluation.data import EvalInputError, Qrels, Queries, Query, Ranking, Run
-from bm25desk.evaluation.interfaces import HitLike, SearcherLike
+from bm25desk.evaluation.interfaces import HitLike, SearcherLike, SearchResultLike
 from bm25desk.evaluation.metrics import (
     DEFAULT_METRICS,
     EvalOptions,
@@ -184,15 +184,30 @@ def _input_notes(measures: Sequence[Measure], k: int, judged_without_query: int)
     return notes
 
 
-def _ranking_of(hits: Sequence[HitLike], qid: str, k: int, drop_self: bool) -> Ranking:
-    if drop_self:
-        hits = [h for h in hits if h.docid != qid]
-    hits = hits[:k]
-    return Ranking.of([h.docid for h in hits], [float(h.score) for h in hits])
+def _columns(hits: Sequence[HitLike]) -> tuple[list[str], Sequence[float]]:
+    """Return the hits' ids and scores (whole columns when the hits are the engine's arrays)."""
+    docids = getattr(hits, "docids", None)
+    if callable(docids):
+        return docids(), hits.scores  # type: ignore[attr-defined]
+    return [h.docid for h in hits], [float(h.score) for h in hits]
+
+
+def _ranking_of(
+    docids: list[str], scores: Sequence[float], qid: str, k: int, drop_self: bool
+) -> Ranking:
+    if drop_self and qid in docids:
+        keep = [i for i, d in enumerate(docids) if d != qid]
+        docids = [docids[i] for i in keep]
+        scores = [float(scores[i]) for i in keep]
+    return Ranking.of(docids[:k], scores[:k])
 
 
 class _Searches:
-    """Search one query with one variant, the way the experiment asks (bag of words or syntax)."""
+    """Search queries with one variant, the way the experiment asks (bag of words or syntax).
+
+    With the engine's searcher, a chunk of queries goes to ``search_many`` in one call (threads,
+    no per-hit objects); any other searcher is asked query by query.
+    """
 
     def __init__(
         self,
@@ -200,33 +215,59 @@ class _Searches:
         depth: int,
         tokenize: Callable[[str], list[str]] | None,
         query_syntax: bool,
+        threads: int | None = None,
     ) -> None:
         if query_syntax and tokenize is not None:
             raise EvalInputError("tokenize and query_syntax exclude each other")
         self.searcher = searcher
         self.depth = depth
         self.query_syntax = query_syntax
+        self.threads = threads
         self.terms_of = tokenize if tokenize is not None else searcher.index.analyzer.terms
         # Queries with nothing to search for (only stop words, only prohibitions): empty rankings.
         self.unsearchable: dict[str, str] = {}
 
     def hits(self, query: Query, variant: Variant) -> Sequence[HitLike]:
         """Return the top hits of ``query`` (none when there is nothing to search for)."""
+        return self.many([query], variant)[0]
+
+    def many(self, queries: Sequence[Query], variant: Variant) -> list[Sequence[HitLike]]:
+        """Return the top hits of every query, in order (none for a query with nothing to find)."""
+        asked: list[str | list[str]] = []
+        for query in queries:
+            asked.append(query.text if self.query_syntax else self.terms_of(query.text))
+        out: list[Sequence[HitLike]] = [() for _ in queries]
+        todo = [i for i, q in enumerate(asked) if q]
+        for i in set(range(len(queries))) - set(todo):
+            self.unsearchable[queries[i].qid] = "no terms left after analysis"
+        search_many = getattr(self.searcher, "search_many", None)
+        if search_many is not None:
+            found = search_many(
+                [asked[i] for i in todo], variant, k=self.depth, syntax=self.query_syntax,
+                contributions=False, count=False, threads=self.threads,
+            )  # fmt: skip
+        else:
+            found = [self._one(asked[i], variant) for i in todo]
+        for i, res in zip(todo, found, strict=True):
+            if isinstance(res, QueryError):
+                self.unsearchable[queries[i].qid] = str(res)
+            else:
+                out[i] = res.hits
+        return out
+
+    def _one(self, query: str | list[str], variant: Variant) -> SearchResultLike | QueryError:
+        """Search one query with a searcher that has no ``search_many``."""
         try:
-            if self.query_syntax:
+            if isinstance(query, str):
                 # Per-term breakdowns are for display; a run needs ids and scores only.
                 return self.searcher.search(
-                    query.text, variant, k=self.depth, contributions=False, count=False
-                ).hits
-            terms = self.terms_of(query.text)
-            if terms:
-                return self.searcher.search_terms(
-                    terms, variant, k=self.depth, contributions=False, count=False
-                ).hits
-            self.unsearchable[query.qid] = "no terms left after analysis"
+                    query, variant, k=self.depth, contributions=False, count=False
+                )
+            return self.searcher.search_terms(
+                query, variant, k=self.depth, contributions=False, count=False
+            )
         except QueryError as exc:
-            self.unsearchable[query.qid] = str(exc)
-        return ()
+            return exc
 
     def note(self) -> str | None:
         """Name the queries that had nothing to search for (None when every query had terms)."""
@@ -238,6 +279,10 @@ class _Searches:
             f"{len(self.unsearchable)} queries had nothing to search for (e.g. only stop words) "
             f"and count 0: {sample}{more}"
         )
+
+
+BATCH = 64
+"""Queries per call into the searcher: progress and cancellation are checked between calls."""
 
 
 def _search_variant(
@@ -255,15 +300,17 @@ def _search_variant(
     rankings: dict[str, Ranking] = {}
     seen = checks.SearchStats()
     started = time.perf_counter()
-    for query in to_search:
+    for lo in range(0, len(to_search), BATCH):
         if cancel is not None:
             cancel.check()
-        hits = searches.hits(query, variant)
-        seen.add(query.qid, [h.docid for h in hits], judgements.get(query.qid))
-        ranking = _ranking_of(hits, query.qid, k, opts.drop_self_hits)
-        if len(ranking):
-            rankings[query.qid] = ranking
-        step()
+        chunk = to_search[lo : lo + BATCH]
+        for query, hits in zip(chunk, searches.many(chunk, variant), strict=True):
+            docids, scores = _columns(hits)
+            seen.add(query.qid, docids, judgements.get(query.qid))
+            ranking = _ranking_of(docids, scores, query.qid, k, opts.drop_self_hits)
+            if len(ranking):
+                rankings[query.qid] = ranking
+            step()
     seconds = time.perf_counter() - started
     return Run(rankings, tag=run_tag(name), source=""), seen, seconds
 
@@ -284,6 +331,7 @@ def run_experiment(
     keep_runs: bool = True,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
+    threads: int | None = None,
 ) -> ExperimentResult:
     """Search every query with every configuration and evaluate the runs.
 
@@ -320,7 +368,10 @@ def run_experiment(
     progress
         ``progress(done, total)`` in searched queries (throttled).
     cancel
-        Checked before every search; raises ``Cancelled``.
+        Checked before every batch of searches (:data:`BATCH` queries); raises ``Cancelled``.
+    threads
+        Threads that search a batch concurrently (None: one per core; 1: none). The runs are
+        the same whatever the number.
 
     Returns
     -------
@@ -343,7 +394,8 @@ def run_experiment(
     names = _config_names(configs, k)
     plan = _Plan.of(searcher, _Inputs.of(queries, qrels), parse_metrics(metrics), k, opts)
     to_search = [q for q in plan.inputs.items if search_unjudged or q.qid in plan.judgements]
-    searches = _Searches(searcher, k + 1 if opts.drop_self_hits else k, tokenize, query_syntax)
+    depth = k + 1 if opts.drop_self_hits else k
+    searches = _Searches(searcher, depth, tokenize, query_syntax, threads)
     report = Throttle(progress)
     total, done = len(configs) * len(to_search), 0
     report(0, total)

@@ -142,12 +142,13 @@ def sweep(
     query_syntax: bool = False,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
+    threads: int | None = None,
 ) -> SweepResult:
     """Evaluate ``variant`` at every combination of the ``grid`` parameter values.
 
     Parameters
     ----------
-    searcher, queries, qrels, options, tokenize, query_syntax, progress, cancel
+    searcher, queries, qrels, options, tokenize, query_syntax, progress, cancel, threads
         As for :func:`run_experiment`.
     variant
         The variant; parameters not in ``grid`` keep its values.
@@ -189,6 +190,7 @@ def sweep(
         keep_runs=False,
         progress=progress,
         cancel=cancel,
+        threads=threads,
     )
     return _collect(variant, axes, values, experiment)
 

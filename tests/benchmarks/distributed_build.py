@@ -208,14 +208,26 @@ def worker(engine: str, corpus: Path, tiny: Path, root: Path) -> dict[str, Any]:
 
 
 def _segment_digest(index_dir: Path) -> str:
-    """Return a digest of the index's segment files (contents, in manifest order; not names)."""
+    """Return a digest of the index's segment files (contents, in manifest order; not names).
+
+    The compressed text counts by its documents, not its frames: assembling parts copies each
+    part's zstd frames, so where frames are cut depends on where the parts were cut.
+    """
+    from bm25desk.engine.index.textstore import FILES as TEXT_FILES
+    from bm25desk.engine.index.textstore import ZBlob
+
+    text_files = {f"text.{suffix}" for suffix in TEXT_FILES}
     manifest = json.loads((index_dir / "manifest.json").read_text("utf-8"))
     h = hashlib.sha256()
     for entry in manifest["segments"]:
         seg = index_dir / entry["name"]
         for p in sorted(seg.iterdir()):
+            if p.name in text_files:
+                continue
             h.update(p.name.encode())
             h.update(hashlib.sha256(p.read_bytes()).digest())
+        if (seg / "text.zst").exists():
+            h.update(ZBlob(seg, "text").digest().encode())
         h.update(str(entry.get("deleted")).encode())
     return h.hexdigest()[:16]
 

@@ -235,7 +235,10 @@ class Bm25desk(Engine):
             contributions=self.explain,
             count=self.explain,
         )
-        return [(h.docno, h.score) for h in res.hits]
+        hits = res.hits
+        if hasattr(hits, "docnos"):  # the engine's lazy hits: whole columns, no Hit objects
+            return list(zip(hits.docnos.tolist(), hits.scores.tolist(), strict=True))
+        return [(h.docno, h.score) for h in hits]
 
     def set_params(self, k1: float, b: float) -> None:
         self.k1, self.b = k1, b

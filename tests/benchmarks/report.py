@@ -187,7 +187,8 @@ def _preamble(meta: dict[str, Any]) -> list[str]:
     m = meta["machine"]
     return [
         f"# Benchmark: {meta['size']} — {meta['n_docs']:,} documents, "
-        f"{meta['n_tokens']:,} tokens, {meta['n_queries']} queries",
+        f"{meta['n_tokens']:,} tokens, {meta['n_queries']} queries"
+        + ("" if meta.get("mix", "default") == "default" else f" ({meta['mix']} mix)"),
         "",
         f"{meta['when']} UTC · bm25desk at {meta['project_commit']} · harness "
         f"{meta['harness_sha256']} (commit {meta['harness_commit']}) · corpus "
@@ -230,6 +231,7 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
                 fails += [f"- {name} ({part}): {e}" for e in c["examples"]]
     if fails:
         lines += ["", "Check failures (first few):", *fails]
+    lines += _rounds_table(results)
     lines += _variants_table(results)
     lines += ["", "Notes:", *(_notes(name, r) for name, r in results.items())]
     return "\n".join(lines) + "\n"
@@ -237,6 +239,87 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]], results: dict[str
 
 def _runs(rows: list[dict[str, Any]]) -> str:
     return "; ".join(f"{s['engine']}: {', '.join(s['runs'])}" for s in rows)
+
+
+def mixes_markdown(headlines: list[tuple[str, dict[str, Any], list[dict[str, Any]]]]) -> str:
+    """Return ``mixes.md``: every mix's first-pass headline per engine, side by side.
+
+    ``headlines`` holds (mix, its meta, its summary rows) in the order measured. Cells are
+    medians over the rounds with their range; ratios are to bm25desk's median.
+    """
+    meta = headlines[0][1]
+    lines = [
+        f"# Query mixes: {meta['size']} — {meta['n_docs']:,} documents, "
+        f"{meta['n_tokens']:,} tokens",
+        "",
+        f"{meta['when']} UTC · bm25desk at {meta['project_commit']} · "
+        f"{meta['repeats']} round(s), engines interleaved, each query pass in a fresh process · "
+        f"load (1/5/15 min) {meta['load_start']} at the start, {headlines[-1][1]['load_end']} "
+        "at the end. First pass = right after opening the index (no warm-up); warm = the "
+        "second pass in the same process.",
+        "",
+        "Queries per mix (measured on the corpus: distinct terms min–median–max; share of "
+        "queries with only rare terms, < 0.1 % of documents; with a frequent one, ≥ 10 %):",
+        "",
+        *(f"- {mix}: {m.get('queries_are', '?')}" for mix, m, _ in headlines),
+        "",
+        "| mix | queries | engine | q/s first pass | × bm25desk | p95 ms first | q/s warm "
+        "| q/s warm CPU | top-10 check | load |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for mix, m, rows in headlines:
+        base = next((s for s in rows if s["engine"] == "bm25desk"), rows[0])
+        for s in rows:
+            ratio = "—"
+            if s.get("first_qps") and base.get("first_qps"):
+                ratio = f"{s['first_qps'] / base['first_qps']:.2f}×"
+            cells = [
+                mix,
+                str(m["n_queries"]),
+                s["engine"],
+                _spread(s, "first_qps", "{:,.0f}"),
+                ratio,
+                _spread(s, "first_p95_ms", "{:,.2f}"),
+                _spread(s, "qps", "{:,.0f}"),
+                _f(s.get("qps_cpu"), "{:,.0f}"),
+                s.get("check", s.get("error", "—")),
+                s.get("load", "—"),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _rounds_table(results: dict[str, Any]) -> list[str]:
+    """Every round's first-pass and warm q/s per engine, with the load it ran under."""
+    n = max((len(r.get("reps", [])) for r in results.values()), default=0)
+    if n < 2:
+        return []
+    lines = [
+        "",
+        "Rounds (engines interleaved: every engine once per round, each in fresh processes; "
+        "q/s first pass / warm / warm by CPU time; load before→after the query process):",
+        "",
+        "| round | " + " | ".join(results) + " |",
+        "|---:|" + "---|" * len(results),
+    ]
+    for i in range(n):
+        cells = []
+        for r in results.values():
+            reps = r.get("reps", [])
+            q = reps[i].get("query", {}) if i < len(reps) else {}
+            if "main" not in q:
+                cells.append("—")
+                continue
+            first = q.get("first_pass", {}).get("latency", [])
+            warm, cpu = q["main"]["latency"], q["main"].get("cpu", [])
+            load = q.get("provenance", {})
+            qps = [len(x) / sum(x) if x and sum(x) else float("nan") for x in (first, warm, cpu)]
+            cell = " / ".join(f"{v:,.0f}" for v in qps)
+            if "load_before" in load:
+                cell += f" (load {load['load_before'][0]:.2f}→{load['load_after'][0]:.2f})"
+            cells.append(cell)
+        lines.append(f"| {i + 1} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _variants_table(results: dict[str, Any]) -> list[str]:

@@ -20,6 +20,11 @@ versions, corpus and query hashes, machine, load before and after). ``--repeat N
 engine N times in fresh processes (the table shows medians and ranges); ``--reuse ENGINE`` (per
 engine) takes an earlier measurement from ``--out/work`` only when its provenance matches, and the
 table marks such rows with their date and commit.
+
+``--mix rare,mixed,frequent,long`` measures several query mixes (``mixes.py``) over the same
+builds: every round builds each engine once, then opens its index in a fresh query process per
+mix. Each mix gets its own ``results.md``/``.json`` in ``--out/<mix>``, and ``--out/mixes.md``
+puts the first-pass headline of every mix side by side.
 """
 
 from __future__ import annotations
@@ -37,17 +42,18 @@ from typing import Any
 
 import numpy as np
 
-from tests.benchmarks import engines, provenance, synth
+from tests.benchmarks import engines, mixes, provenance, synth
 from tests.benchmarks.engines import K1, RERANK_B, RERANK_K1, B, Corpus, dir_size
-from tests.benchmarks.report import markdown, summarise
+from tests.benchmarks.report import markdown, mixes_markdown, summarise
 from tests.benchmarks.verify import TOL, Oracle, check
 
 ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 
-# name: (layout, documents, default queries, engines skipped by default (too slow / too big))
+# name: (generator mode or "beir", documents, default queries, engines skipped by default)
 SIZES: dict[str, tuple[str, int, int, tuple[str, ...]]] = {
     "tiny": ("passages", 5_000, 100, ()),
+    "scifact-synth": ("abstracts", 5_183, 300, ()),
     "100k": ("passages", 100_000, 1_000, ()),
     "1m": ("passages", 1_000_000, 1_000, ("whoosh",)),
     "docs100k": ("documents", 100_000, 1_000, ("whoosh",)),
@@ -64,9 +70,12 @@ def log(msg: str) -> None:
 # -- corpus preparation (cached, not timed) ----------------------------------------------------
 
 
-def prepare(size: str, seed: int, n_queries: int, cache: Path) -> tuple[Corpus, Path, Path, Path]:
+def prepare(
+    size: str, seed: int, n_queries: int, cache: Path, mix: str = "default"
+) -> tuple[Corpus, Path, Path, Path]:
     """Return the corpus, its directory, the queries and the warm-up queries (made once)."""
-    layout, n_docs, _, _ = SIZES[size]
+    mode, n_docs, _, _ = SIZES[size]
+    layout = "beir" if size == "scifact" else synth.MODES[mode].layout
     key = f"{size}-s{seed}" if size != "scifact" else "scifact"
     d = cache / key
     d.mkdir(parents=True, exist_ok=True)
@@ -78,8 +87,8 @@ def prepare(size: str, seed: int, n_queries: int, cache: Path) -> tuple[Corpus, 
                 sys.exit(f"SciFact not found at {raw}")
         else:
             raw = d / f"{layout}.tsv"
-            log(f"generating {n_docs:,} synthetic {layout} → {raw}")
-            info = synth.Generator(layout, seed).write(raw, n_docs)
+            log(f"generating {n_docs:,} synthetic {mode} → {raw}")
+            info = synth.Generator(mode, seed).write(raw, n_docs)
             log(
                 f"  {info['bytes'] / 1e6:,.0f} MB in {info['seconds']:.1f} s "
                 f"({info['mb_per_s']:.0f} MB/s)"
@@ -93,18 +102,24 @@ def prepare(size: str, seed: int, n_queries: int, cache: Path) -> tuple[Corpus, 
         corpus.save(meta)
         log(f"  {oracle.n_docs:,} documents, {oracle.total:,} tokens, {len(oracle.terms):,} terms")
     corpus = Corpus.load(meta)
-    qfile = d / f"queries-{n_queries}.tsv"
-    wfile = d / "warmup.tsv"
+    tag = "" if mix == "default" else f"-{mix}"
+    qfile = d / f"queries-{n_queries}{tag}.tsv"
+    wfile = d / f"warmup{tag}.tsv"
     if not qfile.exists() or not wfile.exists():
         if size == "scifact":
             queries = scifact_queries()
             warm = queries[-20:]
-            queries = queries[:n_queries]
         else:
-            gen = synth.Generator(layout, seed)
+            gen = synth.Generator(mode, seed)
             queries = gen.queries(n_queries, corpus.n_docs)
             warm = gen.queries(20, corpus.n_docs, seed=seed + 1)
-        synth.write_queries(qfile, queries)
+        if mix != "default":
+            log(f"drawing {n_queries} {mix} queries from the corpus")
+            oracle = Oracle.load(d / "oracle")
+            pretok = Path(corpus.pretok)
+            queries = mixes.make(mix, oracle, pretok, layout, n_queries, seed, queries)
+            warm = mixes.make(mix, oracle, pretok, layout, 20, seed + 1, warm)
+        synth.write_queries(qfile, queries[:n_queries])
         synth.write_queries(wfile, warm)
     return corpus, d, qfile, wfile
 
@@ -203,22 +218,47 @@ class Bench:
     common: dict[str, Any]
 
 
-def bench_engine(name: str, b: Bench) -> dict[str, Any]:
-    """Measure engine ``name`` ``--repeat`` times; return its description and repetitions."""
-    cls = engines.ENGINES[name]
-    reps = [_bench_once(name, rep, b) for rep in range(b.args.repeat)]
-    meta = {
-        "engine": name,
-        "formula": cls.formula,
-        "reparam": cls.reparam,
-        "pretok_note": cls.pretok_note,
-        "persist_note": cls.persist_note,
+def bench_all(names: list[str], benches: dict[str, Bench]) -> dict[str, dict[str, Any]]:
+    """Measure every engine ``--repeat`` times, in interleaved rounds; return records by mix.
+
+    Round r measures every engine once (in fresh processes) before round r + 1 starts, so a
+    change in the machine's load falls on every engine alike rather than on whichever engine
+    was being measured; the spread over the rounds is the table's range. Each build is queried
+    with every mix of ``benches`` (mix → its queries), each in a fresh process; the builds
+    (and bm25s's re-index for a re-rank) use the first mix's record and queries.
+    """
+    first = next(iter(benches.values()))
+    reps: dict[str, dict[str, list[dict[str, Any]]]] = {
+        mix: {name: [] for name in names} for mix in benches
     }
-    return {**meta, **reps[0], "reps": reps}
+    for rnd in range(first.args.repeat):
+        if first.args.repeat > 1:
+            log(f"round {rnd + 1} of {first.args.repeat} (load {provenance.load()[0]:.2f})")
+        for name in names:
+            for mix, r in _bench_once(name, rnd, benches).items():
+                reps[mix][name].append(r)
+    out: dict[str, dict[str, Any]] = {}
+    for mix in benches:
+        out[mix] = {}
+        for name in names:
+            cls = engines.ENGINES[name]
+            meta = {
+                "engine": name,
+                "formula": cls.formula,
+                "reparam": cls.reparam,
+                "pretok_note": cls.pretok_note,
+                "persist_note": cls.persist_note,
+            }
+            out[mix][name] = {**meta, **reps[mix][name][0], "reps": reps[mix][name]}
+    return out
 
 
-def _bench_once(name: str, rep: int, b: Bench) -> dict[str, Any]:
-    """One repetition: build from raw text (and pre-tokenised input), then query, all fresh."""
+def _bench_once(name: str, rep: int, benches: dict[str, Bench]) -> dict[str, dict[str, Any]]:
+    """One repetition: build from raw text (and pre-tokenised input), then query every mix.
+
+    Returns each mix's record: the same builds, and that mix's query process.
+    """
+    b = next(iter(benches.values()))
     tag = f"{name}-r{rep}" if b.args.repeat > 1 else name
     idx = b.work / f"idx-{tag}"
     if name not in REUSE:
@@ -226,15 +266,18 @@ def _bench_once(name: str, rep: int, b: Bench) -> dict[str, Any]:
     r = _builds(name, tag, idx, b)
     if "error" in r["build_raw"]:
         log(f"{tag}: build failed: {r['build_raw']['error']}")
-        return r
+        return {mix: dict(r) for mix in benches}
     if not idx.exists() and r["build_raw"].get("provenance", {}).get("reused"):
         log(f"{tag}: the reused build's index is gone (--keep-indexes keeps it): rebuilding")
         REUSE.discard(name)
-        return _bench_once(name, rep, b)
-    r["query"] = _query(name, tag, idx, b)
+        return _bench_once(name, rep, benches)
+    out = {}
+    for mix, bm in benches.items():
+        qtag = tag if len(benches) == 1 else f"{tag}-{mix}"
+        out[mix] = {**r, "query": _query(name, qtag, idx, bm)}
     if not b.args.keep_indexes:
         engines.clean(idx)
-    return r
+    return out
 
 
 def _provenance(name: str, phase: str, b: Bench) -> dict[str, Any]:
@@ -382,6 +425,13 @@ def _parser() -> argparse.ArgumentParser:
         "(default: all, except those too slow at this size)",
     )
     ap.add_argument("--queries", type=int, help="number of queries (default: per size)")
+    ap.add_argument(
+        "--mix",
+        default="default",
+        help=f"query mixes, comma-separated, from {', '.join(mixes.MIXES)}: the size's own "
+        "queries, or rare / frequent / mixed terms, or long (50–200 terms, argument-like) "
+        "queries drawn from the corpus (see mixes.py); several share the builds",
+    )
     ap.add_argument("--out", type=Path, required=True, help="directory for results.md/.json")
     ap.add_argument("--cache", type=Path, default=ROOT / "bench-results" / "cache")
     ap.add_argument("--seed", type=int, default=42)
@@ -436,6 +486,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--repeat must be at least 1")
     REUSE.clear()
     REUSE.update(args.reuse)
+    mix_names = list(dict.fromkeys(m.strip() for m in args.mix.split(",") if m.strip()))
+    bad_mix = [m for m in mix_names if m not in mixes.MIXES]
+    if bad_mix or not mix_names:
+        ap.error(f"--mix: use some of {', '.join(mixes.MIXES)}, not {args.mix!r}")
     _, _, default_q, skip = SIZES[args.size]
     args.queries = args.queries or default_q
     names = [e.strip() for e in args.engines.split(",") if e.strip()] or [
@@ -450,19 +504,58 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.out / "work"
     work.mkdir(exist_ok=True)
-    corpus, cdir, qfile, wfile = prepare(args.size, args.seed, args.queries, args.cache)
-    corpus_json = cdir / "corpus.json"
-    queries = [ln.split("\t", 1)[1] for ln in qfile.read_text("utf-8").splitlines() if ln]
     env = dict(os.environ, PYTHONHASHSEED="0")
     if args.unset_openblas_coretype:
         env.pop("OPENBLAS_CORETYPE", None)
         env.pop("OPENBLAS_L2_SIZE", None)
-    common = _common(args, corpus, cdir, qfile)
-    bench = Bench(corpus_json, qfile, wfile, work, args, env, common)
-    results = {name: bench_engine(name, bench) for name in names}
-    log("verifying every top-10 against the oracle")
+    benches: dict[str, Bench] = {}
+    for mix in mix_names:
+        corpus, cdir, qfile, wfile = prepare(args.size, args.seed, args.queries, args.cache, mix)
+        common = _common(args, corpus, cdir, qfile, mix)
+        benches[mix] = Bench(cdir / "corpus.json", qfile, wfile, work, args, env, common)
+    results = bench_all(names, benches)
     oracle = Oracle.load(cdir / "oracle")
+    status, headlines = 0, []
+    for mix, bench in benches.items():
+        out = args.out if len(benches) == 1 else args.out / mix
+        meta = {
+            "load_start": load_start,
+            "total_s": time.perf_counter() - started,
+            "seed": args.seed,
+            "repeats": args.repeat,
+            "reuse_asked": sorted(REUSE),
+            "numpy": np.__version__,
+            "blas_env": {k: v for k, v in env.items() if "BLAS" in k},
+        }
+        rows, meta = report_mix(results[mix], bench, corpus, oracle, out, meta)
+        headlines.append((mix, meta, rows))
+        bad = [s["engine"] for s in rows if "FAIL" in s.get("check", "") or s.get("error")]
+        if bad:
+            log(f"problems ({mix}): {', '.join(bad)}")
+        # bm25desk must be right; another engine's wrong top-10 is a finding (--strict: a failure)
+        if "bm25desk" in bad or (args.strict and bad):
+            status = 1
+    if len(benches) > 1:
+        md = mixes_markdown(headlines)
+        (args.out / "mixes.md").write_text(md, encoding="utf-8")
+        print(md)
+    return status
+
+
+def report_mix(
+    results: dict[str, Any],
+    bench: Bench,
+    corpus: Corpus,
+    oracle: Oracle,
+    out: Path,
+    extra: dict[str, Any],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Check one mix's top-10s, write its ``results.md``/``.json`` to ``out``; return its rows."""
+    common = bench.common
+    queries = [ln.split("\t", 1)[1] for ln in bench.qfile.read_text("utf-8").splitlines() if ln]
+    log(f"verifying every top-10 against the oracle ({common['mix']} queries)")
     verify(results, oracle, queries)
+    names = list(results)
     rows = [summarise(results[n], corpus.n_docs, common["run_id"]) for n in names]
     meta = {
         **{k: v for k, v in common.items() if k != "run_id"},
@@ -472,35 +565,30 @@ def main(argv: list[str] | None = None) -> int:
         "n_terms": len(oracle.terms),
         "n_queries": len(queries),
         "when": common["run_id"].split(" @ ")[0],
-        "numpy": np.__version__,
-        "blas_env": {k: v for k, v in env.items() if "BLAS" in k},
-        "load_start": load_start,
+        "queries_are": mixes.describe(queries, oracle),
+        **extra,
         "load_end": " ".join(f"{x:.2f}" for x in provenance.load()),
-        "total_s": time.perf_counter() - started,
-        "seed": args.seed,
-        "repeats": args.repeat,
-        "reuse_asked": sorted(REUSE),
     }
-    (args.out / "results.json").write_text(
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(
         json.dumps({"meta": meta, "summary": rows, "raw": _strip(results)}, indent=1),
         encoding="utf-8",
     )
     md = markdown(meta, rows, results)
-    (args.out / "results.md").write_text(md, encoding="utf-8")
+    (out / "results.md").write_text(md, encoding="utf-8")
     print(md)
-    bad = [s["engine"] for s in rows if "FAIL" in s.get("check", "") or s.get("error")]
-    if bad:
-        log(f"problems: {', '.join(bad)}")
-    # bm25desk must be right; another engine's wrong top-10 is a finding (--strict: a failure)
-    return 1 if "bm25desk" in bad or (args.strict and bad) else 0
+    return rows, meta
 
 
-def _common(args: argparse.Namespace, corpus: Corpus, cdir: Path, qfile: Path) -> dict[str, Any]:
-    """Return the provenance every measurement of this run shares."""
+def _common(
+    args: argparse.Namespace, corpus: Corpus, cdir: Path, qfile: Path, mix: str
+) -> dict[str, Any]:
+    """Return the provenance every measurement of this run (with ``mix``'s queries) shares."""
     commit = provenance.project_commit()
     return {
         "run_id": f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} @ {commit}",
         "size": args.size,
+        "mix": mix,
         "project_commit": commit,
         **provenance.harness(),
         "corpus_sha256": provenance.file_sha256(Path(corpus.raw), cdir / "corpus.sha256.json"),

@@ -210,11 +210,26 @@ class Mode:
     p_topic: float
     p_comma: float = 1 / 14
     p_stop: float = 1 / 16
+    # query lengths in distinct words and their probabilities
+    query_lengths: tuple[int, ...] = (2, 3, 4, 5, 6)
+    query_p: tuple[float, ...] = (0.24, 0.32, 0.22, 0.13, 0.09)
+
+    @property
+    def layout(self) -> str:
+        """Return the TSV layout written: ``passages`` (id, text) or ``documents`` (4 columns)."""
+        return "passages" if self.name == "passages" else "documents"
 
 
 PASSAGES = Mode("passages", 1, 20_000, 55.0, 0.42, 6, 220, 5, 0.12)
 DOCUMENTS = Mode("documents", 2, 1_000, 650.0, 1.03, 30, 60_000, 10, 0.15)
-MODES = {m.name: m for m in (PASSAGES, DOCUMENTS)}
+# SciFact-sized scientific abstracts: a title and ~210 body tokens (SciFact: 5,183 documents,
+# 225 tokens on average); queries are claims of 6–16 distinct words (SciFact's ~12).
+ABSTRACTS = Mode(
+    "abstracts", 3, 1_000, 190.0, 0.5, 20, 1_500, 8, 0.15,
+    query_lengths=tuple(range(6, 17)),
+    query_p=(0.04, 0.07, 0.1, 0.12, 0.13, 0.13, 0.12, 0.1, 0.08, 0.06, 0.05),
+)  # fmt: skip
+MODES = {m.name: m for m in (PASSAGES, DOCUMENTS, ABSTRACTS)}
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
@@ -496,7 +511,8 @@ class Generator:
         """
         rng = _rng(self.seed if seed is None else seed, self.mode.code, 99)
         target = np.sort(rng.integers(0, n_docs, n))
-        lengths = rng.choice([2, 3, 4, 5, 6], size=n, p=[0.24, 0.32, 0.22, 0.13, 0.09])
+        m = self.mode
+        lengths = rng.choice(list(m.query_lengths), size=n, p=list(m.query_p))
         n_freq = rng.choice([0, 1, 2], size=n, p=[0.45, 0.4, 0.15])
         out: list[str] = []
         topics_of: dict[int, I64] = {}

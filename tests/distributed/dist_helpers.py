@@ -1,8 +1,10 @@
 """Corpora and comparisons of the distributed tests (a module of its own: conftest names clash).
 
 Every build here is compared with a one-process ``bm25desk index`` of the same corpus: the same
-segment files byte for byte when nothing is resolved across parts, else the same live documents,
-postings, statistics and skip report, and the same scores under every variant.
+segment files byte for byte when nothing is resolved across parts (the stored text document by
+document: assembling copies each part's zstd frames, so frames are cut at the parts' boundaries
+too), else the same live documents, postings, statistics and skip report, and the same scores
+under every variant.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import pytest
 from bm25desk.engine import Index, IndexStore, Searcher, all_variants, build_index
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.manifest import segment_entries
+from bm25desk.engine.index.textstore import FILES as TEXT_FILES
+from bm25desk.engine.index.textstore import ZBlob
 from bm25desk.engine.progress import Cancelled, CancelToken
 
 WORDS = [
@@ -116,12 +120,24 @@ def one_process(path: Path, store: IndexStore, name: str = "reference") -> Any:
 
 
 def segment_files(index_dir: Path) -> list[dict[str, str]]:
-    """Return each segment's files (name → SHA-256) in manifest order; names of folders vary."""
+    """Return each segment's files (name → SHA-256) in manifest order; names of folders vary.
+
+    The compressed text's files are replaced by one entry, ``text``: the SHA-256 of its
+    documents, each with its length (the frames are cut wherever the writer's input ended).
+    """
     manifest = json.loads((index_dir / "manifest.json").read_text("utf-8"))
+    text_files = {f"text.{suffix}" for suffix in TEXT_FILES}
     out = []
     for seg, _ in segment_entries(manifest):
         files = sorted(p for p in (index_dir / seg).iterdir() if p.is_file())
-        out.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files})
+        hashes = {
+            p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in files
+            if p.name not in text_files
+        }
+        if (index_dir / seg / "text.zst").exists():
+            hashes["text"] = ZBlob(index_dir / seg, "text").digest()
+        out.append(hashes)
     return out
 
 

@@ -146,3 +146,23 @@ def test_global_statistics_need_shards_analysed_alike(shards, tmp_path: Path) ->
     build_index(path, name="unstemmed", analyzer=Analyzer.create(stopwords="en"), store=store)
     with pytest.raises(ValueError, match="shard 2 was analysed differently from shard 0"):
         GlobalStatistics([store.open(n) for n in [*names, "unstemmed"]])
+
+
+@pytest.mark.parametrize("strategy", ["kernel", "exhaustive"])
+def test_a_shard_searched_on_its_own_first_still_scores_as_the_merged_index(
+    shards, strategy
+) -> None:
+    # The kernel's tf-part tables and the cached impacts live with the index, not the searcher:
+    # the collection's average length must be part of their keys.
+    store, names = shards
+    opened = [store.open(n) for n in names]
+    statistics = GlobalStatistics(opened)
+    merged = Searcher(store.open("merged"), strategy=strategy)
+    for variant in all_variants():
+        for query in QUERIES:
+            for index in opened:
+                Searcher(index, strategy=strategy).search(query, variant, K)
+            searchers = [Searcher(i, statistics, strategy=strategy) for i in opened]
+            got = sharded_search(searchers, query, variant, K)
+            want = merged.search(query, variant, K).hits
+            assert [(h.docid, h.score) for h in got] == [(h.docid, h.score) for h in want]

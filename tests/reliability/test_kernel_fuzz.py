@@ -680,6 +680,74 @@ def count_calls(case: Case, rng: random.Random) -> Outcome:
     return "error", lambda: k.count(pls, case.n_docs, np.ones(case.n_docs, np.float64))
 
 
+def stored_arrays(case: Case) -> tuple[Any, ...]:
+    """Encode the case's lists as a stored segment's blocks (the lengths: the length index)."""
+    from bm25desk.engine.index import blocks
+
+    counts = [d.size for d, _ in case.lists]
+    ptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    docs = np.concatenate([d for d, _ in case.lists]) if case.lists else np.zeros(0, np.int32)
+    tfs = np.concatenate([t for _, t in case.lists]) if case.lists else np.zeros(0, np.int32)
+    lens = np.ascontiguousarray(case.dl_index, dtype=np.int32)
+    enc = blocks.encode(ptr, docs, tfs, lens, case.cap, case.shift)
+    front = blocks.term_frontiers(enc, lens, case.cap)
+    stream = np.concatenate([enc.stream, np.zeros(blocks.PAD, np.uint8)])
+    return (stream, enc.blk_off, enc.blk_last, ptr, enc.bptr, enc.ovf, front.terms, front.off,
+            front.data)  # fmt: skip
+
+
+def stored_lists(case: Case, arrays: tuple[Any, ...]) -> list[Any]:
+    """The case's lists as PostingLists over stored blocks."""
+    k = kernel()
+    return [
+        k.stored(arrays, t, case.dl_index, case.cap, case.shift) for t in range(len(case.lists))
+    ]
+
+
+@mutation
+def valid_stored_blocks(case: Case, rng: random.Random) -> Outcome:
+    """Search and count over stored blocks (format 3): the oracle's results."""
+    pls = stored_lists(case, stored_arrays(case))
+    if rng.random() < 0.5:
+        return (
+            "valid",
+            lambda: call_search(case, search_args(case, pls, rng.choice(["raw", "table"]))),
+            lambda r: check_search_result(case, r),
+        )
+    return (
+        "valid",
+        lambda: kernel().count(pls, case.n_docs, case.allow, case.deny),
+        lambda r: _equal(r, oracle_count(case, case.allow, case.deny)),
+    )
+
+
+@mutation
+def damaged_stored_blocks(case: Case, rng: random.Random) -> Outcome:
+    """Stored blocks with a byte or a value damaged: a clean error or a result, never a crash."""
+    arrays = list(stored_arrays(case))
+    i = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])
+    a = np.array(arrays[i], copy=True)
+    if a.size:
+        j = rng.randrange(a.size)
+        if a.dtype == np.uint8:
+            a[j] ^= np.uint8(1 << rng.randrange(8))
+        else:
+            a[j] = rng.choice([-1, 0, 1, 7, 2**31 - 1, int(a[j]) + 1, int(a[j]) - 1])
+    arrays[i] = a
+    which = rng.choice(["search", "count", "tfs_of"])
+
+    def call() -> Any:
+        pls = stored_lists(case, tuple(arrays))
+        if which == "count":
+            return kernel().count(pls, case.n_docs, case.allow, case.deny)
+        if which == "tfs_of":
+            return [pl.tfs_of(np.arange(case.n_docs, dtype=np.int32)) for pl in pls]
+        return call_search(case, search_args(case, pls))
+
+    return "any", call
+
+
 def _equal(a: Any, b: Any) -> None:
     assert a == b, (a, b)
 

@@ -163,37 +163,74 @@ def _save(index_dir: Path, rel: str, arr: np.ndarray) -> list[str]:
     return [rel]
 
 
-@crafted("docs shifted past the segment")
-def _(d: Path, s: str) -> list[str]:
-    return _save(d, f"{s}/docs.npy", np.load(d / f"{s}/docs.npy") + 10_000)
+def _bytes(index_dir: Path, rel: str, change: Callable[[bytearray], None]) -> list[str]:
+    data = bytearray((index_dir / rel).read_bytes())
+    change(data)
+    (index_dir / rel).write_bytes(bytes(data))
+    return [rel]
 
 
-@crafted("docs negative")
+@crafted("block last docnos shifted past the segment")
 def _(d: Path, s: str) -> list[str]:
-    a = np.load(d / f"{s}/docs.npy")
+    return _save(d, f"{s}/blk_last.npy", np.load(d / f"{s}/blk_last.npy") + 10_000)
+
+
+@crafted("block last docno negative")
+def _(d: Path, s: str) -> list[str]:
+    a = np.load(d / f"{s}/blk_last.npy")
     a[len(a) // 2] = -5
-    return _save(d, f"{s}/docs.npy", a)
+    return _save(d, f"{s}/blk_last.npy", a)
 
 
-@crafted("docs out of order")
+@crafted("block offsets out of order")
 def _(d: Path, s: str) -> list[str]:
-    return _save(d, f"{s}/docs.npy", np.load(d / f"{s}/docs.npy")[::-1].copy())
+    return _save(d, f"{s}/blk_off.npy", np.load(d / f"{s}/blk_off.npy")[::-1].copy())
 
 
-@crafted("docs as int64")
+@crafted("block offsets as int32")
 def _(d: Path, s: str) -> list[str]:
-    return _save(d, f"{s}/docs.npy", np.load(d / f"{s}/docs.npy").astype(np.int64))
+    return _save(d, f"{s}/blk_off.npy", np.load(d / f"{s}/blk_off.npy").astype(np.int32))
 
 
-@crafted("tfs as a 2-d array")
+@crafted("block last docnos as a 2-d array")
 def _(d: Path, s: str) -> list[str]:
-    a = np.load(d / f"{s}/tfs.npy")
-    return _save(d, f"{s}/tfs.npy", np.stack([a, a]))
+    a = np.load(d / f"{s}/blk_last.npy")
+    return _save(d, f"{s}/blk_last.npy", np.stack([a, a]))
 
 
-@crafted("tfs zero")
+@crafted("blocks zeroed")
 def _(d: Path, s: str) -> list[str]:
-    return _save(d, f"{s}/tfs.npy", np.zeros_like(np.load(d / f"{s}/tfs.npy")))
+    return _bytes(d, f"{s}/blocks.bin", lambda b: b.__setitem__(slice(None), bytes(len(b))))
+
+
+@crafted("a block's bit width over 32")
+def _(d: Path, s: str) -> list[str]:
+    return _bytes(d, f"{s}/blocks.bin", lambda b: b.__setitem__(1, 40))
+
+
+@crafted("a block's frontier names tf 0")
+def _(d: Path, s: str) -> list[str]:
+    # the first block holds at least one posting, so at least one frontier entry (at byte 3)
+    return _bytes(d, f"{s}/blocks.bin", lambda b: b.__setitem__(3, 0))
+
+
+@crafted("block pointers off by one")
+def _(d: Path, s: str) -> list[str]:
+    a = np.load(d / f"{s}/bptr.npy")
+    a[1] += 1
+    return _save(d, f"{s}/bptr.npy", a)
+
+
+@crafted("text frames out of order")
+def _(d: Path, s: str) -> list[str]:
+    return _save(d, f"{s}/text.zoff.npy", np.load(d / f"{s}/text.zoff.npy")[::-1].copy())
+
+
+@crafted("text frame past the file")
+def _(d: Path, s: str) -> list[str]:
+    a = np.load(d / f"{s}/text.zoff.npy")
+    a[-1] += 50
+    return _save(d, f"{s}/text.zoff.npy", a)
 
 
 @crafted("ptr decreasing")

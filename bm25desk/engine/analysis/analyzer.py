@@ -174,6 +174,9 @@ class Analyzer:
     _stem: Callable[[str], str] | None = field(
         default=None, init=False, repr=False, compare=False, hash=False
     )
+    _query_fates: dict[str, tuple[str, str | None, TokenStatus]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         """Validate options and build the stemmer once."""
@@ -304,6 +307,27 @@ class Analyzer:
                     fates[surface] = fate
             tokens.append(Token(surface, start, end, fate[0], fate[1]))
         return tokens
+
+    def query_fates(self, text: str) -> list[tuple[str, str | None, TokenStatus]]:
+        """Return ``(surface, term, status)`` of every token of ``text``, without offsets.
+
+        The same tokens and fates as :meth:`analyze` (the query fast path needs no offsets). Each
+        distinct surface's triple is made once and shared, so a query of words seen before
+        allocates nothing per token.
+        """
+        memo = self._query_fates
+        tokens = self._raw_tokens(text)
+        out = list(map(memo.get, tokens))
+        if None in out:
+            for i, surface in enumerate(tokens):
+                if out[i] is None:
+                    got = memo.get(surface)
+                    if got is None:
+                        got = (surface, *self._fate(surface))
+                        if len(memo) < 200_000:  # bounded on pathological input
+                            memo[surface] = got
+                    out[i] = got
+        return out  # type: ignore[return-value]
 
     def spans(self, text: str, terms: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:
         """Return ``(start, end, term)`` for each token of ``text`` whose term is in ``terms``."""

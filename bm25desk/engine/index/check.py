@@ -15,12 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bm25desk.engine.index import commit as commit_mod
-from bm25desk.engine.index.integrity import (
-    LEXICON_FILES,
-    SEGMENT_FILES,
-    check_segment,
-    verify_files,
-)
+from bm25desk.engine.index.integrity import LEXICON_FILES, check_segment, verify_files
 from bm25desk.engine.index.manifest import (
     read_manifest_file,
     segment_entries,
@@ -28,7 +23,14 @@ from bm25desk.engine.index.manifest import (
     write_json_synced,
 )
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import IndexCorruptError, Segment, load_array, read_meta
+from bm25desk.engine.index.segment import (
+    FORMAT,
+    IndexCorruptError,
+    Segment,
+    load_array,
+    read_meta,
+    segment_files,
+)
 from bm25desk.engine.index.snapshot import collect_garbage, generation_manifests
 from bm25desk.engine.index.store import IndexStore, StoreError
 
@@ -179,15 +181,16 @@ def _check_segment(
     directory: Path, manifest: dict[str, Any], seg_name: str, dele: str | None
 ) -> SegmentCheck:
     """Hash and fully check one segment (and its deletion file)."""
-    files = [f"{seg_name}/{f}" for f in SEGMENT_FILES] + ([dele] if dele else [])
-    n_docs = 0
+    n_docs, fmt = 0, FORMAT
     with contextlib.suppress(IndexCorruptError):
-        n_docs = read_meta(directory / seg_name)["n_docs"]  # to say what a repair would lose
+        meta = read_meta(directory / seg_name)
+        n_docs, fmt = meta["n_docs"], meta["format"]  # to say what a repair would lose
+    files = [f"{seg_name}/{f}" for f in segment_files(fmt)] + ([dele] if dele else [])
     try:
         verify_files(directory, manifest, files, force=True)
         seg = Segment(directory / seg_name)
         n_docs = seg.n_docs
-        check_segment(seg, seg.nnz, full=True)
+        check_segment(seg, seg.nnz, full=True, deep=True)
         if dele:
             mask = load_array(directory / dele, mmap=False)
             if mask.dtype.kind != "b" or mask.shape != (seg.n_docs,):

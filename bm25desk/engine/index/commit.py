@@ -156,18 +156,11 @@ def _write_merged_lexicon(
     vocab: dict[str, int] = {}
     per_seg: list[tuple[list[str], I64, I64]] = []
     for seg, dele in zip(segments, masks, strict=True):
-        n_terms = len(seg.lexicon)
-        counts = np.diff(seg.ptr)
-        tid = np.repeat(np.arange(n_terms, dtype=np.int64), counts)
         if dele is None:
-            df = counts.astype(np.int64)
+            df = np.diff(seg.ptr).astype(np.int64)
             cf = np.asarray(seg.cf, dtype=np.int64)
         else:
-            live = (~dele[np.asarray(seg.docs)]).astype(np.int64)
-            df = np.bincount(tid, weights=live, minlength=n_terms).astype(np.int64)
-            cf = np.bincount(tid, weights=live * np.asarray(seg.tfs), minlength=n_terms).astype(
-                np.int64
-            )
+            df, cf = _live_counts(seg, dele)
         terms = seg.lexicon.terms()
         per_seg.append((terms, df, cf))
         for t, d in zip(terms, df.tolist(), strict=True):
@@ -188,6 +181,29 @@ def _write_merged_lexicon(
     save_array(directory / "df.npy", df_all)
     save_array(directory / "cf.npy", cf_all)
     return len(sorted_terms)
+
+
+_RUN = 1 << 22
+"""Postings decoded at a time when counting live postings."""
+
+
+def _live_counts(seg: Segment, dele: np.ndarray) -> tuple[I64, I64]:
+    """Return per term the live df and cf of a segment with deletions (runs of terms)."""
+    ptr = np.asarray(seg.ptr)
+    n_terms = len(ptr) - 1
+    df = np.zeros(n_terms, dtype=np.int64)
+    cf = np.zeros(n_terms, dtype=np.int64)
+    t0 = 0
+    while t0 < n_terms:
+        t1 = max(t0 + 1, int(np.searchsorted(ptr, int(ptr[t0]) + _RUN, side="right")) - 1)
+        t1 = min(t1, n_terms)
+        docs, tfs = seg.postings_range(t0, t1)
+        term = np.repeat(np.arange(t1 - t0), np.diff(ptr[t0 : t1 + 1]))
+        live = (~dele[docs]).astype(np.int64)
+        df[t0:t1] = np.bincount(term, weights=live, minlength=t1 - t0).astype(np.int64)
+        cf[t0:t1] = np.bincount(term, weights=live * tfs, minlength=t1 - t0).astype(np.int64)
+        t0 = t1
+    return df, cf
 
 
 class NewFiles:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.merge import merge_segments
-from bm25desk.engine.index.segment import SegmentWriter, TermIds, read_meta
+from bm25desk.engine.index.segment import FORMAT, SegmentWriter, TermIds, read_meta
 from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.engine.readers.corpus import Document
 
@@ -155,4 +155,31 @@ def merge_runs(directory: Path, names: list[str], cancel: CancelToken | None) ->
         for n in run:
             shutil.rmtree(directory / n)
         out.append(merged)
+    return out
+
+
+def upgrade_segments(
+    directory: Path,
+    entries: list[tuple[str, str | None]],
+    generation: int,
+    cancel: CancelToken | None,
+) -> list[tuple[str, str | None]]:
+    """Rewrite the segments of an older format in the current one ("read old, write new").
+
+    A segment is rewritten as a merge of itself (docnos unchanged, so its deletion mask is kept,
+    under the new segment's name); segments already current are left as they are. The old files
+    go with the old generation. Returns the new manifest entries.
+    """
+    out: list[tuple[str, str | None]] = []
+    for name, dele in entries:
+        if read_meta(directory / name)["format"] >= FORMAT:
+            out.append((name, dele))
+            continue
+        new = segment_name()
+        merge_segments([directory / name], directory / new, cancel=cancel)
+        new_dele = None
+        if dele:
+            new_dele = f"del-{new}-g{generation}.npy"
+            shutil.copyfile(directory / dele, directory / new_dele)
+        out.append((new, new_dele))
     return out

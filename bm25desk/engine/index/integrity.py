@@ -31,36 +31,17 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from bm25desk.engine.index.segment import IndexCorruptError, Segment
+from bm25desk.engine.index import blocks
+from bm25desk.engine.index.segment import FORMAT, IndexCorruptError, Segment, segment_files
+from bm25desk.engine.index.textstore import ZBlob
 
 RACY_SECONDS = 2.0
 """A file changed this recently is verified again at the next open rather than stamped."""
 
 STAMPS = ".stamps.json"
 
-SEGMENT_FILES = (
-    "meta.json",
-    "terms.bin",
-    "terms.off.npy",
-    "ptr.npy",
-    "docs.npy",
-    "tfs.npy",
-    "cf.npy",
-    "tptr.npy",
-    "tdocs.npy",
-    "doclen.npy",
-    "docid_order.npy",
-    "docid.bin",
-    "docid.off.npy",
-    "title.bin",
-    "title.off.npy",
-    "loc.bin",
-    "loc.off.npy",
-    "text.bin",
-    "text.off.npy",
-    "mtime.npy",
-    "size.npy",
-)
+SEGMENT_FILES = segment_files(FORMAT)
+"""The files of a segment written now (older segments: :func:`segment_files` of their format)."""
 LEXICON_FILES = ("terms.bin", "terms.off.npy", "df.npy", "cf.npy")
 
 _READ = 1 << 22
@@ -189,27 +170,36 @@ def _check_pointers(seg: Segment, name: str, ptr: Any, end: int) -> None:
         raise _bad(seg, f"{name} is not in order")
 
 
-def check_segment(seg: Segment, meta_nnz: int, full: bool) -> None:
-    """Check a segment's structure: cheap invariants always, every posting when ``full``."""
+def check_segment(seg: Segment, meta_nnz: int, full: bool, deep: bool = False) -> None:
+    """Check a segment's structure: cheap invariants always, every posting when ``full``.
+
+    ``deep`` (``bm25desk check``) also decompresses every frame of stored text (a search reads
+    only the frames of the documents it shows, each checked as it is read).
+    """
     n_docs, n_terms = seg.n_docs, len(seg.lexicon)
-    nnz = len(seg.docs)
+    nnz = int(seg.ptr[-1]) if len(seg.ptr) else 0
     if meta_nnz != nnz:
         raise _bad(seg, "meta.json does not match its postings")
-    for name, arr, dtype, length in (
+    arrays = [
         ("ptr.npy", seg.ptr, np.int64, n_terms + 1),
         ("tptr.npy", seg.tptr, np.int64, n_terms + 1),
-        ("docs.npy", seg.docs, np.int32, nnz),
-        ("tfs.npy", seg.tfs, np.int32, nnz),
         ("cf.npy", seg.cf, np.int64, n_terms),
         ("tdocs.npy", seg.tdocs, np.int32, len(seg.tdocs)),
         ("doclen.npy", seg.doclen, np.int32, n_docs),
         ("docid_order.npy", seg.docid_order, np.int32, n_docs),
         ("mtime.npy", seg.mtime, np.float64, n_docs),
         ("size.npy", seg.size, np.int64, n_docs),
-    ):
+    ]
+    if seg.format >= 3:
+        arrays += _block_arrays(seg, n_terms)
+    else:
+        arrays += [("docs.npy", seg.docs, np.int32, nnz), ("tfs.npy", seg.tfs, np.int32, nnz)]
+    for name, arr, dtype, length in arrays:
         _check_array(seg, name, arr, dtype, length)
     _check_pointers(seg, "ptr.npy", seg.ptr, nnz)
     _check_pointers(seg, "tptr.npy", seg.tptr, len(seg.tdocs))
+    if seg.format >= 3:
+        _check_block_pointers(seg, nnz, n_terms)
     for blob_name, blob in (
         ("docid", seg.docids),
         ("title", seg.titles),
@@ -218,14 +208,57 @@ def check_segment(seg: Segment, meta_nnz: int, full: bool) -> None:
     ):
         _check_array(seg, f"{blob_name}.off.npy", blob.offsets, np.int64, n_docs + 1)
         _check_pointers(seg, f"{blob_name}.off.npy", blob.offsets, int(blob.offsets[-1]))
+    if isinstance(seg.texts, ZBlob):
+        _check_frames(seg, seg.texts)
     _check_array(seg, "terms.off.npy", seg.lexicon.offsets, np.int64, n_terms + 1)
     _check_pointers(seg, "terms.off.npy", seg.lexicon.offsets, int(seg.lexicon.offsets[-1]))
     lens = np.asarray(seg.doclen)
     if n_docs and (int(lens.min()) < 0 or int(lens.sum(dtype=np.int64)) != seg.total_len):
         raise _bad(seg, "document lengths do not add up to meta.json's total")
     _spot_check_postings(seg)
-    if full:
-        _full_check(seg)
+    if full or deep:
+        _full_check(seg, deep)
+    if deep and isinstance(seg.texts, ZBlob):
+        for f in range(len(seg.texts.zdoc) - 1):
+            seg.texts.frame(f)  # decompresses and checks its size
+
+
+def _block_arrays(seg: Segment, n_terms: int) -> list[tuple[str, Any, Any, int]]:
+    """The arrays of block-compressed postings (format 3) with their types and lengths."""
+    n_blocks, n_ovf, n_front = len(seg.blk_last), len(seg.ovf), len(seg.tfront_term)
+    return [
+        ("bptr.npy", seg.bptr, np.int64, n_terms + 1),
+        ("blk_last.npy", seg.blk_last, np.int32, n_blocks),
+        ("blk_off.npy", seg.blk_off, np.int64, n_blocks + 1),
+        ("ovf.npy", seg.ovf, np.int64, n_ovf),
+        ("ovf_doc.npy", seg.ovf_doc, np.int32, n_ovf),
+        ("ovf_tf.npy", seg.ovf_tf, np.int32, n_ovf),
+        ("tfront_term.npy", seg.tfront_term, np.int32, n_front),
+        ("tfront_off.npy", seg.tfront_off, np.int64, n_front + 1),
+    ]
+
+
+def _check_block_pointers(seg: Segment, nnz: int, n_terms: int) -> None:
+    """Block pointers and offsets in order and in range; blocks per term as its postings need."""
+    _check_pointers(seg, "bptr.npy", seg.bptr, len(seg.blk_last))
+    _check_pointers(seg, "blk_off.npy", seg.blk_off, len(seg.blocks) - blocks.PAD)
+    _check_pointers(seg, "tfront_off.npy", seg.tfront_off, len(seg.tfront))
+    size = 1 << seg.shift
+    if bool((np.diff(seg.bptr) != (np.diff(seg.ptr) + size - 1) >> seg.shift).any()):
+        raise _bad(seg, "bptr.npy does not match the postings per term")
+    for name, arr, hi in (("ovf.npy", seg.ovf, nnz), ("tfront_term.npy", seg.tfront_term, n_terms)):
+        a = np.asarray(arr)
+        if a.size and (int(a[0]) < 0 or int(a[-1]) >= hi or bool((np.diff(a) <= 0).any())):
+            raise _bad(seg, f"{name} is out of order or out of range")
+
+
+def _check_frames(seg: Segment, blob: ZBlob) -> None:
+    """The frames of compressed text: in order, covering the file and every document."""
+    _check_pointers(seg, f"{blob.name}.zoff.npy", blob.zoff, blob.size)
+    _check_pointers(seg, f"{blob.name}.zdoc.npy", blob.zdoc, seg.n_docs)
+    for name, arr in ((f"{blob.name}.zoff.npy", blob.zoff), (f"{blob.name}.zdoc.npy", blob.zdoc)):
+        if arr.dtype != np.int64:
+            raise _bad(seg, f"{name} has the wrong type or size")
 
 
 def _spot_check_postings(seg: Segment) -> None:
@@ -234,7 +267,7 @@ def _spot_check_postings(seg: Segment) -> None:
     if n_terms == 0:
         return
     for tid in sorted({0, n_terms - 1, *np.linspace(0, n_terms - 1, 8).astype(int).tolist()}):
-        docs, tfs = seg.postings(tid)
+        docs, tfs = seg.postings(tid)  # decoding a format 3 list checks it
         if docs.size and (
             int(docs[0]) < 0
             or int(docs[-1]) >= seg.n_docs
@@ -244,14 +277,16 @@ def _spot_check_postings(seg: Segment) -> None:
             raise _bad(seg, f"the postings of term {tid} are out of order or out of range")
 
 
-def _full_check(seg: Segment) -> None:
+def _full_check(seg: Segment, deep: bool) -> None:
     """Check every posting, the lexicon order and the docid permutation (O(size of segment))."""
-    ptr = np.asarray(seg.ptr)
-    for name, docs, p in (("docs.npy", seg.docs, ptr), ("tdocs.npy", seg.tdocs, seg.tptr)):
-        _check_csr(seg, name, np.asarray(docs), np.asarray(p))
-    tfs = np.asarray(seg.tfs)
-    if tfs.size and int(tfs.min()) < 1:
-        raise _bad(seg, "tfs.npy holds a term frequency below 1")
+    if seg.format >= 3:
+        _full_check_blocks(seg, deep)
+    else:
+        _check_csr(seg, "docs.npy", np.asarray(seg.docs), np.asarray(seg.ptr))
+        tfs = np.asarray(seg.tfs)
+        if tfs.size and int(tfs.min()) < 1:
+            raise _bad(seg, "tfs.npy holds a term frequency below 1")
+    _check_csr(seg, "tdocs.npy", np.asarray(seg.tdocs), np.asarray(seg.tptr))
     order = np.asarray(seg.docid_order)
     if order.size and (
         int(order.min()) < 0
@@ -259,9 +294,89 @@ def _full_check(seg: Segment) -> None:
         or np.bincount(order, minlength=seg.n_docs).max() != 1
     ):
         raise _bad(seg, "docid_order.npy is not a permutation")
-    terms = [seg.lexicon.term_bytes(i) for i in range(len(seg.lexicon))]
-    if any(a >= b for a, b in itertools.pairwise(terms)):
+    ok = seg.lexicon.strictly_sorted()
+    if ok is None:
+        terms = [seg.lexicon.term_bytes(i) for i in range(len(seg.lexicon))]
+        ok = not any(a >= b for a, b in itertools.pairwise(terms))
+    if not ok:
         raise _bad(seg, "the lexicon is not sorted")
+
+
+_RUN = 1 << 22
+"""Postings decoded at a time by the full check."""
+
+
+def _full_check_blocks(seg: Segment, deep: bool) -> None:
+    """Decode every block (each checked: sizes, widths, docnos, tfs, frontier entries in range).
+
+    ``deep`` also re-encodes every block and compares it byte for byte (so each frontier is the
+    one its postings give), and checks the overflow lists, the collection frequencies and the
+    terms' frontiers. That reads every posting's document length (random access: ~1 s per 10 M
+    postings), so it is ``bm25desk check``'s; at open, the checksums stand for it.
+    """
+    ptr = np.asarray(seg.ptr)
+    doclen = np.asarray(seg.doclen)
+    n_terms = len(ptr) - 1
+    t0 = 0
+    while t0 < n_terms:
+        t1 = max(t0 + 1, int(np.searchsorted(ptr, int(ptr[t0]) + _RUN, side="right")) - 1)
+        t1 = min(t1, n_terms)
+        try:
+            docs, tfs = blocks.decode(
+                seg.blocks, seg.blk_off, seg.blk_last, seg.bptr[t0 : t1 + 1], ptr[t0 : t1 + 1],
+                seg.n_docs, seg.cap, seg.shift, doclen if deep else None,
+            )  # fmt: skip
+        except blocks.BlockError as exc:
+            raise _bad(seg, f"blocks.bin is damaged ({exc})") from None
+        if not deep:
+            t0 = t1
+            continue
+        a = int(ptr[t0])
+        rel = ptr[t0 : t1 + 1] - a
+        i, j = np.searchsorted(seg.ovf, [a, int(ptr[t1])]).tolist()
+        ovf = np.flatnonzero(tfs > seg.cap)
+        if (
+            not np.array_equal(np.asarray(seg.ovf[i:j]) - a, ovf)
+            or not np.array_equal(seg.ovf_doc[i:j], docs[ovf])
+            or not np.array_equal(seg.ovf_tf[i:j], tfs[ovf])
+        ):
+            raise _bad(seg, "the overflow postings do not match the blocks")
+        term = np.repeat(np.arange(t1 - t0), np.diff(rel))
+        cf = np.bincount(term, weights=tfs, minlength=t1 - t0)
+        if not np.array_equal(cf.astype(np.int64), seg.cf[t0:t1]):
+            raise _bad(seg, "cf.npy does not match the postings")
+        _check_frontiers(seg, _stored_frontiers(seg, t0, t1, doclen), t0, t1)
+        t0 = t1
+
+
+def _stored_frontiers(seg: Segment, t0: int, t1: int, doclen: Any) -> blocks.Frontiers:
+    """The term frontiers that the stored blocks of terms [t0, t1) give (the blocks having been
+    found byte-identical to what their postings encode to)."""
+    b0, b1 = int(seg.bptr[t0]), int(seg.bptr[t1])
+    off = np.asarray(seg.blk_off[b0 : b1 + 1])
+    view = blocks.Encoded(
+        np.frombuffer(
+            seg.blocks, dtype=np.uint8, count=int(off[-1]) - int(off[0]), offset=int(off[0])
+        ),
+        np.asarray(seg.blk_last[b0:b1]),
+        off - off[0],
+        np.asarray(seg.bptr[t0 : t1 + 1]) - b0,
+        np.zeros(0, dtype=np.int64),
+    )
+    return blocks.term_frontiers(view, doclen, seg.cap)
+
+
+def _check_frontiers(seg: Segment, got: blocks.Frontiers, t0: int, t1: int) -> None:
+    """The stored frontiers of terms [t0, t1) are the ones their postings give."""
+    i, j = np.searchsorted(seg.tfront_term, [t0, t1]).tolist()
+    off = np.asarray(seg.tfront_off)
+    stored = bytes(seg.tfront[int(off[i]) : int(off[j])])
+    if (
+        not np.array_equal(np.asarray(seg.tfront_term[i:j]) - t0, got.terms)
+        or not np.array_equal(off[i : j + 1] - off[i], got.off)
+        or stored != got.data.tobytes()
+    ):
+        raise _bad(seg, "tfront.bin does not match the postings")
 
 
 def _check_csr(seg: Segment, name: str, docs: Any, ptr: Any) -> None:

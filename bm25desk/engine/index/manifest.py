@@ -18,8 +18,11 @@ import xxhash
 
 from bm25desk.engine.index.segment import IndexCorruptError, read_json
 
-FORMAT = 2
-"""On-disk format version written; an index with a newer one is refused."""
+FORMAT = 3
+"""On-disk format version written; an index with a newer one is refused. Format 3: segments
+with block-compressed postings, stored block bounds and compressed text; formats 1 and 2 (plain
+int32 postings; 1 without checksums) are still read, and their segments rewritten in format 3 by
+the next update or merge that touches them."""
 
 CHECKSUMS_SINCE = 2
 """The first format whose manifests carry checksums."""

@@ -25,8 +25,12 @@ postings array, a stored field or a per-document array: it streams them.
 ``.npy`` files are written as a header for the known final shape followed by the data in pieces.
 The result is identical, file for file and byte for byte, to the segment a single
 :class:`~bm25desk.engine.index.segment.SegmentWriter` would have written from all the documents
-added in order. Memory: 4 bytes per source term, ~24 bytes per merged term, ~20 bytes per posting of
-one block, and ~25 MB for the rounds of the k-way merges — nothing per document or per posting.
+added in order — but for the compressed text, whose zstd frames are copied from the sources
+(the same documents, cut into frames at the sources' boundaries too). Postings are decoded and
+encoded again in blocks (a block of 128 never spans two sources' postings the way a copy would
+leave it). Memory: 4 bytes per source term, ~24 bytes per merged term, ~40 bytes per posting of
+one block (decoded, placed and encoded), the merged document lengths (4 bytes per document: the
+blocks' frontiers need them), and ~25 MB for the rounds of the k-way merges.
 """
 
 from __future__ import annotations
@@ -45,13 +49,18 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from bm25desk.engine.index import blocks
 from bm25desk.engine.index.segment import (
+    Blob,
     IndexCorruptError,
+    PostingsWriter,
     load_array,
     read_meta,
     save_array,
+    segment_meta,
     write_json,
 )
+from bm25desk.engine.index.textstore import ZBlob, ZBlobWriter
 from bm25desk.engine.progress import CancelToken
 
 __all__ = ["merge_segments"]
@@ -158,9 +167,12 @@ class _Source:
         meta = read_meta(directory)
         self.n_docs = meta["n_docs"]
         self.total_len = meta["total_len"]
+        self.format = meta["format"]
+        self.shift = meta.get("shift", blocks.SHIFT)
+        self.cap = meta.get("cap", blocks.CAP)
         self.doc_offset = doc_offset
         self.map: I32 = np.zeros(0, dtype=np.int32)  # local term id → merged term id
-        self._readers: list[_NpyReader] = []
+        self._readers: list[_NpyReader | BinaryIO] = []
 
     def reader(self, name: str, dtype: type[np.generic]) -> _NpyReader:
         """Open ``<name>.npy`` for range reads (closed by :meth:`close`)."""
@@ -168,8 +180,17 @@ class _Source:
         self._readers.append(r)
         return r
 
+    def raw(self, name: str) -> BinaryIO:
+        """Open a file for reading (closed by :meth:`close`)."""
+        try:
+            fh: BinaryIO = open(self.path / name, "rb")  # noqa: SIM115 - closed in close()
+        except FileNotFoundError as exc:
+            raise IndexCorruptError(f"index file missing: {name}") from exc
+        self._readers.append(fh)
+        return fh
+
     def close(self) -> None:
-        """Close every reader opened by :meth:`reader`."""
+        """Close every reader opened by :meth:`reader` or :meth:`raw`."""
         for r in self._readers:
             r.close()
         self._readers = []
@@ -459,6 +480,137 @@ def _copy_big_term(
         out.cf.write(cf)
 
 
+class _SourceBody:
+    """Range reads of one source's body postings, decoded (any segment format)."""
+
+    def __init__(self, s: _Source) -> None:
+        self.source = s
+        self.ptr = s.reader("ptr", np.int64)
+        self.cf = s.reader("cf", np.int64)
+        if s.format >= 3:
+            self.bptr = s.reader("bptr", np.int64)
+            self.off = s.reader("blk_off", np.int64)
+            self.last = s.reader("blk_last", np.int32)
+            self.stream = s.raw("blocks.bin")
+        else:
+            self.docs = s.reader("docs", np.int32)
+            self.tfs = s.reader("tfs", np.int32)
+
+    def read(self, a: int, b: int) -> tuple[I64, I32, I32]:
+        """Return the postings of local terms ``[a, b)``: their ptr slice, docnos and tfs."""
+        s = self.source
+        lp = self.ptr.read(a, b + 1)
+        if s.format < 3:
+            return (
+                lp,
+                self.docs.read(int(lp[0]), int(lp[-1])),
+                self.tfs.read(int(lp[0]), int(lp[-1])),
+            )
+        bp = self.bptr.read(a, b + 1)
+        b0, b1 = int(bp[0]), int(bp[-1])
+        off = self.off.read(b0, b1 + 1)
+        lo, hi = int(off[0]), int(off[-1])
+        self.stream.seek(lo)
+        data = self.stream.read(hi - lo + blocks.PAD)
+        data += bytes(max(0, hi - lo + blocks.PAD - len(data)))  # decoding checks the sizes
+        try:
+            docs, tfs = blocks.decode(
+                data, off - lo, self.last.read(b0, b1), bp - b0, lp, s.n_docs, s.cap, s.shift
+            )
+        except blocks.BlockError as exc:
+            raise IndexCorruptError(f"segment {s.path.name}: postings damaged ({exc})") from None
+        return lp, docs, tfs
+
+
+def _merge_body(
+    sources: list[_Source],
+    ptr: I64,
+    dest: Path,
+    doclen: I32,
+    block: int,
+    cancel: CancelToken | None,
+) -> None:
+    """Merge the body postings and write them as blocks (``cf.npy`` beside them).
+
+    Merged terms are taken in runs of about ``block`` postings: each source's postings of the
+    run are decoded, placed term by term in merged order (sources in order, docnos shifted), and
+    the run is encoded. A term with more postings than a run is gathered whole (one term's
+    postings: at most 8 bytes per document of the merged segment).
+    """
+    n_terms = len(ptr) - 1
+    srcs = [_SourceBody(s) for s in sources]
+    out = PostingsWriter(dest)
+    cf_out = _NpyWriter(dest / "cf.npy", np.int64, n_terms)
+    cursors = [0] * len(sources)
+    try:
+        t0 = 0
+        while t0 < n_terms:
+            _check(cancel)
+            p_start = int(ptr[t0])
+            t1 = int(np.searchsorted(ptr, p_start + block, side="right")) - 1
+            t1 = min(max(t1, t0 + 1), n_terms)
+            rel = ptr[t0 : t1 + 1] - p_start
+            docs, tfs, cf = _gather_run(srcs, cursors, ptr, t0, t1)
+            out.add(rel, docs, tfs, doclen)
+            cf_out.write(cf)
+            t0 = t1
+        out.finish()
+        cf_out.finish()
+    finally:
+        out.abort()
+        cf_out.close()
+
+
+def _gather_run(
+    srcs: list[_SourceBody], cursors: list[int], ptr: I64, t0: int, t1: int
+) -> tuple[I32, I32, I64]:
+    """Return the merged postings of merged terms ``[t0, t1)`` and their collection frequencies."""
+    p_start = int(ptr[t0])
+    size = int(ptr[t1]) - p_start
+    docs = np.empty(size, dtype=np.int32)
+    tfs = np.empty(size, dtype=np.int32)
+    cf = np.zeros(t1 - t0, dtype=np.int64)
+    fill = ptr[t0:t1] - p_start  # next free place in the run, per merged term
+    for k, sp in enumerate(srcs):
+        a = cursors[k]
+        b = a + int(np.searchsorted(sp.source.map[a:], t1))
+        cursors[k] = b
+        if a == b:
+            continue
+        mids = sp.source.map[a:b].astype(np.int64) - t0
+        cf[mids] += sp.cf.read(a, b)
+        lp, sd, st = sp.read(a, b)
+        q0, q1 = int(lp[0]), int(lp[-1])
+        if q0 == q1:
+            continue
+        counts = np.diff(lp)
+        place = np.repeat(fill[mids] - (lp[:-1] - q0), counts)
+        place += np.arange(q1 - q0, dtype=np.int64)
+        docs[place] = sd + np.int32(sp.source.doc_offset)
+        tfs[place] = st
+        fill[mids] += counts
+    return docs, tfs, cf
+
+
+def _merge_text(sources: list[_Source], dest: Path, cancel: CancelToken | None) -> None:
+    """Concatenate the sources' texts into one compressed blob: their zstd frames are copied
+    (compressing is most of the cost of writing text), older plain texts compressed."""
+    out = ZBlobWriter(dest, "text")
+    try:
+        for s in sources:
+            if s.format >= 3:
+                out.add_blob(ZBlob(s.path, "text"))
+            else:
+                old = Blob(s.path, "text")
+                for i in range(len(old)):
+                    out.add(old.get_bytes(i))
+            _check(cancel)
+        out.close()
+    except BaseException:
+        out.abort()
+        raise
+
+
 def _concat_arrays(sources: list[_Source], dest: Path, name: str, dtype: type[np.generic]) -> int:
     """Concatenate a per-document array; return the sum of its elements when it is ``doclen``."""
     total = 0
@@ -577,11 +729,13 @@ def merge_segments(
         _check(cancel)
 
         n_terms = _merge_vocabulary(opened, dest, cancel)
+        total_len = _concat_arrays(opened, dest, "doclen", np.int32)
+        doclen = np.load(dest / "doclen.npy", allow_pickle=False)
         ptr = _merged_ptr(opened, "ptr", n_terms)
         save_array(dest / "ptr.npy", ptr)
-        _merge_postings(opened, ptr, ("ptr", "docs", "tfs", "cf"), dest, block_postings, cancel)
+        _merge_body(opened, ptr, dest, doclen, block_postings, cancel)
         nnz = int(ptr[-1])
-        del ptr
+        del ptr, doclen
         tptr = _merged_ptr(opened, "tptr", n_terms)
         save_array(dest / "tptr.npy", tptr)
         _merge_postings(opened, tptr, ("tptr", "tdocs", None, None), dest, block_postings, cancel)
@@ -590,14 +744,14 @@ def merge_segments(
             s.close()
         _check(cancel)
 
-        total_len = _concat_arrays(opened, dest, "doclen", np.int32)
         _concat_arrays(opened, dest, "mtime", np.float64)
         _concat_arrays(opened, dest, "size", np.int64)
-        for name in ("docid", "title", "loc", "text"):
+        for name in ("docid", "title", "loc"):
             _concat_blob(opened, dest, name, n_docs)
             _check(cancel)
+        _merge_text(opened, dest, cancel)
         _merge_docid_order(opened, dest, n_docs, cancel)
-        meta = {"n_docs": n_docs, "n_terms": n_terms, "nnz": nnz, "total_len": total_len}
+        meta = segment_meta(n_docs, n_terms, nnz, total_len)
         write_json(dest / "meta.json", meta)
         return meta
     except BaseException:

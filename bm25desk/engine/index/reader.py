@@ -20,12 +20,7 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
-from bm25desk.engine.index.integrity import (
-    LEXICON_FILES,
-    SEGMENT_FILES,
-    check_segment,
-    verify_files,
-)
+from bm25desk.engine.index.integrity import LEXICON_FILES, check_segment, verify_files
 from bm25desk.engine.index.manifest import FORMAT as MANIFEST_FORMAT
 from bm25desk.engine.index.manifest import (
     read_manifest_file,
@@ -40,6 +35,7 @@ from bm25desk.engine.index.segment import (
     Lexicon,
     Segment,
     load_array,
+    segment_files,
 )
 from bm25desk.engine.index.snapshot import ReaderLease
 from bm25desk.engine.index.stats import CollectionStats, TermStats
@@ -148,8 +144,8 @@ class Index:
     ) -> None:
         """Check checksums, structure and the manifest's statistics against the arrays."""
         expected: list[str] = []
-        for seg_name, dele in entries:
-            expected += [f"{seg_name}/{f}" for f in SEGMENT_FILES]
+        for (seg_name, dele), seg in zip(entries, self.segments, strict=True):
+            expected += [f"{seg_name}/{f}" for f in segment_files(seg.format)]
             if dele:
                 expected.append(dele)
         lex = manifest.get("lexicon")

@@ -2,16 +2,24 @@
 
 A segment is a directory of ``.npy`` arrays (written with ``allow_pickle=False``, opened with
 ``mmap_mode="r"``) and byte blobs; opening one reads nothing but a small JSON file, so opening an
-index never loads its postings. Layout::
+index never loads its postings. Layout (format 3)::
 
-    meta.json            n_docs, n_terms, nnz, total_len
+    meta.json            format, n_docs, n_terms, nnz, total_len, block layout (shift, cap)
     terms.bin/.off.npy   the vocabulary, sorted by UTF-8 bytes (binary search, no dict to load)
-    ptr.npy docs.npy tfs.npy    body postings, CSR: term i owns docs[ptr[i]:ptr[i+1]] (ascending)
-    cf.npy               collection frequency per term
+    ptr.npy cf.npy       postings per term (CSR pointer: df = diff), collection frequency
+    bptr.npy             first block of each term (its blocks are bptr[t]..bptr[t+1])
+    blocks.bin           the blocks of 128 postings: frontier, bit-packed gaps and tfs (blocks.py)
+    blk_last blk_off     per block: last docno (skipping reads no block), offset in blocks.bin
+    ovf ovf_doc ovf_tf   the postings with tf > cap: position, docno, tf (exact tf parts)
+    tfront*              the frontier of each term of several blocks (its bound for any function)
     tptr.npy tdocs.npy   title postings (documents whose title contains the term)
     doclen.npy           exact document lengths in analysed tokens
-    docid|title|loc|text .bin/.off.npy   stored fields; mtime.npy, size.npy
+    docid|title|loc .bin/.off.npy   stored fields; text.zst & co: zstd frames (textstore.py)
+    mtime.npy size.npy   file times and sizes
     docid_order.npy      permutation sorting docids by bytes (docid → docno by binary search)
+
+Segments of format 1 and 2 (``docs.npy``/``tfs.npy`` int32 postings, plain ``text.bin``, no
+stored bounds) are still read; everything written is format 3.
 """
 
 from __future__ import annotations
@@ -27,37 +35,71 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
-I32 = npt.NDArray[np.int32]
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
+from bm25desk.engine.index import blocks
+from bm25desk.engine.index.arrays import (
+    F64,
+    I32,
+    I64,
+    IndexCorruptError,
+    load_array,
+    save_array,
+)
+from bm25desk.engine.index.textstore import ZBlob, ZBlobWriter
+
+__all__ = [
+    "F64",
+    "I32",
+    "I64",
+    "IndexCorruptError",
+    "Lexicon",
+    "Segment",
+    "SegmentWriter",
+    "TermIds",
+    "load_array",
+    "save_array",
+]
 
 
-class IndexCorruptError(RuntimeError):
-    """An index file is missing, truncated or inconsistent: the index must be rebuilt."""
+FORMAT = 3
+"""Segment format written: block-compressed postings with stored bounds, compressed text."""
 
-
-def save_array(path: Path, arr: npt.NDArray[Any]) -> None:
-    """Write ``arr`` as ``.npy`` without pickle."""
-    with open(path, "wb") as fh:
-        np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-
-
-def load_array(path: Path, mmap: bool = True) -> npt.NDArray[Any]:
-    """Open an ``.npy`` array memory-mapped (empty arrays are read normally: mmap needs bytes)."""
-    try:
-        if mmap and path.stat().st_size > 256:
-            # A plain ndarray view of the memmap: indexing a np.memmap subclass is ~20× slower.
-            arr: npt.NDArray[Any] = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
-        else:
-            arr = np.load(path, allow_pickle=False)
-    except FileNotFoundError as exc:
-        raise IndexCorruptError(f"index file missing: {path.name}") from exc
-    except Exception as exc:  # numpy's header parser raises ValueError, TokenError, SyntaxError...
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise IndexCorruptError(f"index file damaged: {path.name} ({reason})") from exc
-    if not isinstance(arr, np.ndarray) or arr.ndim != 1:  # every index array is 1-d
-        raise IndexCorruptError(f"index file damaged: {path.name} has the wrong shape")
-    return arr
+COMMON_FILES = (
+    "meta.json",
+    "terms.bin",
+    "terms.off.npy",
+    "ptr.npy",
+    "cf.npy",
+    "tptr.npy",
+    "tdocs.npy",
+    "doclen.npy",
+    "docid_order.npy",
+    "docid.bin",
+    "docid.off.npy",
+    "title.bin",
+    "title.off.npy",
+    "loc.bin",
+    "loc.off.npy",
+    "text.off.npy",
+    "mtime.npy",
+    "size.npy",
+)
+BLOCK_FILES = (
+    "bptr.npy",
+    "blk_last.npy",
+    "blk_off.npy",
+    "blocks.bin",
+    "ovf.npy",
+    "ovf_doc.npy",
+    "ovf_tf.npy",
+    "tfront_term.npy",
+    "tfront_off.npy",
+    "tfront.bin",
+    "text.zst",
+    "text.zoff.npy",
+    "text.zdoc.npy",
+)
+OLD_FILES = ("docs.npy", "tfs.npy", "text.bin")
+"""The postings and text of segments of format 1 and 2 (still read)."""
 
 
 def name_bytes(name: str) -> bytes:
@@ -96,6 +138,10 @@ class BlobWriter:
         """Return the number of records."""
         return len(self._offsets) - 1
 
+    def abort(self) -> None:
+        """Close the file of a blob that will not be finished."""
+        self._fh.close()
+
     def close(self) -> None:
         """Flush the blob and write the offsets."""
         self._fh.close()
@@ -133,6 +179,10 @@ class Blob:
         assert off is not None
         return self._data[off[i] : off[i + 1]]
 
+    def data(self) -> mmap.mmap | bytes:
+        """Return the whole blob as a buffer (no copy)."""
+        return self._data
+
     def raw(self) -> bytes:
         """Return the whole blob (all records concatenated)."""
         return bytes(self._data)
@@ -168,6 +218,11 @@ class Lexicon:
     def find(self, term: str) -> int:
         """Return the id of ``term``, or -1 when it is not in the vocabulary."""
         key = term.encode("utf-8", "replace")
+        if blocks.compiled():  # a binary search in C: ~1 µs instead of ~50
+            try:
+                return int(blocks.find(self._blob.data(), self._blob.offsets, key))
+            except ValueError as exc:
+                raise IndexCorruptError(f"index file damaged: terms ({exc})") from None
         lo, hi = 0, len(self._blob)
         get = self._blob.get_bytes
         while lo < hi:
@@ -180,6 +235,10 @@ class Lexicon:
             else:
                 return mid
         return -1
+
+    def strictly_sorted(self) -> bool | None:
+        """Return whether the terms ascend strictly (None: no compiled check; compare in Python)."""
+        return blocks.strictly_sorted(self._blob.data(), self._blob.offsets)
 
     def terms(self) -> list[str]:
         """Return the whole vocabulary (for merges and suggestions; loads it)."""
@@ -229,27 +288,61 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def read_meta(directory: Path) -> dict[str, int]:
-    """Read a segment's ``meta.json`` (n_docs, n_terms, nnz, total_len) as integers."""
+    """Read a segment's ``meta.json`` as integers: n_docs, n_terms, nnz, total_len, and the
+    segment format with its block layout (format 1 and 2 segments: format 2, no blocks)."""
     meta = read_json(directory / "meta.json")
     try:
-        return {k: int(meta[k]) for k in ("n_docs", "n_terms", "nnz", "total_len")}
+        out = {k: int(meta[k]) for k in ("n_docs", "n_terms", "nnz", "total_len")}
+        out["format"] = int(meta.get("format", 2))
+        if out["format"] >= 3:
+            out["shift"], out["cap"] = int(meta["shift"]), int(meta["cap"])
     except (KeyError, ValueError, TypeError) as exc:
         raise IndexCorruptError(f"segment {directory.name}: bad meta.json") from exc
+    if out["format"] > FORMAT:
+        raise IndexCorruptError(
+            f"segment {directory.name} has format {out['format']}, newer than this bm25desk "
+            f"understands ({FORMAT}): upgrade bm25desk or rebuild the index"
+        )
+    if out["format"] >= 3 and not (
+        2 <= out["shift"] <= blocks.MAX_SHIFT and 1 <= out["cap"] <= blocks.MAX_CAP
+    ):
+        raise IndexCorruptError(f"segment {directory.name}: bad meta.json (block layout)")
+    return out
+
+
+def segment_files(fmt: int) -> tuple[str, ...]:
+    """Return the files of a segment of format ``fmt`` (what checksums and checks cover)."""
+    return COMMON_FILES + (BLOCK_FILES if fmt >= 3 else OLD_FILES)
+
+
+def _open_bytes(path: Path) -> mmap.mmap | bytes:
+    """Map a file read-only (an empty file reads as b"")."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError as exc:
+        raise IndexCorruptError(f"index file missing: {path.name}") from exc
+    if not size:
+        return b""
+    with open(path, "rb") as fh:
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 class Segment:
-    """An immutable segment opened memory-mapped (see the module docstring for the layout)."""
+    """An immutable segment opened memory-mapped (see the module docstring for the layout).
+
+    Segments of format 1 and 2 (``docs.npy``/``tfs.npy``, plain ``text.bin``) are read as they
+    are; :meth:`postings` returns the same arrays for every format.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.path = directory
         meta = read_meta(directory)
+        self.format = meta["format"]
         self.n_docs = meta["n_docs"]
         self.total_len = meta["total_len"]
         self.nnz = meta["nnz"]
         self.lexicon = Lexicon(directory)
         self.ptr: I64 = load_array(directory / "ptr.npy")
-        self.docs: I32 = load_array(directory / "docs.npy")
-        self.tfs: I32 = load_array(directory / "tfs.npy")
         self.cf: I64 = load_array(directory / "cf.npy")
         self.tptr: I64 = load_array(directory / "tptr.npy")
         self.tdocs: I32 = load_array(directory / "tdocs.npy")
@@ -258,24 +351,111 @@ class Segment:
         self.docids = Blob(directory, "docid", names=True)
         self.titles = Blob(directory, "title")
         self.locations = Blob(directory, "loc", names=True)
-        self.texts = Blob(directory, "text")
         self.mtime: F64 = load_array(directory / "mtime.npy")
         self.size: I64 = load_array(directory / "size.npy")
+        self.texts: Blob | ZBlob
+        if self.format >= 3:
+            self._open_blocks(directory, meta)
+            self.texts = ZBlob(directory, "text")
+        else:
+            self.docs: I32 = load_array(directory / "docs.npy")
+            self.tfs: I32 = load_array(directory / "tfs.npy")
+            self.texts = Blob(directory, "text")
         n_terms = len(self.lexicon)
         if (
             len(self.ptr) != n_terms + 1
             or len(self.tptr) != n_terms + 1
             or len(self.doclen) != self.n_docs
             or len(self.docids) != self.n_docs
-            or int(self.ptr[-1]) != len(self.docs)
-            or len(self.docs) != len(self.tfs)
+            or int(self.ptr[-1]) != self.nnz
+            or (self.format < 3 and (len(self.docs) != self.nnz or len(self.tfs) != self.nnz))
         ):
             raise IndexCorruptError(f"segment {directory.name}: arrays disagree in size")
+
+    def _open_blocks(self, directory: Path, meta: dict[str, int]) -> None:
+        """Open the block-compressed postings (format 3) and check their sizes."""
+        self.shift, self.cap = meta["shift"], meta["cap"]
+        self.bptr: I64 = load_array(directory / "bptr.npy")
+        self.blk_last: I32 = load_array(directory / "blk_last.npy")
+        self.blk_off: I64 = load_array(directory / "blk_off.npy")
+        self.blocks = _open_bytes(directory / "blocks.bin")
+        self.ovf: I64 = load_array(directory / "ovf.npy")
+        self.ovf_doc: I32 = load_array(directory / "ovf_doc.npy")
+        self.ovf_tf: I32 = load_array(directory / "ovf_tf.npy")
+        self.tfront_term: I32 = load_array(directory / "tfront_term.npy")
+        self.tfront_off: I64 = load_array(directory / "tfront_off.npy")
+        self.tfront = _open_bytes(directory / "tfront.bin")
+        # What the kernel reads for a term (topk.py hands it over as one tuple).
+        self.kernel_arrays = (
+            self.blocks,
+            self.blk_off,
+            self.blk_last,
+            self.ptr,
+            self.bptr,
+            self.ovf,
+            self.tfront_term,
+            self.tfront_off,
+            self.tfront,
+        )
+        n_blocks = len(self.blk_last)
+        for name, data, size in (
+            (
+                "blocks.bin",
+                self.blocks,
+                int(self.blk_off[-1]) + blocks.PAD if n_blocks + 1 == len(self.blk_off) else -1,
+            ),
+            ("tfront.bin", self.tfront, int(self.tfront_off[-1]) if len(self.tfront_off) else -1),
+        ):
+            if len(data) != size:
+                raise IndexCorruptError(f"index file damaged: {name} has the wrong size")
+        if (
+            len(self.bptr) != len(self.ptr)
+            or len(self.blk_off) != n_blocks + 1
+            or (len(self.bptr) and int(self.bptr[-1]) != n_blocks)
+            or not len(self.ovf) == len(self.ovf_doc) == len(self.ovf_tf)
+            or len(self.tfront_off) != len(self.tfront_term) + 1
+        ):
+            raise IndexCorruptError(f"segment {directory.name}: block arrays disagree in size")
 
     def postings(self, term_id: int) -> tuple[I32, I32]:
         """Return the (local docnos, tfs) of a term id."""
         a, b = int(self.ptr[term_id]), int(self.ptr[term_id + 1])
-        return self.docs[a:b], self.tfs[a:b]
+        if self.format < 3:
+            return self.docs[a:b], self.tfs[a:b]
+        return self.postings_range(term_id, term_id + 1)
+
+    def postings_range(self, t0: int, t1: int) -> tuple[I32, I32]:
+        """Return the postings of terms ``[t0, t1)`` back to back (decoded, checked)."""
+        if self.format < 3:
+            a, b = int(self.ptr[t0]), int(self.ptr[t1])
+            return np.asarray(self.docs[a:b]), np.asarray(self.tfs[a:b])
+        try:
+            return blocks.decode(
+                self.blocks,
+                self.blk_off,
+                self.blk_last,
+                self.bptr[t0 : t1 + 1],
+                self.ptr[t0 : t1 + 1],
+                self.n_docs,
+                self.cap,
+                self.shift,
+            )
+        except blocks.BlockError as exc:
+            raise IndexCorruptError(f"segment {self.path.name}: postings damaged ({exc})") from None
+
+    def overflow(self, term_id: int) -> tuple[I32, I32, I32]:
+        """Return a term's postings with tf > cap (format 3): positions in its list, docnos, tfs."""
+        a, b = int(self.ptr[term_id]), int(self.ptr[term_id + 1])
+        i, j = np.searchsorted(self.ovf, [a, b]).tolist()
+        pos = np.asarray(self.ovf[i:j]) - a
+        return pos.astype(np.int32), np.asarray(self.ovf_doc[i:j]), np.asarray(self.ovf_tf[i:j])
+
+    def frontier(self, term_id: int) -> bytes | None:
+        """Return the stored frontier of a term of several blocks (None for one block or none)."""
+        i = int(np.searchsorted(self.tfront_term, term_id))
+        if i < len(self.tfront_term) and int(self.tfront_term[i]) == term_id:
+            return bytes(self.tfront[int(self.tfront_off[i]) : int(self.tfront_off[i + 1])])
+        return None
 
     def title_postings(self, term_id: int) -> I32:
         """Return the local docnos whose title contains the term."""
@@ -335,10 +515,11 @@ class SegmentWriter:
         self._mtime = array("d")
         self._size = array("q")
         self._docids: list[str] = []
-        self._blobs = {
+        self._blobs: dict[str, BlobWriter | ZBlobWriter] = {
             n: BlobWriter(directory, n, names=n in ("docid", "loc"))
-            for n in ("docid", "title", "loc", "text")
+            for n in ("docid", "title", "loc")
         }
+        self._blobs["text"] = ZBlobWriter(directory, "text")
         self.n_postings = 0
 
     @property
@@ -431,7 +612,7 @@ class SegmentWriter:
     def abort(self) -> None:
         """Close the files of a segment that will not be finished (a failed or cancelled build)."""
         for blob in self._blobs.values():
-            blob._fh.close()
+            blob.abort()
 
     def finish(self) -> dict[str, int]:
         """Sort the vocabulary and postings, write every array, and return the segment's meta."""
@@ -474,11 +655,12 @@ class SegmentWriter:
         ptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(counts, out=ptr[1:])
         cf = np.bincount(tid, weights=tfs, minlength=n_terms).astype(np.int64)
+        del tid
+        doclen = np.frombuffer(self._doclen, dtype=np.int32)
         save_array(d / "ptr.npy", ptr)
-        save_array(d / "docs.npy", doc)
-        save_array(d / "tfs.npy", tfs.astype(np.int32))
         save_array(d / "cf.npy", cf)
-        del tid, doc, tfs
+        write_postings(d, ptr, doc, tfs.astype(np.int32), doclen)
+        del doc, tfs
 
         ttid = new_id[pairs >> 32].astype(np.int64)
         tdoc = (pairs & 0xFFFFFFFF).astype(np.int32)
@@ -489,18 +671,94 @@ class SegmentWriter:
         save_array(d / "tptr.npy", tptr)
         save_array(d / "tdocs.npy", tdoc[torder])
 
-        doclen = np.frombuffer(self._doclen, dtype=np.int32)
         save_array(d / "doclen.npy", doclen)
         save_array(d / "mtime.npy", np.frombuffer(self._mtime, dtype=np.float64))
         save_array(d / "size.npy", np.frombuffer(self._size, dtype=np.int64))
         docid_keys = [name_bytes(docid) for docid in self._docids]
         docid_order = sorted(range(len(docid_keys)), key=docid_keys.__getitem__)
         save_array(d / "docid_order.npy", np.array(docid_order, dtype=np.int32))
-        meta = {
-            "n_docs": len(doclen),
-            "n_terms": n_terms,
-            "nnz": int(ptr[-1]),
-            "total_len": int(doclen.sum(dtype=np.int64)),
-        }
+        meta = segment_meta(len(doclen), n_terms, int(ptr[-1]), int(doclen.sum(dtype=np.int64)))
         write_json(d / "meta.json", meta)
         return meta
+
+
+def segment_meta(n_docs: int, n_terms: int, nnz: int, total_len: int) -> dict[str, int]:
+    """Return the ``meta.json`` of a new (format 3) segment."""
+    return {
+        "format": FORMAT,
+        "n_docs": n_docs,
+        "n_terms": n_terms,
+        "nnz": nnz,
+        "total_len": total_len,
+        "shift": blocks.SHIFT,
+        "cap": blocks.CAP,
+    }
+
+
+class PostingsWriter:
+    """Append encoded postings, a run of terms at a time, to a segment's block files.
+
+    The segment writer writes all its terms at once; a merge writes them in runs (offsets and
+    block numbers of each run continue those of the previous ones).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory
+        names = ("blk_last", "blk_off", "bptr", "ovf", "ovf_doc", "ovf_tf", "tfront_term")
+        self._parts: dict[str, list[npt.NDArray[Any]]] = {n: [] for n in names}
+        self._parts["tfront_off"] = []
+        self._fh: BinaryIO = open(directory / "blocks.bin", "wb")  # noqa: SIM115 - closed in finish()
+        self._front: BinaryIO = open(directory / "tfront.bin", "wb")  # noqa: SIM115 - the same
+        self._bytes = self._blocks = self._postings = self._terms = self._front_bytes = 0
+
+    def add(self, ptr: I64, docs: I32, tfs: I32, doclen: I32) -> None:
+        """Encode and append the terms of a CSR run (``ptr`` from 0; docnos of the segment)."""
+        enc = blocks.encode(ptr, docs, tfs, doclen, blocks.CAP, blocks.SHIFT)
+        front = blocks.term_frontiers(enc, doclen, blocks.CAP)
+        self._fh.write(enc.stream.tobytes())
+        self._front.write(front.data.tobytes())
+        p = self._parts
+        p["blk_last"].append(enc.blk_last)
+        p["blk_off"].append(enc.blk_off[:-1] + self._bytes)
+        p["bptr"].append(enc.bptr[:-1] + self._blocks)
+        p["ovf"].append(enc.ovf + self._postings)
+        p["ovf_doc"].append(docs[enc.ovf])
+        p["ovf_tf"].append(tfs[enc.ovf])
+        p["tfront_term"].append(front.terms + np.int32(self._terms))
+        p["tfront_off"].append(front.off[:-1] + self._front_bytes)
+        self._bytes += int(enc.blk_off[-1])
+        self._blocks += int(enc.bptr[-1])
+        self._postings += int(ptr[-1])
+        self._terms += len(ptr) - 1
+        self._front_bytes += int(front.off[-1])
+
+    def abort(self) -> None:
+        """Close the files (after a failure)."""
+        self._fh.close()
+        self._front.close()
+
+    def finish(self) -> None:
+        """Pad the blocks, close the files and write the block arrays."""
+        self._fh.write(bytes(blocks.PAD))
+        self.abort()
+        p = self._parts
+        p["blk_off"].append(np.array([self._bytes], dtype=np.int64))
+        p["bptr"].append(np.array([self._blocks], dtype=np.int64))
+        p["tfront_off"].append(np.array([self._front_bytes], dtype=np.int64))
+        dtypes = {"blk_last": np.int32, "ovf_doc": np.int32, "ovf_tf": np.int32}
+        dtypes["tfront_term"] = np.int32
+        for name, parts in p.items():
+            dt = dtypes.get(name, np.int64)
+            arr = np.concatenate(parts).astype(dt) if parts else np.zeros(0, dtype=dt)
+            save_array(self._dir / f"{name}.npy", arr)
+
+
+def write_postings(directory: Path, ptr: I64, docs: I32, tfs: I32, doclen: I32) -> None:
+    """Write a whole segment's postings as blocks (see :class:`PostingsWriter`)."""
+    out = PostingsWriter(directory)
+    try:
+        out.add(ptr, docs, tfs, doclen)
+        out.finish()
+    except BaseException:
+        out.abort()
+        raise

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import re
 import shutil
 import uuid

@@ -19,7 +19,7 @@ import numpy as np
 
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.changes import diff_listing
-from bm25desk.engine.index.ingest import write_segments
+from bm25desk.engine.index.ingest import upgrade_segments, write_segments
 from bm25desk.engine.index.inplace import Change, commit_in_place, deletion_entries
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.report import BuildReport, reason_counts
@@ -130,7 +130,9 @@ def _update_folder(
         gone = np.zeros(index.n_slots, dtype=bool)
         for rel in changed + removed:
             gone[known[rel]] = True
-        entries = deletion_entries(index, gone, generation) + [(s, None) for s in seg_names]
+        entries = deletion_entries(index, gone, generation)
+        entries = upgrade_segments(directory, entries, generation, cancel)  # older formats
+        entries += [(s, None) for s in seg_names]
         if cancel is not None:
             cancel.check()
         records = _carried_skips(old_skips, current, set(added + changed))

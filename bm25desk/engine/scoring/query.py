@@ -262,6 +262,13 @@ def _parser() -> Any:
         parser.remove_plugin_class(plugin)
     # + and - only count at the start of a word ("e-mail" and "c++" are words).
     parser.add_plugin(qparser.PlusMinusPlugin(plusexpr=r"(?<![^\s(])\+", minusexpr=r"(?<![^\s(])-"))
+    # Only the syntax has_syntax() knows is syntax, so that a query means the same with or
+    # without other syntax in it: AND, OR and NOT (not whoosh's ANDNOT, ANDMAYBE, REQUIRE) and
+    # title: (not "body:" or "word:", which are words).
+    parser.replace_plugin(qparser.OperatorsPlugin(AndNot=None, AndMaybe=None, Require=None))
+    # "title:" at the start of a word, or after a "+"/"-" that starts one (as has_syntax reads it).
+    at_word = r"(?:(?<![^\s(])|(?<=(?<![^\s(])[+-]))"
+    parser.replace_plugin(qparser.FieldsPlugin(expr=at_word + r"(?P<text>title):"))
     return parser
 
 
@@ -309,7 +316,32 @@ def _walk(text: str, tree: Any, analyzer: Analyzer) -> _Collector:
     collector.walk(tree, "optional")
     if "+" in text and not collector.required:
         _restore_required(collector, text)
-    return collector
+    return _as_typed(collector, text)
+
+
+def _meaning(c: _Collector) -> tuple[Any, ...]:
+    """What a collected query asks for, repetitions aside (scored terms as a set)."""
+    return (
+        frozenset(c.scored), c.required, c.prohibited, c.phrases, c.prohibited_phrases,
+        c.title_required, c.title_prohibited, frozenset(c.constraints),
+    )  # fmt: skip
+
+
+def _as_typed(collector: _Collector, text: str) -> _Collector:
+    """Return ``collector`` with every typed occurrence of its words (qtf and tokens).
+
+    whoosh's normalising merges repeated words ("cat cat" becomes one term), which would lose
+    qtf (each occurrence counts, as in a plain query) and the tokens as typed. They are taken
+    from the tree as parsed when it asks for the same as the normalised one; where normalising
+    changes more (whoosh's corner cases such as "cat AND cat"), the normalised reading stands.
+    """
+    typed = _Collector(collector.analyzer)
+    typed.walk(_tree(text, normalize=False), "optional")
+    if typed.scored == collector.scored and typed.tokens == collector.tokens:
+        return collector
+    if _meaning(typed) != _meaning(collector):
+        return collector
+    return typed
 
 
 def _restore_required(collector: _Collector, text: str) -> None:
@@ -350,22 +382,33 @@ def _in_typed_order(text: str, constraints: list[Constraint]) -> tuple[Constrain
 def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> ParsedQuery:
     """Parse ``text`` into scored terms and constraints (``syntax=False``: bag of words only).
 
-    Never raises on odd syntax: a query whoosh cannot read is searched as plain words, with a
-    warning (:data:`UNREADABLE`) in ``warnings``.
+    Text without any syntax (:func:`has_syntax`) never reaches whoosh's parser: it takes
+    :func:`parse_bag`, which gives what the parser gives for such text (a test compares the two
+    on many random queries). Never raises on odd syntax: a query whoosh cannot read is searched
+    as plain words, with a warning (:data:`UNREADABLE`) in ``warnings``.
     """
-    collector = _Collector(analyzer)
-    warnings: list[str] = []
-    used_syntax = syntax and has_syntax(text)
-    if used_syntax:
-        try:
-            tree = _tree(text)
-        except _parser_errors():  # only the parsing: a bug in the walk below is not hidden
-            warnings.append(UNREADABLE)
-            used_syntax = False
-        else:
-            collector = _walk(text, tree, analyzer)
-    if not used_syntax:
-        collector.scored = collector.words(text, "optional")
+    if not (syntax and has_syntax(text)):
+        return parse_bag(text, analyzer)
+    try:
+        tree = _tree(text)
+    except _parser_errors():  # only the parsing: a bug in the walk below is not hidden
+        return parse_bag(text, analyzer, (UNREADABLE,))
+    return _parsed(text, _walk(text, tree, analyzer))
+
+
+def parse_with_parser(text: str, analyzer: Analyzer) -> ParsedQuery:
+    """Parse ``text`` with whoosh's parser even when it has no syntax (tests compare the paths).
+
+    Raises
+    ------
+    Exception
+        What whoosh's parser raises on text it cannot read (see :func:`_parser_errors`).
+    """
+    return _parsed(text, _walk(text, _tree(text), analyzer))
+
+
+def _parsed(text: str, collector: _Collector) -> ParsedQuery:
+    """Return the :class:`ParsedQuery` of a query the parser's tree was collected from."""
     counts = Counter(collector.scored)
     order = list(dict.fromkeys(collector.scored))
     return ParsedQuery(
@@ -378,10 +421,37 @@ def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> Parsed
         tuple(dict.fromkeys(collector.prohibited_phrases)),
         tuple(dict.fromkeys(collector.title_required)),
         tuple(dict.fromkeys(collector.title_prohibited)),
-        used_syntax,
-        tuple(warnings),
+        True,
+        (),
         _in_typed_order(text, collector.constraints),
     )
+
+
+_OPTIONAL: dict[tuple[str, str | None, str], QueryToken] = {}
+"""One shared optional :class:`QueryToken` per (surface, term, status): tokens are immutable."""
+
+
+def parse_bag(text: str, analyzer: Analyzer, warnings: tuple[str, ...] = ()) -> ParsedQuery:
+    """Return ``text`` as a plain bag of words: every token optional and scored, no constraints.
+
+    The fast path of :func:`parse_query` (no parser, analysis memoised per distinct token, one
+    shared token object per distinct word): linear in the query's length.
+    """
+    fates = analyzer.query_fates(text)
+    memo = _OPTIONAL
+    try:
+        tokens = [memo[f] for f in fates]
+    except KeyError:  # a word not seen before ("None in tokens" would call __eq__ per token)
+        tokens = []
+        for fate in fates:
+            tok = memo.get(fate)
+            if tok is None:
+                tok = QueryToken(fate[0], fate[1], fate[2], "optional")
+                if len(memo) < 200_000:
+                    memo[fate] = tok
+            tokens.append(tok)
+    counts = Counter([f[1] for f in fates if f[1] is not None])  # first-occurrence order
+    return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)
 
 
 def contains_phrase(terms: list[str], phrase: tuple[str, ...]) -> bool:

@@ -10,6 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from bm25desk.engine.index.segment import F64
 from bm25desk.engine.scoring.feedback import Feedback
 from bm25desk.engine.scoring.query import ParsedQuery, QueryToken
 from bm25desk.engine.scoring.variant import Variant
@@ -76,7 +79,7 @@ class SearchResult:
     query: str
     analysis: QueryAnalysis
     variant: Variant
-    hits: tuple[Hit, ...]
+    hits: Sequence[Hit]  # a lazy Hits (engine/scoring/hits.py) from the searcher; any sequence
     n_matches: int
     n_docs: int
     avgdl: float
@@ -91,25 +94,31 @@ class SearchResult:
     @property
     def has_ties(self) -> bool:
         """Return whether any hit ties on score with a neighbour."""
+        groups = getattr(self.hits, "tie_groups", None)  # Hits knows without building a Hit
+        if groups is not None:
+            return any(g is not None for g in groups)
         return any(h.tie_group is not None for h in self.hits)
 
 
-def tie_groups(scores: Sequence[float], next_score: float | None = None) -> list[int | None]:
+def tie_groups(scores: Sequence[float] | F64, next_score: float | None = None) -> list[int | None]:
     """Return each ranked score's tie group: the rank of the first of its run of equal scores.
 
     ``scores`` are in rank order; ``next_score`` is the score of the document after the last one
     (None when there is none). A score equal to neither neighbour gets None.
     """
-    out: list[int | None] = [None] * len(scores)
-    start = 0
-    for i in range(1, len(scores) + 1):
-        if i < len(scores) and scores[i] == scores[start]:
-            continue
-        ties_next = i == len(scores) and next_score is not None and next_score == scores[start]
-        if i - start > 1 or ties_next:
-            out[start:i] = [start + 1] * (i - start)
-        start = i
-    return out
+    arr = np.asarray(scores, dtype=np.float64)
+    n = int(arr.size)
+    if n == 0:
+        return []
+    starts = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
+    lengths = np.diff(np.r_[starts, n])
+    tied = lengths > 1
+    if next_score is not None and arr[-1] == next_score:
+        tied[-1] = True
+    if not tied.any():
+        return [None] * n
+    group: list[int] = np.repeat(np.where(tied, starts + 1, 0), lengths).tolist()
+    return [g or None for g in group]
 
 
 def variant_dict(v: Variant) -> dict[str, Any]:

@@ -30,11 +30,12 @@ import numpy as np
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import F64
 from bm25desk.engine.index.stats import Statistics
-from bm25desk.engine.scoring import topk
+from bm25desk.engine.scoring import batch, impacts, topk
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
 from bm25desk.engine.scoring.explain import Explanation, TermExplanation, explain_document
 from bm25desk.engine.scoring.family import Lucene
 from bm25desk.engine.scoring.feedback import Feedback, rsj_text, rsj_weight, with_feedback
+from bm25desk.engine.scoring.hits import Hits
 from bm25desk.engine.scoring.query import (
     ParsedQuery,
     QueryToken,
@@ -48,7 +49,6 @@ from bm25desk.engine.scoring.results import (
     Hit,
     QueryAnalysis,
     SearchResult,
-    tie_groups,
     variant_dict,
 )
 from bm25desk.engine.scoring.suggest import Suggester, Suggestion
@@ -101,12 +101,34 @@ class Searcher:
         of the merged index (``docs/scale.md``).
     """
 
-    CACHE_SIZE = 4096
+    CACHE_SIZE = 1 << 16
+    """Weightings kept per (variant with its parameters, feedback) (an evaluation's vocabulary)."""
 
-    def __init__(self, index: Index, statistics: Statistics | None = None) -> None:
+    CACHED_VARIANTS = 16
+    """(variant, feedback) pairs whose weightings are kept; the least recently used go first."""
+
+    STRATEGIES = ("auto", "kernel", "exhaustive")
+
+    def __init__(
+        self, index: Index, statistics: Statistics | None = None, *, strategy: str = "auto"
+    ) -> None:
+        """Search ``index``.
+
+        ``strategy`` picks how a top k is found: ``auto`` (the default) by
+        :func:`~bm25desk.engine.scoring.impacts.prefer`, ``kernel`` always by the pruning kernel,
+        ``exhaustive`` always by adding every posting. The rankings are the same bit for bit;
+        the choice is for tests and benchmarks.
+        """
+        if strategy not in self.STRATEGIES:
+            raise ValueError(f"strategy must be one of {', '.join(self.STRATEGIES)}")
         self.index = index
         self.statistics: Statistics = statistics if statistics is not None else index
-        self._weights: OrderedDict[tuple[Any, ...], TermWeight | None] = OrderedDict()
+        self.strategy = strategy
+        # (variant, feedback) -> term -> weighting: one hash of the variant per query, then plain
+        # dict reads per term (reads and writes of a dict are atomic: computing twice is harmless).
+        self._weights: OrderedDict[tuple[Any, ...], dict[str, TermWeight | None]] = OrderedDict()
+        # term -> its document frequency in ``index`` (what a ranking reads: impacts.prefer).
+        self._dfs: dict[str, int] = {}
         self._lock = threading.Lock()
         self.suggester = Suggester(index)
 
@@ -119,16 +141,22 @@ class Searcher:
     def analyze(self, query: str | ParsedQuery, *, syntax: bool = True) -> QueryAnalysis:
         """Return the query's tokens with their status (stop-listed, unknown...) and role."""
         parsed = query if isinstance(query, ParsedQuery) else self.parse(query, syntax=syntax)
-        tokens = []
+        term_id = self.index.term_id
+        # Each distinct term is looked up once (a long query repeats its words).
+        missing = {
+            t for t in {tok.term for tok in parsed.tokens} if t is not None and term_id(t) < 0
+        }
+        tokens = parsed.tokens
         unknown: list[str] = []
-        for tok in parsed.tokens:
-            if tok.term is not None and self.index.term_id(tok.term) < 0:
-                tok = dataclasses.replace(tok, status="unknown")
-                unknown.append(tok.term)  # type: ignore[arg-type]
-            tokens.append(tok)
+        if missing:
+            tokens = tuple(
+                dataclasses.replace(tok, status="unknown") if tok.term in missing else tok
+                for tok in tokens
+            )
+            unknown = [tok.term for tok in tokens if tok.term in missing]
         stopped = [t.surface for t in parsed.tokens if t.status == "stop"]
         return QueryAnalysis(
-            parsed, tuple(tokens), tuple(dict.fromkeys(unknown)), tuple(dict.fromkeys(stopped))
+            parsed, tokens, tuple(dict.fromkeys(unknown)), tuple(dict.fromkeys(stopped))
         )
 
     def suggest(self, term: str, n: int = 3, *, typed: str | None = None) -> list[str]:
@@ -146,28 +174,52 @@ class Searcher:
         self, term: str, variant: Variant, feedback: Feedback | None = None
     ) -> TermWeight | None:
         """Return the term's weighting under ``variant`` (None when it is in no document)."""
-        key = (term, variant, feedback)
+        table = self._table(variant, feedback)
+        if term in table:
+            return table[term]
+        return self._weigh(table, term, variant, feedback)
+
+    def _table(self, variant: Variant, feedback: Feedback | None) -> dict[str, TermWeight | None]:
+        """Return the cached weightings of (``variant``, ``feedback``) by term."""
+        key = (variant, feedback)
         with self._lock:
-            if key in self._weights:
+            table = self._weights.get(key)
+            if table is None:
+                table = self._weights[key] = {}
+                while len(self._weights) > self.CACHED_VARIANTS:
+                    self._weights.popitem(last=False)
+            else:
                 self._weights.move_to_end(key)
-                return self._weights[key]
+        return table
+
+    def _weigh(
+        self,
+        table: dict[str, TermWeight | None],
+        term: str,
+        variant: Variant,
+        feedback: Feedback | None,
+    ) -> TermWeight | None:
+        """Compute ``term``'s weighting and remember it (and its df) in ``table``."""
         stats = self.statistics.term_stats(term)
         w = None if stats is None else variant.weigh(stats, self.statistics.stats)
-        if w is not None and stats is not None and feedback is not None:
-            w = with_feedback(self.index, term, w, stats.df, feedback)
-        with self._lock:
-            self._weights[key] = w
-            if len(self._weights) > self.CACHE_SIZE:
-                self._weights.popitem(last=False)
+        if w is not None and stats is not None:
+            local = stats if self.statistics is self.index else self.index.term_stats(term)
+            self._dfs[term] = local.df if local is not None else 0
+            if feedback is not None:
+                w = with_feedback(self.index, term, w, stats.df, feedback)
+        if len(table) >= self.CACHE_SIZE:
+            table.clear()  # bounded; a search fills back what it needs
+        table[term] = w
         return w
 
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
     ) -> list[topk.TermSpec]:
         """Return (term, qtf, weighting) of the scored terms in query order, unknown ones out."""
+        table = self._table(variant, feedback)
         out = []
         for term, qtf in parsed.scored:
-            w = self.weight(term, variant, feedback)
+            w = table[term] if term in table else self._weigh(table, term, variant, feedback)
             if w is not None:
                 out.append((term, qtf, w))
         return out
@@ -219,6 +271,63 @@ class Searcher:
             parsed, variant, k, feedback=feedback, contributions=contributions, count=count
         )
 
+    def search_many(
+        self,
+        queries: Sequence[str | Sequence[str] | ParsedQuery],
+        variant: Variant | None = None,
+        k: int = 10,
+        *,
+        feedback: Feedback | None = None,
+        syntax: bool = True,
+        contributions: bool = False,
+        count: bool = False,
+        threads: int | None = 1,
+    ) -> list[SearchResult | QueryError]:
+        """Rank many queries at once (evaluation runs, batch retrieval): one result per query.
+
+        A query is a text (parsed as :meth:`search` does, ``syntax`` applying), a sequence of
+        already-analysed terms (as :meth:`search_terms`) or a :class:`ParsedQuery`. Each result
+        equals what searching the query alone returns; a query with nothing to search for gives
+        its :class:`QueryError` in its place, so one bad query never loses the others. By default
+        hits carry ids and scores only (``contributions=False``, ``count=False``: what a run
+        needs), and every hit stays in arrays until read (``result.hits.docids()``).
+
+        ``threads`` (None: one per core, see :func:`~bm25desk.engine.scoring.batch.default_threads`)
+        search chunks of queries concurrently; results keep the order of ``queries``.
+
+        Raises
+        ------
+        QueryError
+            When ``k`` is not a whole number of at least 1 (before any search).
+        """
+        variant = variant or Lucene()
+        k = self.check_k(k)
+        parsed = [self._as_parsed(q, syntax) for q in queries]
+        # Weigh every distinct term once, here, rather than racing to in several threads.
+        table = self._table(variant, feedback)
+        for p in parsed:
+            for term, _ in p.scored:
+                if term not in table:
+                    self._weigh(table, term, variant, feedback)
+
+        def one(p: ParsedQuery) -> SearchResult | QueryError:
+            try:
+                return self.search_parsed(
+                    p, variant, k, feedback=feedback, contributions=contributions, count=count
+                )
+            except QueryError as exc:
+                return exc
+
+        n = batch.default_threads() if threads is None else max(1, int(threads))
+        return batch.run_chunked(one, parsed, n)
+
+    def _as_parsed(self, query: str | Sequence[str] | ParsedQuery, syntax: bool) -> ParsedQuery:
+        if isinstance(query, ParsedQuery):
+            return query
+        if isinstance(query, str):
+            return self.parse(query, syntax=syntax)
+        return parse_terms(list(query))
+
     def search_parsed(
         self,
         parsed: ParsedQuery,
@@ -238,28 +347,11 @@ class Searcher:
         started = time.perf_counter()
         variant = variant or Lucene()
         k = self.check_k(k)
-        analysis = self.analyze(parsed)
         if not parsed.scored:
             raise QueryError(_empty_reason(parsed))
+        analysis = self.analyze(parsed)
         terms = self._weighted(parsed, variant, feedback)
-        allowed = allowed_mask(self.index, parsed) if parsed.has_constraints else None
-        # One document more than asked for: whether the last hit ties with the next one.
-        top = topk.top_k(self.index, terms, k + 1, allowed)
-        n_matches = topk.count_matches(self.index, terms, allowed) if count else -1
-        docnos, scores = top.docnos[:k].tolist(), top.scores[:k].tolist()
-        groups = tie_groups(scores, float(top.scores[k]) if top.scores.size > k else None)
-        if contributions:
-            hits = self._hits(terms, docnos, scores, top.tfs[:k].tolist(), top.parts[:k].tolist())
-        else:  # ids and scores only: what a run file needs, ~10× cheaper at k = 1000
-            docid, doclen = self.index.docid, self.index.doclen
-            hits = tuple(
-                Hit(i + 1, d, docid(d), s, "", "", int(doclen[d]), ())
-                for i, (d, s) in enumerate(zip(docnos, scores, strict=True))
-            )
-        hits = tuple(
-            h if g is None else dataclasses.replace(h, tie_group=g)
-            for h, g in zip(hits, groups, strict=True)
-        )
+        hits, n_matches = self._rank(parsed, terms, k, contributions, count)
         return SearchResult(
             parsed.text,
             analysis,
@@ -271,6 +363,51 @@ class Searcher:
             time.perf_counter() - started,
             feedback,
         )
+
+    def _rank(
+        self,
+        parsed: ParsedQuery,
+        terms: list[topk.TermSpec],
+        k: int,
+        contributions: bool,
+        count: bool,
+    ) -> tuple[Hits, int]:
+        """Return the top ``k`` as lazy hits, and the match count (-1 unless ``count``).
+
+        Exhaustive scoring over cached impacts (:mod:`~bm25desk.engine.scoring.impacts`) when
+        the postings cover much of a small collection or k is deep, else the pruning kernel:
+        both give the dense float64 ranking bit for bit, so which one ran never shows.
+        """
+        index = self.index
+        allowed = allowed_mask(index, parsed) if parsed.has_constraints else None
+        dfs = self._dfs
+        postings = sum(dfs.get(t[0], 0) for t in terms)
+        detail: Any
+        # One document more than asked for: whether the last hit ties with the next one.
+        strategy = self.strategy
+        if strategy == "exhaustive" or (
+            strategy == "auto" and impacts.prefer(index, postings, k + 1)
+        ):
+            docnos, scores, n_matches = impacts.top_k(index, terms, k + 1, allowed)
+            top_docnos = docnos[:k]
+            detail = lambda: _matrices(index, terms, top_docnos)  # noqa: E731
+            n_matches = n_matches if count else -1
+        else:
+            top = topk.top_k(index, terms, k + 1, allowed)
+            docnos, scores = top.docnos, top.scores
+            detail = (top.tfs[:k], top.parts[:k])
+            n_matches = topk.count_matches(index, terms, allowed) if count else -1
+        next_score = float(scores[k]) if scores.size > k else None
+        hits = Hits(
+            index,
+            docnos[:k],
+            scores[:k],
+            next_score,
+            terms if contributions else None,
+            detail if contributions else None,
+            self.statistics,
+        )
+        return hits, n_matches
 
     def check_k(self, k: Any) -> int:
         """Return how many hits to rank for a request of ``k``: at most every live document.
@@ -287,40 +424,15 @@ class Searcher:
         # Asking for more than every document means every document (-k 99999999999999999999).
         return min(int(k), max(self.index.n_docs, 1))
 
-    def _hits(
-        self,
-        terms: list[topk.TermSpec],
-        docnos: list[int],
-        scores: list[float],
-        tfs: list[list[int]],
-        parts: list[list[float]],
-    ) -> tuple[Hit, ...]:
-        """Return hits with contributions from the ranking's own per-term tf parts."""
-        dfs = []
-        for term, _, _ in terms:
-            stats = self.statistics.term_stats(term)
-            dfs.append(stats.df if stats is not None else 0)
-        hits = []
-        for i, (docno, score) in enumerate(zip(docnos, scores, strict=True)):
-            row_tf, row_part = tfs[i], parts[i]
-            contribs = tuple(
-                Contribution(
-                    term, qtf, row_tf[t], dfs[t], w.idf, row_part[t], (qtf * w.idf) * row_part[t]
-                )
-                for t, (term, qtf, w) in enumerate(terms)
-                if row_tf[t] > 0
-            )
-            rec = self.index.doc(docno)
-            hits.append(
-                Hit(i + 1, docno, rec.docid, score, rec.title, rec.location, rec.length, contribs)
-            )
-        return tuple(hits)
-
     def scores(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None = None
     ) -> tuple[F64, Any]:
         """Return (score by docno, match mask by docno): the dense view behind a ranking."""
-        scores, matched = topk.dense_scores(self.index, self._weighted(parsed, variant, feedback))
+        terms = self._weighted(parsed, variant, feedback)
+        if self.index.n_slots <= impacts.DENSE_MAX_DOCS:
+            scores, matched = impacts.dense(self.index, terms)
+        else:
+            scores, matched = topk.dense_scores(self.index, terms)
         if parsed.has_constraints:
             matched &= allowed_mask(self.index, parsed)
         return scores, matched
@@ -370,6 +482,17 @@ class Searcher:
     ) -> Explanation:
         """Explain the score of ``docno`` for a parsed query (see :meth:`explain`)."""
         return explain_document(self, parsed, docno, variant or Lucene(), feedback, with_rank)
+
+
+def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[Any, Any]:
+    """Return the (tf, tf part) matrices of ``docnos`` × ``terms`` (for contributions)."""
+    n = len(terms)
+    tfs = np.zeros((docnos.size, n), dtype=np.int32)
+    parts = np.zeros((docnos.size, n), dtype=np.float64)
+    for t, (tf, part) in enumerate(topk.tf_parts(index, terms, docnos)):
+        tfs[:, t] = tf
+        parts[:, t] = part
+    return tfs, parts
 
 
 def _empty_reason(parsed: ParsedQuery) -> str:

@@ -14,22 +14,28 @@ every variant and any parameters, without visiting every posting:
   ``qw · T[dl_index[d], tf]``; postings with tf > CAP (rare) take their tf part from numpy,
   per term ("overflow"). A parameter change builds a new table (``CAP × distinct lengths``
   evaluations: well under a millisecond for passages).
-- **Kernel** (``_topk.c``): per segment (the top k carried from one segment to the next), the
+- **Kernel** (``_topk_src/``): per segment (the top k carried from one segment to the next), the
   list with the largest bound is scored first when it is short ("seeding": a high threshold
-  early), then block-max MaxScore runs over the other lists in docno order. Per block of 128
-  postings it knows, for each tf in the block, the smallest length index with that tf (the
-  Pareto frontier of (tf, length)); with a bound table ``U ≥ T`` that is non-decreasing in tf
-  and non-increasing in length (``U = T`` for every registered variant; otherwise its monotone
-  envelope) that gives each block's maximum tf part exactly, for any variant and parameters.
+  early), then block-max MaxScore runs over the other lists in docno order. Postings are read as
+  the segment stores them: blocks of 128 with bit-packed gaps and tfs
+  (:mod:`bm25desk.engine.index.blocks`), decoded one block at a time as a cursor enters it
+  (tfs only when a document is scored), every block checked as it is decoded. Each block
+  carries its frontier: for each tf, the shortest document with that tf (the Pareto frontier of
+  (tf, length)); with a bound table ``U ≥ T`` that is non-decreasing in tf and non-increasing
+  in length (``U = T`` for every registered variant; otherwise its monotone envelope) that
+  gives each block's maximum tf part exactly, for any variant and parameters, without decoding
+  the block; a term's own frontier (stored for lists of several blocks) gives its bound.
   Negative term weights (the ``bim*`` teaching weights, BM25Adpt with G¹ < 0, RSJ feedback) are
   bounded by 0. Comparisons with the threshold use a rounding slack, and are settled exactly
   (query-order sums of the bounds, ties by docno) when within it. Documents are scored by
   summing in query order from 0.0, like numpy; ties keep the lower docno. Each hit comes back
   with the tf and tf part of every query term (its explanation, with no second look-up).
-- **Metadata** is built lazily per (term, segment) in C (one pass over the postings, about as
-  fast as reading them: ~5 ms for a term in all of a million documents) and cached; nothing is
-  precomputed at index open except the per-document length index (a few milliseconds per
-  million documents).
+- **Metadata** is computed when a segment is written or merged and stored in it: nothing is
+  built on the query path but the per-document length index, once per index (a few
+  milliseconds per million documents; a byte per document when there are at most 256 distinct
+  lengths, so that the kernel's one random read per scored document stays in cache). Segments
+  of format 1 and 2 (plain int32 postings) are encoded into blocks in memory on first use of a
+  term, as before.
 
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
@@ -41,19 +47,21 @@ pass over the postings, or, when one term's list dominates, probes of it from th
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from bm25desk.engine import native
+from bm25desk.engine.index import blocks
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import F64, I32, I64
+from bm25desk.engine.index.segment import F64, I32, I64, IndexCorruptError, Segment
 from bm25desk.engine.scoring.variant import TermWeight
 
 _topk: Any = native.load("bm25desk.engine.scoring._topk")
@@ -61,11 +69,12 @@ _topk: Any = native.load("bm25desk.engine.scoring._topk")
 HAVE_KERNEL = _topk is not None
 """Whether the compiled kernel is available (else every function runs the dense numpy path)."""
 
-CAP = 32
-"""Largest tf weighted through the table; larger tfs are weighted per posting by numpy."""
+CAP = blocks.CAP
+"""Largest tf weighted through the table; larger tfs are weighted per posting by numpy (a format
+3 segment records the cap its blocks were written with; this one is for older segments)."""
 
-SHIFT = 7
-"""Postings per block = 2**SHIFT (128)."""
+SHIFT = blocks.SHIFT
+"""Postings per block = 2**SHIFT (128), for segments of format 1 and 2 (encoded in memory)."""
 
 TermSpec = tuple[str, int, TermWeight]
 """One distinct query term in query order: (term, qtf, its weighting)."""
@@ -85,7 +94,7 @@ class TopK(NamedTuple):
     parts: F64
 
 
-_MAX_LIST_BYTES = 256 << 20  # block metadata kept per index (the postings stay memory-mapped)
+_MAX_LISTS = 4096  # posting lists kept per index (stored ones are views: a few hundred bytes)
 _MAX_TABLES = 256
 _MAX_OVERFLOW = 4096
 
@@ -101,11 +110,17 @@ class _Table:
 
 @dataclass(frozen=True, slots=True)
 class _Postings:
-    """One term's postings in one segment: the kernel's view and the raw arrays (local docnos)."""
+    """One term's postings in one segment: the kernel's view, and where to read them in numpy."""
 
     pl: Any  # _topk.PostingList, or None without the kernel
-    docs: I32
-    tfs: I32
+    seg: Segment
+    tid: int
+    n: int
+    ovf: tuple[I32, I32, I32]  # the postings with tf > cap: positions in the list, docnos, tfs
+
+    def arrays(self) -> tuple[I32, I32]:
+        """Return the (local docnos, tfs), decoded."""
+        return self.seg.postings(self.tid)
 
 
 class _State:
@@ -114,61 +129,80 @@ class _State:
     def __init__(self, index: Index) -> None:
         doclen = np.asarray(index.doclen)
         self.dl_values, self.dl_index = _length_index(doclen)
-        self.segments: list[tuple[Any, int, int, I32, Any]] = []
+        self.segments: list[_Seg] = []
         for seg, base, dele in zip(index.segments, index.bases, index.deleted, strict=False):
             b = int(base)
             deny = None if dele is None else np.ascontiguousarray(dele, dtype=np.bool_)
-            self.segments.append((seg, b, seg.n_docs, self.dl_index[b : b + seg.n_docs], deny))
+            dli = self.dl_index[b : b + seg.n_docs]
+            cap, shift = (seg.cap, seg.shift) if seg.format >= 3 else (CAP, SHIFT)
+            self.segments.append(_Seg(seg, b, seg.n_docs, dli, deny, cap, shift))
         self.lock = threading.Lock()
         self.lists: OrderedDict[str, tuple[_Postings | None, ...]] = OrderedDict()
-        self.list_bytes = 0
         self.tables: OrderedDict[Any, _Table] = OrderedDict()
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
 
     # -- posting lists ---------------------------------------------------------------------------
 
     def postings(self, term: str) -> tuple[_Postings | None, ...]:
-        """Return the term's postings per segment (None where absent), with block metadata."""
+        """Return the term's postings per segment (None where absent).
+
+        Format 3 segments hand the kernel their stored blocks (nothing is read or built here);
+        older segments' lists are encoded in memory on first use and kept (LRU).
+        """
         with self.lock:
             got = self.lists.get(term)
             if got is not None:
                 self.lists.move_to_end(term)
                 return got
-        out: list[_Postings | None] = []
-        size = 0
-        for seg, _base, _n, dli, _deny in self.segments:
-            tid = seg.lexicon.find(term)
-            if tid < 0:
-                out.append(None)
-                continue
-            docs, tfs = seg.postings(tid)
-            if docs.size == 0:
-                out.append(None)
-                continue
-            pl = _topk.PostingList(docs, tfs, dli, CAP, SHIFT) if HAVE_KERNEL else None
-            out.append(_Postings(pl, docs, tfs))
-            size += 96 + docs.size // 4  # rough: block metadata and profile
-        lists = tuple(out)
+        out = tuple(self._segment_postings(term, sg) for sg in self.segments)
         with self.lock:
-            if term not in self.lists:
-                self.lists[term] = lists
-                self.list_bytes += size
-                while self.list_bytes > _MAX_LIST_BYTES and len(self.lists) > 1:
-                    _, old = self.lists.popitem(last=False)
-                    self.list_bytes -= sum(96 + p.docs.size // 4 for p in old if p is not None)
-        return lists
+            self.lists[term] = out
+            while len(self.lists) > _MAX_LISTS:
+                self.lists.popitem(last=False)
+        return out
+
+    @staticmethod
+    def _segment_postings(term: str, sg: _Seg) -> _Postings | None:
+        seg = sg.seg
+        tid = seg.lexicon.find(term)
+        if tid < 0:
+            return None
+        n = int(seg.ptr[tid + 1] - seg.ptr[tid])
+        if n == 0:
+            return None
+        if seg.format >= 3:
+            if not HAVE_KERNEL:
+                return _Postings(None, seg, tid, n, seg.overflow(tid))
+            pl = _topk.stored(seg.kernel_arrays, tid, sg.dli, sg.cap, sg.shift)
+            ovf: tuple[I32, I32, I32] = _NO_OVERFLOW
+            if pl.n_overflow:
+                i, j = pl.overflow_from, pl.overflow_from + pl.n_overflow
+                pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
+                ovf = (pos, np.asarray(seg.ovf_doc[i:j]), np.asarray(seg.ovf_tf[i:j]))
+            return _Postings(pl, seg, tid, n, ovf)
+        docs, tfs = seg.postings(tid)
+        if not HAVE_KERNEL:
+            return _Postings(None, seg, tid, n, _overflow_of(docs, tfs, sg.cap))
+        pl = _topk.PostingList(docs, tfs, sg.dli, sg.cap, sg.shift)
+        pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
+        return _Postings(pl, seg, tid, n, (pos, np.asarray(docs[pos]), np.asarray(tfs[pos])))
 
     # -- weight tables ---------------------------------------------------------------------------
 
-    def table(self, w: TermWeight) -> _Table:
-        """Return the tf-part table of ``w``'s variant (and per-term k1, for BM25Adpt)."""
-        key = (w.variant, w.k1)
+    def table(self, w: TermWeight, cap: int = 0) -> _Table:
+        """Return the tf-part table of ``w``'s variant (and per-term k1, for BM25Adpt).
+
+        Keyed by the average length too: a shard searched with the whole collection's statistics
+        and on its own shares this state but not its tf parts.
+        """
+        cap = cap or CAP
+        key = (w.variant, w.k1, w.stats.avgdl, cap)
         with self.lock:
             got = self.tables.get(key)
             if got is not None:
                 self.tables.move_to_end(key)
                 return got
-        table = build_table(w, self.dl_values)
+        table = build_table(w, self.dl_values, cap)
         with self.lock:
             self.tables[key] = table
             while len(self.tables) > _MAX_TABLES:
@@ -176,16 +210,16 @@ class _State:
         return table
 
     def overflow_values(self, term: str, s: int, p: _Postings, w: TermWeight, doclen: Any) -> F64:
-        """Return numpy's tf parts of the postings with tf > CAP (cached per term and table)."""
-        key = (term, s, w.variant, w.k1)
+        """Return numpy's tf parts of the postings with tf > cap (cached per term and table)."""
+        key = (term, s, w.variant, w.k1, w.stats.avgdl)
         with self.lock:
             got = self.overflow.get(key)
             if got is not None:
                 return got
-        base = self.segments[s][1]
-        pos = np.frombuffer(p.pl.overflow_positions(), dtype=np.int32)
-        tf = np.asarray(p.tfs[pos]).astype(np.float64)
-        dl = np.asarray(doclen[np.asarray(p.docs[pos]).astype(np.int64) + base]).astype(np.float64)
+        base = self.segments[s].base
+        _pos, docs, tfs = p.ovf
+        tf = np.asarray(tfs).astype(np.float64)
+        dl = np.asarray(doclen[np.asarray(docs).astype(np.int64) + base]).astype(np.float64)
         values = np.ascontiguousarray(w.tf_part(tf, dl), dtype=np.float64)
         with self.lock:
             self.overflow[key] = values
@@ -194,11 +228,32 @@ class _State:
         return values
 
 
-def _length_index(doclen: Any) -> tuple[F64, I32]:
+class _Seg(NamedTuple):
+    """One segment as the kernel sees it."""
+
+    seg: Segment
+    base: int  # its first docno
+    n: int  # its documents
+    dli: Any  # their length index (uint8, uint16 or int32)
+    deny: Any  # its deletion mask, or None
+    cap: int  # its block layout
+    shift: int
+
+
+_NO_OVERFLOW = (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32))
+
+
+def _overflow_of(docs: I32, tfs: I32, cap: int) -> tuple[I32, I32, I32]:
+    """Return the (positions, docnos, tfs) of the postings with tf > cap."""
+    pos = np.flatnonzero(np.asarray(tfs) > cap).astype(np.int32)
+    return pos, np.asarray(docs[pos]), np.asarray(tfs[pos])
+
+
+def _length_index(doclen: Any) -> tuple[F64, Any]:
     """Return (distinct lengths ascending as float64, each document's index into them)."""
     doclen = np.asarray(doclen)
     if doclen.size == 0:
-        return np.zeros(1, dtype=np.float64), np.zeros(0, dtype=np.int32)
+        return np.zeros(1, dtype=np.float64), np.zeros(0, dtype=np.uint8)
     top = int(doclen.max())
     if int(doclen.min()) >= 0 and top <= max(4 * doclen.size, 1 << 20):
         present = np.zeros(top + 1, dtype=np.bool_)
@@ -209,17 +264,23 @@ def _length_index(doclen: Any) -> tuple[F64, I32]:
     else:
         values, inverse = np.unique(doclen, return_inverse=True)
         index = inverse.astype(np.int32)
-    return values.astype(np.float64), np.ascontiguousarray(index, dtype=np.int32)
+    # The narrowest type that holds the rows: the kernel reads one entry per document it scores,
+    # at random, and an array of a byte per document (passages have a few hundred distinct
+    # lengths) stays in cache where one of four bytes does not.
+    n = values.size
+    dtype = np.uint8 if n <= 1 << 8 else np.uint16 if n <= 1 << 16 else np.int32
+    return values.astype(np.float64), np.ascontiguousarray(index, dtype=dtype)
 
 
-def build_table(w: TermWeight, dl_values: F64) -> _Table:
+def build_table(w: TermWeight, dl_values: F64, cap: int = 0) -> _Table:
     """Evaluate ``w.tf_part`` on the (tf, length) grid, as search.py evaluates postings.
 
     The grid is flattened into contiguous float64 arrays and passed in one call, exactly like
     ``w.tf_part(tfs.astype(float64), doclen[docnos].astype(float64))``, so each entry is the
     number the dense path computes for the same (tf, L).
     """
-    width = CAP + 1
+    cap = cap or CAP
+    width = cap + 1
     n = dl_values.size
     tf = np.tile(np.arange(width, dtype=np.float64), n)
     tf[::width] = 1.0  # column 0 is never used; evaluate tf = 1 there (no 0/0 warnings)
@@ -247,8 +308,8 @@ def build_table(w: TermWeight, dl_values: F64) -> _Table:
     if ok and HAVE_KERNEL:
         for a in (T, U):
             a.flags.writeable = False  # the kernel checks the tables once: they must not change
-        kernel = _topk.Table(T, None if U is T else U, CAP)
-    return _Table((w.variant, w.k1), T, U, ok, kernel)
+        kernel = _topk.Table(T, None if U is T else U, cap)
+    return _Table((w.variant, w.k1, cap), T, U, ok, kernel)
 
 
 _states: weakref.WeakKeyDictionary[Index, _State] = weakref.WeakKeyDictionary()
@@ -333,26 +394,27 @@ def _top_k_kernel(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -
         qw = qtf * w.idf
         if not math.isfinite(qw):
             return None
-        table = st.table(w)
-        if not table.ok:
-            return None
-        per_term.append((col, term, qw, w, table, st.postings(term)))
+        per_term.append((col, term, qw, w, st.postings(term)))
     ncols = len(terms)
     doclen = index.doclen
     prev: Any = None
     search = _topk.search
-    for s, (_seg, base, n, dli, deny) in enumerate(st.segments):
+    for s, sg in enumerate(st.segments):
         args = []
-        for col, term, qw, w, table, lists in per_term:
+        for col, term, qw, w, lists in per_term:
             p = lists[s]
             if p is None:
                 continue
-            ov = st.overflow_values(term, s, p, w, doclen) if p.pl.n_overflow else None
+            table = st.table(w, sg.cap)
+            if not table.ok:
+                return None
+            ov = st.overflow_values(term, s, p, w, doclen) if p.ovf[0].size else None
             args.append((p.pl, qw, table.kernel, None, ov, col))
         if not args:
             continue
-        seg_allow = None if allow is None else allow[base : base + n]
-        prev = search(args, dli, k, ncols, seg_allow, deny, base, prev)
+        seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
+        with _damage_is_corruption(index):
+            prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
     if prev is None:
         return TopK(
             np.zeros(0, dtype=np.int64),
@@ -426,12 +488,42 @@ def count_matches(
     st = _state(index)
     lists = [st.postings(t) for t in names]
     total = 0
-    for s, (_seg, base, n, _dli, deny) in enumerate(st.segments):
+    for s, sg in enumerate(st.segments):
         pls = [p.pl for p in (ls[s] for ls in lists) if p is not None]
         if pls:
-            seg_allow = None if allow is None else allow[base : base + n]
-            total += _topk.count(pls, n, seg_allow, deny)
+            seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
+            with _damage_is_corruption(index):
+                total += _topk.count(pls, sg.n, seg_allow, sg.deny)
     return total
+
+
+@contextlib.contextmanager
+def _damage_is_corruption(index: Index) -> Iterator[None]:
+    """Report blocks the kernel found damaged as a damaged index (exit 3, "rebuild it")."""
+    try:
+        yield
+    except ValueError as exc:
+        if "postings changed" not in str(exc):
+            raise
+        raise IndexCorruptError(
+            f"index {index.name!r} is damaged (a block of postings does not decode); rebuild it "
+            "with 'bm25desk index' or delete it"
+        ) from None
+
+
+def _tfs_of(index: Index, p: _Postings, local: I32) -> I32:
+    """Return the tf of each local docno in the list (0 where absent)."""
+    order = np.argsort(local, kind="stable")
+    if p.pl is not None:
+        with _damage_is_corruption(index):
+            got = np.frombuffer(p.pl.tfs_of(np.ascontiguousarray(local[order])), dtype=np.int32)
+    else:
+        docs, tfs = p.arrays()
+        i = np.minimum(np.searchsorted(docs, local[order]), docs.size - 1)
+        got = np.where(docs[i] == local[order], tfs[i], 0).astype(np.int32)
+    out = np.empty(local.size, dtype=np.int32)
+    out[order] = got
+    return out
 
 
 def tf_parts(index: Index, terms: Sequence[TermSpec], docnos: Any) -> list[tuple[I32, F64]]:
@@ -443,27 +535,21 @@ def tf_parts(index: Index, terms: Sequence[TermSpec], docnos: Any) -> list[tuple
     """
     docnos = np.asarray(docnos, dtype=np.int64)
     st = _state(index)
-    one = len(st.segments) == 1
     out: list[tuple[I32, F64]] = []
     for term, _qtf, w in terms:
         tf = np.zeros(docnos.size, dtype=np.int32)
         for s, p in enumerate(st.postings(term)):
             if p is None:
                 continue
-            _seg, base, n, _dli, deny = st.segments[s]
-            if one:
-                sel = np.arange(docnos.size)
-                local = docnos.astype(np.int32)
-            else:
-                sel = np.flatnonzero((docnos >= base) & (docnos < base + n))
-                local = (docnos[sel] - base).astype(np.int32)
+            sg = st.segments[s]
+            sel = np.flatnonzero((docnos >= sg.base) & (docnos < sg.base + sg.n))
             if sel.size == 0:
                 continue
-            i = np.minimum(np.searchsorted(p.docs, local), p.docs.size - 1)
-            hit = p.docs[i] == local
-            if deny is not None:
-                hit &= ~deny[local]
-            tf[sel[hit]] = p.tfs[i[hit]]
+            local = (docnos[sel] - sg.base).astype(np.int32)
+            got = _tfs_of(index, p, local)
+            if sg.deny is not None:
+                got[sg.deny[local]] = 0
+            tf[sel] = got
         part = np.zeros(docnos.size, dtype=np.float64)
         present = tf > 0
         if present.any():

@@ -4,6 +4,7 @@ safety and clear errors for damaged indexes."""
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -169,11 +170,12 @@ def test_arrays_are_npy_without_pickle_and_memory_mapped(synth_index: Index) -> 
         arr = np.load(p, allow_pickle=False)  # raises on any object array
         assert arr.dtype != object
     seg = synth_index.segments[0]
-    for arr in (seg.docs, seg.tfs, seg.ptr, seg.doclen):
+    for arr in (seg.blk_last, seg.blk_off, seg.ptr, seg.doclen):
         base = arr
         while base is not None and not isinstance(base, np.memmap):
             base = base.base
         assert isinstance(base, np.memmap), "postings must be memory-mapped"
+    assert isinstance(seg.blocks, mmap.mmap), "the blocks must be memory-mapped"
     assert not list(synth_index.path.rglob("*.pkl"))
     assert not list(synth_index.path.rglob("*.pickle"))
 
@@ -619,23 +621,26 @@ def _truncate(path: Path, keep: float) -> None:
 
 DAMAGE = {
     "truncated postings": (
-        lambda s: _truncate(_segment_dir(s, "cisi") / "docs.npy", 0.5),
-        "docs.npy",
+        lambda s: _truncate(_segment_dir(s, "cisi") / "blocks.bin", 0.5),
+        "blocks.bin",
     ),
     "emptied lengths": (
         lambda s: _truncate(_segment_dir(s, "cisi") / "doclen.npy", 0.0),
         "doclen.npy",
     ),
-    "truncated header": (lambda s: _truncate(_segment_dir(s, "cisi") / "tfs.npy", 0.01), "tfs.npy"),
+    "truncated header": (
+        lambda s: _truncate(_segment_dir(s, "cisi") / "blk_off.npy", 0.01),
+        "blk_off.npy",
+    ),
     "deleted postings": (
-        lambda s: (_segment_dir(s, "cisi") / "tfs.npy").unlink(),
-        "missing: tfs.npy",
+        lambda s: (_segment_dir(s, "cisi") / "blk_off.npy").unlink(),
+        "missing: blk_off.npy",
     ),
     "deleted text": (
-        lambda s: (_segment_dir(s, "cisi") / "text.bin").unlink(),
-        "missing: text.bin",
+        lambda s: (_segment_dir(s, "cisi") / "text.zst").unlink(),
+        "missing: text.zst",
     ),
-    "truncated text": (lambda s: _truncate(_segment_dir(s, "cisi") / "text.bin", 0.9), "text.bin"),
+    "truncated text": (lambda s: _truncate(_segment_dir(s, "cisi") / "text.zst", 0.9), "text.zst"),
     "deleted segment meta": (
         lambda s: (_segment_dir(s, "cisi") / "meta.json").unlink(),
         "meta.json",

@@ -1,4 +1,5 @@
-"""Segment merging: a merge of segments is byte-identical to one segment written in one go.
+"""Segment merging: a merge of segments is byte-identical to one segment written in one go
+(the compressed text: the same documents).
 
 Random small corpora (hypothesis) are written once with a single :class:`SegmentWriter` and once
 split over several writers; merging the parts, with tiny and default postings blocks, must give
@@ -23,8 +24,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bm25desk.engine.index import blocks
 from bm25desk.engine.index.merge import merge_segments
 from bm25desk.engine.index.segment import IndexCorruptError, Segment, SegmentWriter, TermIds
+from bm25desk.engine.index.textstore import ZBlob
 from bm25desk.engine.progress import Cancelled, CancelToken
 
 # (terms, title terms, docid, title, location, text, mtime, size)
@@ -87,14 +90,19 @@ def write_parts(root: Path, docs: list[Doc], cuts: list[int]) -> list[Path]:
 
 
 def assert_same_segment(a: Path, b: Path) -> None:
-    """Assert two segment directories hold the same files with the same bytes."""
+    """Assert two segment directories hold the same files with the same bytes (the compressed
+    text: the same documents; a merge copies the sources' zstd frames rather than recompress)."""
     names = sorted(p.name for p in a.iterdir())
     assert names == sorted(p.name for p in b.iterdir())
     assert json.loads((a / "meta.json").read_text("utf-8")) == json.loads(
         (b / "meta.json").read_text("utf-8")
     )
+    frames = {"text.zst", "text.zoff.npy", "text.zdoc.npy"}
     for name in names:
-        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+        if name not in frames:
+            assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    ta, tb = ZBlob(a, "text"), ZBlob(b, "text")
+    assert list(ta.iter_bytes()) == list(tb.iter_bytes())
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -203,11 +211,17 @@ def test_damaged_source_leaves_no_dest(tmp_path: Path) -> None:
     docs: list[Doc] = [(["a", "b"], ["c"], "1", "t", "l", "x", 1.0, 1)]
     a = write_segment(tmp_path / "a", docs)
     b = write_segment(tmp_path / "b", docs)
-    (b / "tfs.npy").write_bytes((b / "tfs.npy").read_bytes()[:-4])  # truncated
+    good = (b / "blk_off.npy").read_bytes()
+    (b / "blk_off.npy").write_bytes(good[:-4])  # truncated
     with pytest.raises(IndexCorruptError):
         merge_segments([a, b], tmp_path / "m")
     assert not (tmp_path / "m").exists()
-    (b / "docs.npy").unlink()
+    (b / "blk_off.npy").write_bytes(good)
+    (b / "blocks.bin").write_bytes(b"\xff" * (b / "blocks.bin").stat().st_size)  # garbled
+    with pytest.raises(IndexCorruptError, match="postings damaged"):
+        merge_segments([a, b], tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+    (b / "blocks.bin").unlink()
     with pytest.raises(IndexCorruptError):
         merge_segments([a, b], tmp_path / "m")
     assert not (tmp_path / "m").exists()
@@ -272,9 +286,14 @@ def test_memory_is_bounded_by_the_block(tmp_path: Path) -> None:
         tracemalloc.stop()
     postings_bytes = meta["nnz"] * 8  # docs + tfs, int32 each
     assert meta["nnz"] > 1_900_000
-    assert peak < postings_bytes / 4, (peak, postings_bytes)
+    # The numpy codec (no compiled extension) holds ~110 bytes per posting of a block while it
+    # encodes one (its layout arrays), the compiled one ~20: still bounded by the block.
+    bound = postings_bytes / 4 if blocks.compiled() else 120 * 100_000
+    assert peak < bound, (peak, postings_bytes)
     merged = Segment(tmp_path / "m")
-    assert int(merged.tfs.sum(dtype=np.int64)) == int(merged.doclen.sum(dtype=np.int64))
+    assert int(merged.cf.sum(dtype=np.int64)) == int(merged.doclen.sum(dtype=np.int64))
+    _docs, tfs = merged.postings_range(0, len(merged.lexicon))
+    assert int(tfs.sum(dtype=np.int64)) == int(merged.doclen.sum(dtype=np.int64))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

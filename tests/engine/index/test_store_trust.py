@@ -173,7 +173,10 @@ def test_a_lost_manifest_is_listed_as_damaged(store: IndexStore, folder: Path) -
 
 @pytest.mark.parametrize(
     "target",
-    ["cf.npy", "ptr.npy", "terms.off.npy", "text.off.npy", "docid.bin", "doclen.npy", "docs.npy"],
+    [
+        *("cf.npy", "ptr.npy", "terms.off.npy", "text.off.npy", "docid.bin", "doclen.npy"),
+        *("blocks.bin", "blk_off.npy", "blk_last.npy", "bptr.npy", "tfront.bin", "text.zst"),
+    ],
 )
 def test_silent_damage_is_detected(store: IndexStore, synth_index, target: str) -> None:
     """Before: a flipped cf/ptr/terms.off/text.off/docid.bin or a zeroed doclen gave a different
@@ -205,7 +208,7 @@ def test_check_repair_drops_a_damaged_segment_and_says_what_is_lost(
     index = store.open("f")
     newest = index.segments[-1].path
     index.close()
-    (newest / "text.bin").write_bytes(b"X" * (newest / "text.bin").stat().st_size)
+    (newest / "text.zst").write_bytes(b"X" * (newest / "text.zst").stat().st_size)
     assert not check_index("f", store=store).ok
     report = check_index("f", store=store, repair=True)
     assert report.ok
@@ -232,8 +235,8 @@ def test_an_index_without_checksums_still_opens(store: IndexStore, folder: Path)
     assert report.ok
     assert not report.checksums
     (folder / "a.txt").unlink()
-    update_index("f", store=store)  # the update writes format 2 with checksums
-    assert json.loads(path.read_text(encoding="utf-8"))["format"] == 2
+    update_index("f", store=store)  # the update writes format 3 with checksums
+    assert json.loads(path.read_text(encoding="utf-8"))["format"] == 3
     assert check_index("f", store=store).checksums
 
 

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bm25desk.engine.index import blocks
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring import topk
 from bm25desk.engine.scoring.query import parse_terms
@@ -47,8 +48,13 @@ needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is 
 
 @contextlib.contextmanager
 def layout(cap: int, shift: int) -> Iterator[None]:
-    """Use another table cap and block size (for indexes opened inside the block)."""
-    with mock.patch.object(topk, "CAP", cap), mock.patch.object(topk, "SHIFT", shift):
+    """Write segments with another cap and block size (and read old-format ones so)."""
+    with (
+        mock.patch.object(topk, "CAP", cap),
+        mock.patch.object(topk, "SHIFT", shift),
+        mock.patch.object(blocks, "CAP", cap),
+        mock.patch.object(blocks, "SHIFT", shift),
+    ):
         yield
 
 

@@ -120,3 +120,37 @@ product_fits(Py_ssize_t n, Py_ssize_t m, Py_ssize_t size)
     }
     return n <= PY_SSIZE_T_MAX / m / size;
 }
+
+int
+get_dli_buffer(PyObject *obj, Py_buffer *view, int *width)
+{
+    if (!PyObject_CheckBuffer(obj)) {
+        PyErr_Format(PyExc_TypeError, "dl_index: expected a uint8, uint16 or int32 array, not %.80s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        if (PyErr_ExceptionMatches(PyExc_BufferError) ||
+            PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "dl_index: expected a C-contiguous array");
+        }
+        return -1;
+    }
+    const char *f = view->format ? view->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') {
+        f++;
+    }
+    int ok = f[0] && !f[1] &&
+             ((view->itemsize == 1 && *f == 'B') || (view->itemsize == 2 && *f == 'H') ||
+              (view->itemsize == 4 && (*f == 'i' || (*f == 'l' && sizeof(long) == 4))));
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError,
+                     "dl_index: expected a C-contiguous uint8, uint16 or int32 buffer (got format %s)",
+                     view->format ? view->format : "B");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    *width = (int)view->itemsize;
+    return 0;
+}

@@ -10,6 +10,7 @@ typedef struct {
     Py_buffer allow, deny;
     int have_allow, have_deny;
     Cursor *cs;
+    int32_t *scratch;
     uint64_t *bits;
     int broken;
 } Count;
@@ -71,18 +72,11 @@ count_by_probing(Count *c, const uint8_t *al, const uint8_t *de)
     Cursor *cs = c->cs;
     Py_ssize_t n = c->n;
     for (Py_ssize_t i = 0; i < n && !c->broken; i++) {
-        const int32_t *docs = cs[i].docs;
-        int32_t prev = -1;
         for (Py_ssize_t j = 0; j < i; j++) { /* probes of each pass ascend from the start */
             cur_rewind(&cs[j]);
         }
-        for (Py_ssize_t p = 0; p < cs[i].n; p++) {
-            int32_t d = docs[p];
-            if (UNLIKELY(d <= prev || d >= c->ndocs)) {
-                c->broken = 1;
-                break;
-            }
-            prev = d;
+        for (cur_rewind(&cs[i]); cs[i].cur != END_DOC; advance(&cs[i])) {
+            int32_t d = cs[i].cur;
             if ((al && !al[d]) || (de && de[d])) {
                 continue;
             }
@@ -104,14 +98,9 @@ count_by_bitmap(Count *c, const uint8_t *al, const uint8_t *de)
     long long count = 0;
     uint64_t *bits = c->bits;
     for (Py_ssize_t i = 0; i < c->n && !c->broken; i++) {
-        PostingList *pl = list_at(c, i);
-        const int32_t *docs = pl->docs;
-        for (Py_ssize_t p = 0; p < pl->n; p++) {
-            int32_t d = docs[p];
-            if (UNLIKELY(d < 0 || d >= c->ndocs)) {
-                c->broken = 1;
-                break;
-            }
+        Cursor *cur = &c->cs[i];
+        for (cur_rewind(cur); cur->cur != END_DOC; advance(cur)) {
+            int32_t d = cur->cur;
             uint64_t bit = (uint64_t)1 << (d & 63);
             uint64_t w = bits[d >> 6];
             if (!(w & bit)) {
@@ -125,17 +114,19 @@ count_by_bitmap(Count *c, const uint8_t *al, const uint8_t *de)
     return count;
 }
 
-/* Cursors over the lists, by descending length (for count_by_probing). */
+/* Cursors over the lists, by descending length (the order count_by_probing needs). */
 static int
 probing_cursors(Count *c)
 {
-    c->cs = malloc(sizeof(Cursor) * (c->n ? c->n : 1));
-    if (!c->cs) {
+    Py_ssize_t n1 = c->n ? c->n : 1;
+    c->cs = malloc(sizeof(Cursor) * n1);
+    c->scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * n1);
+    if (!c->cs || !c->scratch) {
         PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t i = 0; i < c->n; i++) {
-        cursor_init(&c->cs[i], list_at(c, i), &c->broken);
+        cursor_init(&c->cs[i], list_at(c, i), &c->broken, c->scratch + CURSOR_SCRATCH * i);
     }
     for (Py_ssize_t a = 1; a < c->n; a++) {
         Cursor x = c->cs[a];
@@ -167,13 +158,13 @@ topk_count(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         largest = m > largest ? m : largest;
     }
     long long count = 0;
+    if (probing_cursors(&c) < 0) {
+        goto done;
+    }
     if (c.n == 0) {
         count = 0;
     }
     else if ((total - largest) * 12 < total) {
-        if (probing_cursors(&c) < 0) {
-            goto done;
-        }
         Py_BEGIN_ALLOW_THREADS
         count = count_by_probing(&c, al, de);
         Py_END_ALLOW_THREADS
@@ -203,6 +194,7 @@ done:
     }
     free(c.bits);
     free(c.cs);
+    free(c.scratch);
     Py_XDECREF(c.lists);
     return result;
 }

@@ -221,7 +221,6 @@ finish(Query *q, int m, int64_t docno)
 static void
 seed(Query *q, Cursor *S, Cursor *others, int m)
 {
-    const int32_t *dlidx = q->dlidx;
     double *qb = q->qb;
     double rest = 0.0;
     for (int i = m - 1; i >= 0; i--) {
@@ -233,7 +232,7 @@ seed(Query *q, Cursor *S, Cursor *others, int m)
             continue;
         }
         q->n_seeded++;
-        double vs = contrib(S, dlidx);
+        double vs = contrib(S);
         double bound = vs + rest;
         qb[S->qi] = vs;
         for (int i = 0; i < m; i++) {
@@ -262,7 +261,7 @@ seed(Query *q, Cursor *S, Cursor *others, int m)
             Cursor *o = &others[i];
             next_geq(o, d);
             if (o->cur == d) {
-                double v = contrib(o, dlidx);
+                double v = contrib(o);
                 record(q, o, v);
                 q->present[mm++] = o->qi;
                 if (full) {
@@ -394,7 +393,7 @@ score_essential(Query *q, const int *ord, int ne, int n, int32_t cur, int *m, in
     for (int i = ne; i < n; i++) {
         Cursor *c = &q->cs[ord[i]];
         if (c->cur == cur) {
-            double v = contrib(c, q->dlidx);
+            double v = contrib(c);
             record(q, c, v);
             q->qb[ord[i]] = v;
             q->present[(*m)++] = c->qi;
@@ -439,7 +438,7 @@ prune_with_nonessential(Query *q, const int *ord, int ne, int32_t cur, double bo
         }
         next_geq(c, cur);
         if (c->cur == cur) {
-            double v = contrib(c, q->dlidx);
+            double v = contrib(c);
             record(q, c, v);
             q->qb[ord[i]] = v;
             q->present[(*m)++] = c->qi;
@@ -538,6 +537,7 @@ traverse(Query *q)
     if (sd >= 0) {
         for (int i = 0; i < n - 1; i++) {
             q->seedcs[i] = cs[ord[n - 2 - i]];
+            cursor_rescratch(&q->seedcs[i], q->seed_scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
         }
         seed(q, &cs[sd], q->seedcs, n - 1);
         q->excl = &cs[sd];

@@ -14,6 +14,11 @@ static PyMethodDef topk_methods[] = {
      "bound table its bounds, checked on each call). prev: a previous segment's result "
      "(docnos, scores, tfs, parts). Raises ValueError or TypeError for any inconsistent "
      "argument."},
+    {"stored", (PyCFunction)(void (*)(void))topk_stored, METH_VARARGS | METH_KEYWORDS,
+     "stored(arrays, tid, dl_index, cap=32, shift=7) -> PostingList over term tid's blocks in a "
+     "stored segment (format 3). arrays: the segment's (blocks (uint8, padded), blk_off, "
+     "blk_last, ptr, bptr, ovf, tfront_term, tfront_off, tfront); the first three are kept "
+     "referenced, nothing is decoded until a search."},
     {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
      "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},
     {NULL, NULL, 0, NULL},
@@ -48,7 +53,8 @@ PyInit__topk(void)
     }
     if (add_type(m, &PostingListType, "PostingList") < 0 || add_type(m, &TableType, "Table") < 0 ||
         PyModule_AddIntConstant(m, "MAX_CAP", MAX_CAP) < 0 ||
-        PyModule_AddIntConstant(m, "ABI", 3) < 0) {
+        PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SHIFT", BLK_MAX_SHIFT) < 0) {
         Py_DECREF(m);
         return NULL;
     }

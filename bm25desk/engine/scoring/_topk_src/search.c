@@ -29,6 +29,7 @@ typedef struct {
     int32_t *tfv;
     char *seen_col;
     double *bub;                  /* block maxima of every term's blocks */
+    int32_t *scratch;             /* decoded blocks: CURSOR_SCRATCH per cursor and seed cursor */
     Py_ssize_t total_blocks, total_postings;
     double total_abs;
     /* the top k and its rows */
@@ -62,7 +63,7 @@ release(Search *s)
     }
     void *blocks[] = {s->tv,   s->cs,  s->seedcs,   s->ord,     s->cols, s->present,
                       s->prefix, s->vals, s->tpv,   s->qb,      s->tb,   s->tfv,
-                      s->seen_col, s->bub, s->h.s, s->h.d, s->h.slot, s->rows_tf, s->rows_tp};
+                      s->seen_col, s->bub, s->scratch, s->h.s, s->h.d, s->h.slot, s->rows_tf, s->rows_tp};
     for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
         free(blocks[i]);
     }
@@ -99,7 +100,8 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
         return -1;
     }
     s->n = (int)nt;
-    if (get_buffer(dli, &s->dli, 'i', "dl_index") < 0) {
+    int dli_w;
+    if (get_dli_buffer(dli, &s->dli, &dli_w) < 0) {
         return -1;
     }
     s->have_dli = 1;
@@ -139,7 +141,8 @@ allocate_scratch(Search *s)
     s->qb = malloc(sizeof(double) * n1);
     s->tb = malloc(sizeof(double) * n1);
     s->seen_col = calloc(c1, 1);
-    if (!s->tv || !s->cs || !s->seedcs || !s->ord || !s->cols || !s->present || !s->prefix ||
+    s->scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * 2 * n1);
+    if (!s->scratch || !s->tv || !s->cs || !s->seedcs || !s->ord || !s->cols || !s->present || !s->prefix ||
         !s->vals || !s->tpv || !s->tfv || !s->qb || !s->tb || !s->seen_col) {
         PyErr_NoMemory();
         return -1;
@@ -189,7 +192,7 @@ term_tables(Search *s, int i, PyObject *Tobj, PyObject *Uobj, const PostingList 
             return -1;
         }
     }
-    if (rows <= pl->max_j) {
+    if (pl->max_j >= 0 && rows <= pl->max_j) {
         PyErr_SetString(PyExc_ValueError, "table does not fit the posting list (too few rows)");
         return -1;
     }
@@ -227,6 +230,36 @@ term_overflow(Search *s, int i, PyObject *oobj, const PostingList *pl)
         }
     }
     return 0;
+}
+
+/* The largest U over the term's frontier (stored, or its single block's): *mx, or -1. */
+static int
+term_maximum(Cursor *c, const PostingList *pl, double *mx)
+{
+    *mx = 0.0;
+    if (pl->n_tprof >= 0) {
+        for (int e = 0; e < pl->n_tprof; e++) {
+            int32_t d = pl->tprof_doc[e];
+            if (d < 0 || d >= c->ndocs) {
+                return -1;
+            }
+            int32_t j = row_of(c, d);
+            if (j < 0) {
+                return -1;
+            }
+            double t = c->U[(Py_ssize_t)j * c->stride + pl->tprof_tf[e]];
+            *mx = t > *mx ? t : *mx;
+        }
+        return 0;
+    }
+    if (c->nblk == 0) {
+        return 0;
+    }
+    double nan = NAN;
+    c->bub = &nan; /* one block: its maximum is the term's */
+    *mx = blk_max(c, 0);
+    c->bub = NULL;
+    return *c->broken ? -1 : 0;
 }
 
 /* Step 3: one cursor per term: (PostingList, qw, table, bound table, overflow values, column). */
@@ -269,20 +302,18 @@ setup_term(Search *s, int i)
         return -1;
     }
     Cursor *c = &s->cs[i];
-    cursor_init(c, pl, &s->q.broken);
+    cursor_init(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
     if (term_tables(s, i, Tobj, Uobj, pl) < 0 || term_overflow(s, i, oobj, pl) < 0) {
         return -1;
     }
     c->qw = qw;
     c->qwp = qw > 0.0 ? qw : 0.0;
     c->qi = i;
-    /* The term's maximum of U (its profile's frontier) and of its exact overflow values. */
-    double mx = 0.0;
-    for (int e = 0; e < pl->n_tprof; e++) {
-        double t = c->U[(Py_ssize_t)pl->tprof_j[e] * c->stride + pl->tprof_tf[e]];
-        if (t > mx) {
-            mx = t;
-        }
+    /* The term's maximum of U (its frontier) and of its exact overflow values. */
+    double mx;
+    if (term_maximum(c, pl, &mx) < 0) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return -1;
     }
     for (Py_ssize_t e = 0; e < pl->novf; e++) {
         if (c->ovf_val[e] > mx) {
@@ -407,7 +438,6 @@ prepare_query(Search *s, double seed_ratio)
     Query *q = &s->q;
     q->cs = s->cs;
     q->n = s->n;
-    q->dlidx = (const int32_t *)s->dli.buf;
     q->allow = s->have_allow ? (const uint8_t *)s->allow.buf : NULL;
     q->deny = s->have_deny ? (const uint8_t *)s->deny.buf : NULL;
     /* Rounding slack. A score and every bound are sums of at most 2n + 2 terms whose magnitudes
@@ -432,6 +462,7 @@ prepare_query(Search *s, double seed_ratio)
     q->ord = s->ord;
     q->prefix = s->prefix;
     q->seedcs = s->seedcs;
+    q->seed_scratch = s->scratch + (Py_ssize_t)CURSOR_SCRATCH * (s->n ? s->n : 1);
     q->seed_ratio = seed_ratio;
     q->total_postings = s->total_postings;
 }

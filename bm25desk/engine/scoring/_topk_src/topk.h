@@ -45,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocks.h"
+
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC optimize("fp-contract=off")
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -58,7 +60,7 @@
 #endif
 
 #define END_DOC INT32_MAX
-#define MAX_CAP 255
+#define MAX_CAP BLK_MAX_CAP
 #define MAX_COLUMNS 1000000
 #define CHANGED_POSTINGS                                                                       \
     "the postings changed after the PostingList was built (was an index file modified while " \
@@ -70,6 +72,22 @@
 
 /* kind: 'i' = int32, 'q' = int64, 'd' = float64, 'b' = 1 byte (bool / uint8 / int8). */
 int get_buffer(PyObject *obj, Py_buffer *view, char kind, const char *what);
+/* A length index: uint8, uint16 or int32 (the narrowest that holds the rows: a smaller array
+ * stays in cache); *width is its item size. */
+int get_dli_buffer(PyObject *obj, Py_buffer *view, int *width);
+
+/* Row of document d in a length index of item size w. */
+static inline int32_t
+dli_at(const void *p, int w, int32_t d)
+{
+    if (w == 1) {
+        return ((const uint8_t *)p)[d];
+    }
+    if (w == 2) {
+        return ((const uint16_t *)p)[d];
+    }
+    return ((const int32_t *)p)[d];
+}
 /* The same for an optional argument (None: no buffer, *have = 0). */
 int get_optional_buffer(PyObject *obj, Py_buffer *view, int *have, char kind, const char *what);
 /* An integer argument in [lo, hi], else a TypeError/ValueError naming it; with `clamp`, one
@@ -89,29 +107,35 @@ buf_len(const Py_buffer *v)
 /* postings.c: PostingList                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* One term's postings in one segment, as blocks (bm25desk/engine/index/_blocks_src/blocks.h):
+ * either encoded here from int32 arrays (owned), or the blocks of a stored segment (buffers kept
+ * referenced; nothing is read until a search decodes them, checking every block it reads). */
 typedef struct {
     PyObject_HEAD
-    Py_buffer docs_view;
-    Py_buffer tfs_view;
     Py_buffer dli_view;  /* the length-index array it was built for (search must pass it) */
-    int have_views;
+    Py_buffer stream_view, off_view, last_view;
+    int have_dli, have_stored;
+    int dli_w;           /* item size of the length index (1, 2 or 4) */
     int ready;           /* set once __init__ has finished: nothing may use it before */
-    const int32_t *docs;
-    const int32_t *tfs;
+    uint8_t *own_stream; /* encoded here (with BLK_PAD zero bytes), or NULL when stored */
+    int64_t *own_off;
+    int32_t *own_last;
+    const uint8_t *stream;
+    Py_ssize_t slen;     /* readable bytes of stream, padding included */
+    const int64_t *blk_off;  /* this term's blocks: offsets (nblk + 1) and last docnos */
+    const int32_t *blk_last;
     Py_ssize_t n;        /* postings */
     int cap;             /* tf values above cap are "overflow" postings */
     int shift;           /* block size = 1 << shift */
     Py_ssize_t nblk;
-    int32_t *blk_last;   /* last docno of each block */
-    int32_t *prof_ptr;   /* block b's profile entries: prof_ptr[b] .. prof_ptr[b+1] */
-    uint8_t *prof_tf;
-    int32_t *prof_j;
-    int n_tprof;         /* the term's own profile (frontier over all its postings) */
+    int n_tprof;         /* the term's own frontier (over all its postings): tf, docno */
     uint8_t *tprof_tf;
-    int32_t *tprof_j;
+    int32_t *tprof_doc;
     Py_ssize_t novf;
     int32_t *ovf_pos;    /* positions (within this list) of postings with tf > cap, ascending */
-    int32_t max_j;       /* largest length index seen (tables must have more rows) */
+    Py_ssize_t ovf_lo;   /* stored: the first of them in the segment's overflow arrays */
+    int64_t post_lo;     /* stored: the term's first posting in the segment */
+    int32_t max_j;       /* largest length index seen (-1: not known, for stored blocks) */
     int32_t n_docs;      /* length of the dl-index array it was built with */
 } PostingList;
 
@@ -119,6 +143,9 @@ extern PyTypeObject PostingListType;
 
 /* The PostingList in `obj`, or NULL with a TypeError/ValueError (not one, or not initialised). */
 PostingList *as_posting_list(PyObject *obj);
+
+/* stored(arrays, tid, dl_index, cap, shift): a PostingList over a stored segment's blocks. */
+PyObject *topk_stored(PyObject *module, PyObject *args, PyObject *kwds);
 
 /* ------------------------------------------------------------------------------------------ */
 /* table.c: Table                                                                              */
@@ -148,17 +175,22 @@ int check_tables(const double *T, const double *U, Py_ssize_t rows, int cap);
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
-    const int32_t *docs, *tfs;
+    const uint8_t *stream;
+    Py_ssize_t slen;
+    const int64_t *blk_off;
     Py_ssize_t n, pos;
-    int32_t cur;                     /* docs[pos], or END_DOC */
+    int32_t cur;                     /* the docno at pos, or END_DOC */
     int32_t ndocs;                   /* docnos must stay below this */
-    int *broken;                     /* set when the postings are found changed */
+    int *broken;                     /* set when the postings are found changed or damaged */
     const int32_t *blk_last;
     Py_ssize_t nblk, blk;            /* blk: block pointer for bound look-ups (monotone) */
     int shift, cap, stride;
+    int32_t *bd, *bt;                /* decoded docnos of block dblk, tfs of block tblk */
+    Py_ssize_t dblk, tblk;
+    BlockView bv;                    /* the layout of block dblk */
+    const void *dli;                 /* the length index by docno (items of dli_w bytes) */
+    int dli_w;
     Py_ssize_t rows;                 /* rows of T and U */
-    const int32_t *prof_ptr, *prof_j;
-    const uint8_t *prof_tf;
     double *bub;                     /* lazily computed block maxima of U (NaN = unknown) */
     const double *T, *U;
     const int32_t *ovf_pos;
@@ -181,6 +213,61 @@ cur_broken(Cursor *c)
     c->cur = END_DOC;
 }
 
+/* Postings in block b. */
+static inline Py_ssize_t
+blk_count(const Cursor *c, Py_ssize_t b)
+{
+    Py_ssize_t a = b << c->shift, z = a + ((Py_ssize_t)1 << c->shift);
+    return (z < c->n ? z : c->n) - a;
+}
+
+/* Check the layout of block b: *v, or -1. */
+static inline int
+blk_layout(const Cursor *c, Py_ssize_t b, BlockView *v)
+{
+    int64_t lo = c->blk_off[b], hi = c->blk_off[b + 1];
+    if (UNLIKELY(lo < 0 || hi < lo || hi > (int64_t)c->slen - BLK_PAD)) {
+        return -1;
+    }
+    return blk_view(c->stream + lo, (size_t)(hi - lo), blk_count(c, b), c->cap, v) == BLK_OK
+               ? 0
+               : -1;
+}
+
+/* Decode the docnos of block b into c->bd (0), or mark the cursor broken (-1). */
+static inline int
+cur_load(Cursor *c, Py_ssize_t b)
+{
+    BlockView v;
+    int32_t prev = b ? c->blk_last[b - 1] : -1;
+    c->tblk = -1; /* bt is the scratch of the docno gaps */
+    if (UNLIKELY(blk_layout(c, b, &v) < 0 ||
+                 blk_docs(&v, blk_count(c, b), prev, c->blk_last[b], c->ndocs,
+                          (uint32_t *)c->bt, c->bd) != BLK_OK)) {
+        c->dblk = -1;
+        cur_broken(c);
+        return -1;
+    }
+    c->bv = v;
+    c->dblk = b;
+    return 0;
+}
+
+/* The tfs of block dblk (decoded on first use), or NULL (the cursor is then broken). */
+static inline const int32_t *
+cur_tfs(Cursor *c)
+{
+    if (c->tblk != c->dblk) {
+        if (UNLIKELY(blk_tfs(&c->bv, blk_count(c, c->dblk), (uint32_t *)c->bt, c->bt) !=
+                     BLK_OK)) {
+            cur_broken(c);
+            return NULL;
+        }
+        c->tblk = c->dblk;
+    }
+    return c->bt;
+}
+
 /* Move to position p: its docno must be above the current one and below n_docs. */
 static inline void
 cur_set(Cursor *c, Py_ssize_t p)
@@ -190,7 +277,11 @@ cur_set(Cursor *c, Py_ssize_t p)
         c->cur = END_DOC;
         return;
     }
-    int32_t d = c->docs[p];
+    Py_ssize_t b = p >> c->shift;
+    if (b != c->dblk && cur_load(c, b) < 0) {
+        return;
+    }
+    int32_t d = c->bd[p & (((Py_ssize_t)1 << c->shift) - 1)];
     if (UNLIKELY(d <= c->cur || d >= c->ndocs)) {
         cur_broken(c);
         return;
@@ -234,16 +325,14 @@ next_geq(Cursor *c, int32_t d)
         cur_set(c, c->n);
         return;
     }
-    Py_ssize_t lo = b << c->shift;
-    if (lo < c->pos) {
-        lo = c->pos;
+    if (b != c->dblk && cur_load(c, b) < 0) {
+        return;
     }
-    /* docs[hi] >= d (the block's last docno): find the first index in [lo, hi] with docs >= d */
-    Py_ssize_t hi = ((b + 1) << c->shift) - 1;
-    if (hi >= c->n) {
-        hi = c->n - 1;
-    }
-    const int32_t *docs = c->docs;
+    Py_ssize_t base = b << c->shift;
+    Py_ssize_t lo = c->pos > base ? c->pos - base : 0;
+    /* bd[hi] is the block's last docno (>= d): find the first index in [lo, hi] with bd >= d */
+    Py_ssize_t hi = blk_count(c, b) - 1;
+    const int32_t *docs = c->bd;
     while (hi - lo > 8) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
         if (docs[mid] < d) {
@@ -260,10 +349,22 @@ next_geq(Cursor *c, int32_t d)
         cur_broken(c);
         return;
     }
-    cur_set(c, lo);
+    cur_set(c, base + lo);
 }
 
-/* Block maximum of U over block b (unscaled), computed on first use from the block's profile. */
+/* The length-index row of docno d, or -1 (the cursor is then broken). */
+static inline int32_t
+row_of(Cursor *c, int32_t d)
+{
+    int32_t j = dli_at(c->dli, c->dli_w, d);
+    if (UNLIKELY(j < 0 || (Py_ssize_t)j >= c->rows)) {
+        cur_broken(c);
+        return -1;
+    }
+    return j;
+}
+
+/* Block maximum of U over block b (unscaled), computed on first use from the block's frontier. */
 static inline double
 blk_max(Cursor *c, Py_ssize_t b)
 {
@@ -271,10 +372,26 @@ blk_max(Cursor *c, Py_ssize_t b)
     if (LIKELY(v == v)) {
         return v;
     }
+    BlockView bv;
     double m = 0.0;
+    int32_t prev = b ? c->blk_last[b - 1] : -1, last = c->blk_last[b];
+    if (UNLIKELY(blk_layout(c, b, &bv) < 0 || prev < -1 || last <= prev || last >= c->ndocs)) {
+        cur_broken(c);
+        return 0.0;
+    }
     const double *U = c->U;
-    for (int32_t i = c->prof_ptr[b], e = c->prof_ptr[b + 1]; i < e; i++) {
-        double t = U[(Py_ssize_t)c->prof_j[i] * c->stride + c->prof_tf[i]];
+    for (int e = 0; e < bv.nprof; e++) {
+        int tf;
+        int32_t doc;
+        if (UNLIKELY(blk_entry(&bv, e, c->cap, prev, last, &tf, &doc) != BLK_OK)) {
+            cur_broken(c);
+            return 0.0;
+        }
+        int32_t j = row_of(c, doc);
+        if (j < 0) {
+            return 0.0;
+        }
+        double t = U[(Py_ssize_t)j * c->stride + tf];
         if (t > m) {
             m = t;
         }
@@ -309,12 +426,16 @@ block_bound(Cursor *c, int32_t d)
 
 /* The contribution qw * tf_part of the posting under the cursor (as numpy computes it). */
 static inline double
-contrib(Cursor *c, const int32_t *dlidx)
+contrib(Cursor *c)
 {
-    int32_t tf = c->tfs[c->pos];
+    const int32_t *tfs = cur_tfs(c);
+    if (UNLIKELY(!tfs)) {
+        return 0.0;
+    }
+    int32_t tf = tfs[c->pos & (((Py_ssize_t)1 << c->shift) - 1)];
     double tp;
     if (LIKELY((uint32_t)(tf - 1) < (uint32_t)c->cap)) {
-        int32_t j = dlidx[c->cur];
+        int32_t j = dli_at(c->dli, c->dli_w, c->cur);
         if (UNLIKELY((uint64_t)(uint32_t)j >= (uint64_t)c->rows || j < 0)) {
             cur_broken(c);
             return 0.0;
@@ -336,8 +457,24 @@ contrib(Cursor *c, const int32_t *dlidx)
     return c->qw * tp;
 }
 
-/* A cursor at the start of `pl` (no table: for counting). */
-void cursor_init(Cursor *c, const PostingList *pl, int *broken);
+/* Scratch per cursor: decoded docnos and tfs of one block each. */
+#define CURSOR_SCRATCH (2 * BLK_MAX)
+
+/* A cursor at the start of `pl` (no table: for counting), decoding into `scratch`
+ * (CURSOR_SCRATCH int32 values) and reading lengths through dli (NULL: no bounds). */
+void cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch);
+
+/* Give a copied cursor its own scratch (nothing decoded in it yet). */
+static inline void
+cursor_rescratch(Cursor *c, int32_t *scratch)
+{
+    c->bd = scratch;
+    c->bt = scratch + BLK_MAX;
+    c->dblk = c->tblk = -1;
+    if (c->pos < c->n && c->cur != END_DOC) {
+        cur_load(c, c->pos >> c->shift);
+    }
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* maxscore.c: the traversal of one segment                                                    */
@@ -358,7 +495,6 @@ Py_ssize_t heap_push(Heap *h, double s, int64_t d);
 typedef struct {
     Cursor *cs;
     int n;                        /* terms (cursors), in query order */
-    const int32_t *dlidx;
     const uint8_t *allow, *deny;
     double slack;
     int64_t base;
@@ -382,6 +518,7 @@ typedef struct {
     int *ord;
     double *prefix;
     Cursor *seedcs;
+    int32_t *seed_scratch;        /* CURSOR_SCRATCH per seed cursor */
     double seed_ratio;
     Py_ssize_t total_postings;
     int broken;                   /* the postings changed under a cursor */

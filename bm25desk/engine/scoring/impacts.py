@@ -1,0 +1,221 @@
+"""Exhaustive scoring over per-term impacts cached per (variant, parameters, term).
+
+The pruning kernel (:mod:`~bm25desk.engine.scoring.topk`) wins when it can skip most postings:
+large collections, short queries, a shallow top k. When the query's postings cover much of a
+small collection — SciFact-sized collections, long (argument-like) queries, evaluation runs at
+k = 1000 — there is little to skip, and adding every posting is cheaper than deciding what to
+skip. This module does that, bit for bit like the dense float64 scoring of
+:func:`~bm25desk.engine.scoring.topk.dense_scores`:
+
+- A term's **tf parts** ``w.tf_part(tf, L)`` over its live postings are computed once per
+  (variant, parameters, per-term k1, term) with the variant's own numpy code on the same float64
+  arrays as the dense path, and cached (bounded by bytes).
+- A query's score array is one :func:`numpy.bincount` over the concatenated postings of its
+  terms in query order, weighted ``(qtf · idf) · tf_part``: bincount adds each weight to its
+  document in input order starting from 0.0, exactly the dense path's
+  ``scores[docnos] += (qtf · idf) · tf_part`` term after term.
+- The top k: score descending, docno ascending (:data:`~bm25desk.engine.scoring.results.TIE_RULE`),
+  matching documents only; the match count comes free.
+
+:func:`prefer` is the rule the searcher uses to pick this path or the kernel.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bm25desk.engine.index.reader import Index
+from bm25desk.engine.index.segment import F64, I64
+from bm25desk.engine.scoring.variant import TermWeight
+
+TermSpec = tuple[str, int, TermWeight]
+"""One distinct query term in query order: (term, qtf, its weighting), as for ``topk.top_k``."""
+
+MAX_CACHE_BYTES = 256 << 20
+"""Bytes of cached postings and tf parts kept per index (least recently used go first)."""
+
+DENSE_MAX_DOCS = 1 << 21
+"""Above this many document slots the score array of every query costs too much: never dense."""
+
+
+@dataclass(frozen=True, slots=True)
+class TermImpacts:
+    """One term's live postings (global docnos ascending) and what each adds to a score.
+
+    ``weights[i] = (qtf · idf) · tf_part(tf_i, L_i)`` under one weighting and one qtf;
+    ``positive`` says every weight is > 0.
+    """
+
+    docnos: I64
+    weights: F64
+    positive: bool
+
+    @property
+    def nbytes(self) -> int:
+        """Return the memory the arrays hold."""
+        return int(self.docnos.nbytes + self.weights.nbytes)
+
+
+class _Cache:
+    """Per-index cache of :class:`TermImpacts` (thread-safe; computing twice is harmless)."""
+
+    def __init__(self, index: Index) -> None:
+        # A weak reference: this cache is the value of a WeakKeyDictionary keyed by the index,
+        # and a strong one would keep every index ever searched open (its files and maps).
+        self._index = weakref.ref(index)
+        self.lock = threading.Lock()
+        # variant -> (term, per-term k1, avgdl, qtf · idf) -> impacts; one LRU order over all
+        self.tables: dict[Any, dict[tuple[Any, ...], TermImpacts]] = {}
+        self.items: OrderedDict[tuple[Any, ...], TermImpacts] = OrderedDict()
+        self.nbytes = 0
+        self.doclen = np.asarray(index.doclen)
+
+    def table(self, variant: Any) -> dict[tuple[Any, ...], TermImpacts]:
+        """Return the impacts cached under ``variant`` (one hash of the variant per query)."""
+        got = self.tables.get(variant)
+        if got is None:
+            with self.lock:
+                got = self.tables.setdefault(variant, {})
+        return got
+
+    def get(
+        self, table: dict[tuple[Any, ...], TermImpacts], term: str, qtf: int, w: TermWeight
+    ) -> TermImpacts:
+        """Return ``term``'s impacts with ``qtf`` under ``w`` (``table``: its variant's)."""
+        qw = qtf * w.idf
+        key = (term, w.k1, w.stats.avgdl, qw)  # avgdl: a shard may be searched on its own too
+        got = table.get(key)  # a plain read: dict reads are atomic
+        if got is not None:
+            return got
+        index = self._index()
+        assert index is not None  # the caller holds it
+        docnos, tfs = index.postings(term)
+        docnos = np.ascontiguousarray(docnos, dtype=np.int64)
+        # The dense path's own arrays and calls: the same float64 numbers, element for element.
+        tf, dl = np.asarray(tfs).astype(np.float64), self.doclen[docnos].astype(np.float64)
+        weights = np.ascontiguousarray(qw * w.tf_part(tf, dl), dtype=np.float64)
+        got = TermImpacts(docnos, weights, bool(weights.size == 0 or weights.min() > 0.0))
+        with self.lock:
+            if key not in table:
+                table[key] = got
+                self.items[(w.variant, *key)] = got
+                self.nbytes += got.nbytes
+                while self.nbytes > MAX_CACHE_BYTES and len(self.items) > 1:
+                    (variant, *old_key), old = self.items.popitem(last=False)
+                    self.tables[variant].pop(tuple(old_key), None)
+                    self.nbytes -= old.nbytes
+        return got
+
+
+_caches: weakref.WeakKeyDictionary[Index, _Cache] = weakref.WeakKeyDictionary()
+_caches_lock = threading.Lock()
+
+
+def _cache(index: Index) -> _Cache:
+    got = _caches.get(index)
+    if got is None:
+        with _caches_lock:
+            got = _caches.get(index)
+            if got is None:
+                got = _caches[index] = _Cache(index)
+    return got
+
+
+def impacts(index: Index, term: str, qtf: int, w: TermWeight) -> TermImpacts:
+    """Return ``term``'s live postings and weights with ``qtf`` under ``w`` (cached per index)."""
+    cache = _cache(index)
+    return cache.get(cache.table(w.variant), term, qtf, w)
+
+
+def prefer(index: Index, postings: int, k: int) -> bool:
+    """Return whether exhaustive scoring is expected to beat the pruning kernel.
+
+    ``postings`` is the query's total document frequency. Exhaustive costs about one add per
+    posting plus a pass over the collection's score array; the kernel pays several times more
+    per posting it reads but may skip most of them, which it cannot when the postings cover a
+    good part of the collection or when k is deep. The thresholds were measured on SciFact-sized
+    and 100 k / 1 M-passage collections (``docs/benchmarks/README.md``).
+    """
+    n = index.n_slots
+    if n > DENSE_MAX_DOCS or postings == 0:
+        return False
+    return postings * 4 >= n or k * 16 >= n
+
+
+def scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
+    """Return (score by docno, match mask by docno, or None when every weight is positive).
+
+    With every weight positive a document matches exactly when its score is > 0 (a sum of
+    positive numbers never rounds to 0), and no mask is made.
+    """
+    cache = _cache(index)
+    n = index.n_slots
+    docs: list[I64] = []
+    weights: list[F64] = []
+    positive = True
+    table = cache.table(terms[0][2].variant) if terms else {}
+    for term, qtf, w in terms:
+        imp = cache.get(table, term, qtf, w)
+        if imp.docnos.size:
+            positive = positive and imp.positive
+            docs.append(imp.docnos)
+            weights.append(imp.weights)
+    if not docs:
+        return np.zeros(n, dtype=np.float64), None
+    d = docs[0] if len(docs) == 1 else np.concatenate(docs)
+    wt = weights[0] if len(weights) == 1 else np.concatenate(weights)
+    # bincount adds weight i to out[d[i]] for i in order, from 0.0: query order, like numpy's
+    # ``scores[docnos] += w`` term after term.
+    out: F64 = np.bincount(d, weights=wt, minlength=n).astype(np.float64, copy=False)
+    if positive:
+        return out, None
+    matched = np.zeros(n, dtype=bool)
+    matched[d] = True
+    return out, matched
+
+
+def dense(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
+    """Return (score by docno, match mask by docno), equal to ``topk.dense_scores``."""
+    out, matched = scores(index, terms)
+    return out, (out > 0.0 if matched is None else matched)
+
+
+def top_k(
+    index: Index, terms: Sequence[TermSpec], k: int, allowed: Any = None
+) -> tuple[I64, F64, int]:
+    """Return (docnos, scores, number of matching documents) of the exhaustive top ``k``.
+
+    Order: score descending, docno ascending; only live, matching and ``allowed`` documents
+    (``allowed``: a boolean mask by docno, or None).
+    """
+    out, matched = scores(index, terms)
+    if matched is None:
+        if allowed is not None:
+            out[~allowed] = 0.0
+        n_matches = int(np.count_nonzero(out))
+        n = int(out.size)
+        if n_matches > k:
+            # The k-th best score; everything at least as good (ties included) is a candidate.
+            kth = float(np.partition(out, n - k)[n - k])
+            cand = np.flatnonzero(out >= kth) if kth > 0.0 else np.flatnonzero(out)
+        else:
+            cand = np.flatnonzero(out)
+    else:
+        if allowed is not None:
+            matched &= allowed
+        cand = np.flatnonzero(matched)
+        n_matches = int(cand.size)
+        if cand.size > k:
+            sc = out[cand]
+            kth = float(np.partition(sc, cand.size - k)[cand.size - k])
+            cand = cand[sc >= kth]  # ties at the k-th score stay: docno order settles them
+    sc = out[cand]
+    order = np.lexsort((cand, -sc))[:k]
+    return cand[order].astype(np.int64, copy=False), sc[order], n_matches
