@@ -593,8 +593,11 @@ def _gather_run(
 
 
 def _merge_text(sources: list[_Source], dest: Path, cancel: CancelToken | None) -> None:
-    """Concatenate the sources' texts into one compressed blob: their zstd frames are copied
-    (compressing is most of the cost of writing text), older plain texts compressed."""
+    """Concatenate the sources' texts into one compressed blob.
+
+    Their zstd frames are copied (compressing is most of the cost of writing text); older plain
+    texts are compressed.
+    """
     out = ZBlobWriter(dest, "text")
     try:
         for s in sources:

@@ -288,8 +288,11 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def read_meta(directory: Path) -> dict[str, int]:
-    """Read a segment's ``meta.json`` as integers: n_docs, n_terms, nnz, total_len, and the
-    segment format with its block layout (format 1 and 2 segments: format 2, no blocks)."""
+    """Read a segment's ``meta.json`` as integers.
+
+    n_docs, n_terms, nnz, total_len, and the segment format with its block layout (format 1 and
+    2 segments: format 2, no blocks).
+    """
     meta = read_json(directory / "meta.json")
     try:
         out = {k: int(meta[k]) for k in ("n_docs", "n_terms", "nnz", "total_len")}

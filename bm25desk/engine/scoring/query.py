@@ -320,7 +320,7 @@ def _walk(text: str, tree: Any, analyzer: Analyzer) -> _Collector:
 
 
 def _meaning(c: _Collector) -> tuple[Any, ...]:
-    """What a collected query asks for, repetitions aside (scored terms as a set)."""
+    """Return what a collected query asks for, repetitions aside (scored terms as a set)."""
     return (
         frozenset(c.scored), c.required, c.prohibited, c.phrases, c.prohibited_phrases,
         c.title_required, c.title_prohibited, frozenset(c.constraints),
