@@ -32,7 +32,9 @@ import numpy as np
 import xxhash
 
 from bm25desk.engine.index import blocks
-from bm25desk.engine.index.segment import FORMAT, IndexCorruptError, Segment, segment_files
+from bm25desk.engine.index.arrays import IndexCorruptError
+from bm25desk.engine.index.layout import FORMAT, segment_files
+from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.textstore import ZBlob
 
 RACY_SECONDS = 2.0
@@ -224,7 +226,7 @@ def check_segment(seg: Segment, meta_nnz: int, full: bool, deep: bool = False) -
 
 
 def _block_arrays(seg: Segment, n_terms: int) -> list[tuple[str, Any, Any, int]]:
-    """The arrays of block-compressed postings (format 3) with their types and lengths."""
+    """Return the arrays of block-compressed postings (format 3) with their types and lengths."""
     n_blocks, n_ovf, n_front = len(seg.blk_last), len(seg.ovf), len(seg.tfront_term)
     return [
         ("bptr.npy", seg.bptr, np.int64, n_terms + 1),
@@ -253,7 +255,7 @@ def _check_block_pointers(seg: Segment, nnz: int, n_terms: int) -> None:
 
 
 def _check_frames(seg: Segment, blob: ZBlob) -> None:
-    """The frames of compressed text: in order, covering the file and every document."""
+    """Check the frames of compressed text: in order, covering the file and every document."""
     _check_pointers(seg, f"{blob.name}.zoff.npy", blob.zoff, blob.size)
     _check_pointers(seg, f"{blob.name}.zdoc.npy", blob.zdoc, seg.n_docs)
     for name, arr in ((f"{blob.name}.zoff.npy", blob.zoff), (f"{blob.name}.zdoc.npy", blob.zdoc)):
@@ -350,8 +352,10 @@ def _full_check_blocks(seg: Segment, deep: bool) -> None:
 
 
 def _stored_frontiers(seg: Segment, t0: int, t1: int, doclen: Any) -> blocks.Frontiers:
-    """The term frontiers that the stored blocks of terms [t0, t1) give (the blocks having been
-    found byte-identical to what their postings encode to)."""
+    """Return the term frontiers that the stored blocks of terms [t0, t1) give.
+
+    The blocks have already been found byte-identical to what their postings encode to.
+    """
     b0, b1 = int(seg.bptr[t0]), int(seg.bptr[t1])
     off = np.asarray(seg.blk_off[b0 : b1 + 1])
     view = blocks.Encoded(
@@ -367,7 +371,7 @@ def _stored_frontiers(seg: Segment, t0: int, t1: int, doclen: Any) -> blocks.Fro
 
 
 def _check_frontiers(seg: Segment, got: blocks.Frontiers, t0: int, t1: int) -> None:
-    """The stored frontiers of terms [t0, t1) are the ones their postings give."""
+    """Check that the stored frontiers of terms [t0, t1) are the ones their postings give."""
     i, j = np.searchsorted(seg.tfront_term, [t0, t1]).tolist()
     off = np.asarray(seg.tfront_off)
     stored = bytes(seg.tfront[int(off[i]) : int(off[j])])

@@ -7,6 +7,7 @@ the encoding. See :mod:`~bm25desk.engine.index.merge` for the whole merge.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -94,29 +95,49 @@ def merge_postings(
     out = _PostingsOut(dest, names[1:], int(ptr[-1]), n_terms)
     cursors = [0] * len(sources)  # first local term id not yet merged, per source
     try:
-        t0 = 0
-        while t0 < n_terms:
-            check_cancel(cancel)
-            p_start = int(ptr[t0])
-            t1 = int(np.searchsorted(ptr, p_start + block, side="right")) - 1
-            t1 = min(max(t1, t0 + 1), n_terms)
-            size = int(ptr[t1]) - p_start
-            if t1 == t0 + 1 and size > block:
+        for t0, t1 in _runs(ptr, block, cancel):
+            if t1 == t0 + 1 and int(ptr[t1]) - int(ptr[t0]) > block:
                 _copy_big_term(srcs, cursors, t0, out, block, cancel)
             else:
                 _merge_block(srcs, cursors, ptr, t0, t1, out)
-            t0 = t1
         out.finish()
     finally:
         out.close()
 
 
-def _advance(sp: _SourcePostings, cursors: list[int], k: int, t1: int) -> tuple[int, int]:
+def _runs(ptr: I64, block: int, cancel: CancelToken | None) -> Iterator[tuple[int, int]]:
+    """Yield the merged terms ``[t0, t1)`` by runs of about ``block`` postings (a term at least)."""
+    n_terms = len(ptr) - 1
+    t0 = 0
+    while t0 < n_terms:
+        check_cancel(cancel)
+        t1 = int(np.searchsorted(ptr, int(ptr[t0]) + block, side="right")) - 1
+        t1 = min(max(t1, t0 + 1), n_terms)
+        yield t0, t1
+        t0 = t1
+
+
+def _advance(source: MergeSource, cursors: list[int], k: int, t1: int) -> tuple[int, int]:
     """Return the local term ids ``[a, b)`` of source ``k`` that map below merged id ``t1``."""
     a = cursors[k]
-    b = a + int(np.searchsorted(sp.source.map[a:], t1))
+    b = a + int(np.searchsorted(source.map[a:], t1))
     cursors[k] = b
     return a, b
+
+
+def _places(fill: I64, mids: I64, lp: I64) -> I64:
+    """Return where a source's postings go in the run, and move ``fill`` past them.
+
+    ``fill`` is the next free place of each merged term of the run, ``mids`` the source's terms
+    (as merged ids relative to the run) and ``lp`` their slice of the source's CSR pointer. Each
+    source posting goes to its term's next free place: term by term in merged order, sources in
+    order, so documents stay ascending within every term.
+    """
+    counts = np.diff(lp)
+    place = np.repeat(fill[mids] - (lp[:-1] - lp[0]), counts)
+    place += np.arange(int(lp[-1]) - int(lp[0]), dtype=np.int64)
+    fill[mids] += counts
+    return place
 
 
 def _merge_block(
@@ -130,7 +151,7 @@ def _merge_block(
     cf = np.zeros(t1 - t0, dtype=np.int64) if out.cf is not None else None
     fill = ptr[t0:t1] - p_start  # next free place in the block, per merged term
     for k, sp in enumerate(srcs):
-        a, b = _advance(sp, cursors, k, t1)
+        a, b = _advance(sp.source, cursors, k, t1)
         if a == b:
             continue
         mids = sp.source.map[a:b].astype(np.int64) - t0
@@ -140,15 +161,10 @@ def _merge_block(
         q0, q1 = int(lp[0]), int(lp[-1])
         if q0 == q1:
             continue
-        # Each source posting goes to its term's next free place: term by term in merged
-        # order, sources in order, so documents stay ascending within every term.
-        counts = np.diff(lp)
-        place = np.repeat(fill[mids] - (lp[:-1] - q0), counts)
-        place += np.arange(q1 - q0, dtype=np.int64)
+        place = _places(fill, mids, lp)
         docs[place] = sp.docs.read(q0, q1) + np.int32(sp.source.doc_offset)
         if tfs is not None and sp.tfs is not None:
             tfs[place] = sp.tfs.read(q0, q1)
-        fill[mids] += counts
     out.docs.write(docs)
     if out.tfs is not None and tfs is not None:
         out.tfs.write(tfs)
@@ -167,7 +183,7 @@ def _copy_big_term(
     """Append the postings of merged term ``t0`` (larger than a block): source slices in order."""
     cf = np.zeros(1, dtype=np.int64)
     for k, sp in enumerate(srcs):
-        a, b = _advance(sp, cursors, k, t0 + 1)
+        a, b = _advance(sp.source, cursors, k, t0 + 1)
         if a == b:
             continue
         if sp.cf is not None:
@@ -246,17 +262,10 @@ def merge_body(
     cf_out = NpyWriter(dest / "cf.npy", np.int64, n_terms)
     cursors = [0] * len(sources)
     try:
-        t0 = 0
-        while t0 < n_terms:
-            check_cancel(cancel)
-            p_start = int(ptr[t0])
-            t1 = int(np.searchsorted(ptr, p_start + block, side="right")) - 1
-            t1 = min(max(t1, t0 + 1), n_terms)
-            rel = ptr[t0 : t1 + 1] - p_start
+        for t0, t1 in _runs(ptr, block, cancel):
             docs, tfs, cf = _gather_run(srcs, cursors, ptr, t0, t1)
-            out.add(rel, docs, tfs, doclen)
+            out.add(ptr[t0 : t1 + 1] - ptr[t0], docs, tfs, doclen)
             cf_out.write(cf)
-            t0 = t1
         out.finish()
         cf_out.finish()
     finally:
@@ -275,21 +284,15 @@ def _gather_run(
     cf = np.zeros(t1 - t0, dtype=np.int64)
     fill = ptr[t0:t1] - p_start  # next free place in the run, per merged term
     for k, sp in enumerate(srcs):
-        a = cursors[k]
-        b = a + int(np.searchsorted(sp.source.map[a:], t1))
-        cursors[k] = b
+        a, b = _advance(sp.source, cursors, k, t1)
         if a == b:
             continue
         mids = sp.source.map[a:b].astype(np.int64) - t0
         cf[mids] += sp.cf.read(a, b)
         lp, sd, st = sp.read(a, b)
-        q0, q1 = int(lp[0]), int(lp[-1])
-        if q0 == q1:
+        if int(lp[0]) == int(lp[-1]):
             continue
-        counts = np.diff(lp)
-        place = np.repeat(fill[mids] - (lp[:-1] - q0), counts)
-        place += np.arange(q1 - q0, dtype=np.int64)
+        place = _places(fill, mids, lp)
         docs[place] = sd + np.int32(sp.source.doc_offset)
         tfs[place] = st
-        fill[mids] += counts
     return docs, tfs, cf
