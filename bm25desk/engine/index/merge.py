@@ -25,12 +25,12 @@ postings array, a stored field or a per-document array: it streams them.
 ``.npy`` files are written as a header for the known final shape followed by the data in pieces.
 The result is identical, file for file and byte for byte, to the segment a single
 :class:`~bm25desk.engine.index.segment_writer.SegmentWriter` would have written from all the
-documents added in order — but for the compressed text, whose zstd frames are copied from the sources
-(the same documents, cut into frames at the sources' boundaries too). Postings are decoded and
-encoded again in blocks (a block of 128 never spans two sources' postings the way a copy would
-leave it). Memory: 4 bytes per source term, ~24 bytes per merged term, ~40 bytes per posting of
-one block (decoded, placed and encoded), the merged document lengths (4 bytes per document: the
-blocks' frontiers need them), and ~25 MB for the rounds of the k-way merges.
+documents added in order — but for the compressed text, whose zstd frames are copied from the
+sources (the same documents, cut into frames at the sources' boundaries too). Postings are decoded
+and encoded again in blocks (a block of 128 never spans two sources' postings the way a copy would
+leave it). Memory: 4 bytes per source term, ~24 bytes per merged term, ~40 bytes per posting of one
+block (decoded, placed and encoded), the merged document lengths (4 bytes per document: the blocks'
+frontiers need them), and ~25 MB for the rounds of the k-way merges.
 """
 
 from __future__ import annotations
@@ -234,8 +234,9 @@ def merge_segments(
     The sources hold no deleted documents, and the documents of ``sources[i]`` follow those of
     ``sources[i - 1]``. ``dest`` must not exist; it ends up identical to the segment a single
     :class:`~bm25desk.engine.index.segment_writer.SegmentWriter` would write from all those
-    documents added in order. Postings are merged in blocks of about ``block_postings`` postings (~20 bytes
-    each of memory). On failure or cancellation ``dest`` is removed and the exception re-raised.
+    documents added in order. Postings are merged in blocks of about ``block_postings`` postings
+    (~20 bytes each of memory). On failure or cancellation ``dest`` is removed and the exception
+    re-raised.
     """
     if block_postings < 1:
         raise ValueError("block_postings must be at least 1")
