@@ -24,9 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.arrays import F64
 from bm25desk.engine.index.build import commit
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import F64, SegmentWriter
+from bm25desk.engine.index.segment_writer import SegmentWriter
 from bm25desk.engine.scoring.query import ParsedQuery, parse_terms
 from bm25desk.engine.scoring.search import Searcher
 from bm25desk.engine.scoring.variants import Variant, get_variant

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.arrays import save_array
 from bm25desk.engine.index.generation import Entries, NewGeneration, write_generation
 from bm25desk.engine.index.ingest import merge_runs
 from bm25desk.engine.index.parts import (
@@ -33,7 +34,7 @@ from bm25desk.engine.index.parts import (
 )
 from bm25desk.engine.index.report import BuildReport
 from bm25desk.engine.index.rows import duplicate_reason
-from bm25desk.engine.index.segment import Segment, save_array
+from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.store import IndexStore
 from bm25desk.engine.progress import CancelToken
 from bm25desk.engine.readers.corpus import ReadReport

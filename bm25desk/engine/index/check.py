@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from bm25desk.engine.index import commit as commit_mod
+from bm25desk.engine.index.arrays import IndexCorruptError, load_array
 from bm25desk.engine.index.integrity import LEXICON_FILES, check_segment, verify_files
+from bm25desk.engine.index.layout import FORMAT, read_meta, segment_files
 from bm25desk.engine.index.manifest import (
     read_manifest_file,
     segment_entries,
@@ -23,14 +25,7 @@ from bm25desk.engine.index.manifest import (
     write_json_synced,
 )
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import (
-    FORMAT,
-    IndexCorruptError,
-    Segment,
-    load_array,
-    read_meta,
-    segment_files,
-)
+from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.snapshot import collect_garbage, generation_manifests
 from bm25desk.engine.index.store import IndexStore, StoreError
 

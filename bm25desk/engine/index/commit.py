@@ -20,20 +20,16 @@ import numpy as np
 
 import bm25desk
 from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.arrays import I64, save_array
 from bm25desk.engine.index.integrity import checksum_entries
+from bm25desk.engine.index.lexicon import sort_terms, write_lexicon
 from bm25desk.engine.index.manifest import (
     FORMAT,
     files_of,
     keep_generation_copy,
     write_manifest,
 )
-from bm25desk.engine.index.segment import (
-    I64,
-    Segment,
-    save_array,
-    sort_terms,
-    write_lexicon,
-)
+from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.snapshot import WRITER_FILES, generation_manifests
 
 

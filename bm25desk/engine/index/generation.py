@@ -18,10 +18,10 @@ from typing import Any
 
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index import commit as commit_mod
+from bm25desk.engine.index.arrays import IndexCorruptError
 from bm25desk.engine.index.commit import NewFiles, next_generation
 from bm25desk.engine.index.manifest import read_manifest_file
 from bm25desk.engine.index.report import BuildReport, reason_counts
-from bm25desk.engine.index.segment import IndexCorruptError
 from bm25desk.engine.index.snapshot import collect_garbage
 from bm25desk.engine.index.source import skip_records, write_skips
 from bm25desk.engine.index.store import EmptyBuildError, IndexStore, StoreError

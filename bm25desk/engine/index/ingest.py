@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.index.layout import FORMAT, read_meta
 from bm25desk.engine.index.merge import merge_segments
-from bm25desk.engine.index.segment import FORMAT, SegmentWriter, TermIds, read_meta
+from bm25desk.engine.index.segment_writer import SegmentWriter, TermIds
 from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.engine.readers.corpus import Document
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.index import commit as commit_mod
+from bm25desk.engine.index.arrays import save_array
 from bm25desk.engine.index.commit import NewFiles, next_generation
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import save_array
 from bm25desk.engine.index.snapshot import collect_garbage
 from bm25desk.engine.index.source import write_skips
 

@@ -32,7 +32,9 @@ import numpy as np
 import xxhash
 
 from bm25desk.engine.index import blocks
-from bm25desk.engine.index.segment import FORMAT, IndexCorruptError, Segment, segment_files
+from bm25desk.engine.index.arrays import IndexCorruptError
+from bm25desk.engine.index.layout import FORMAT, segment_files
+from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.textstore import ZBlob
 
 RACY_SECONDS = 2.0
@@ -352,7 +354,7 @@ def _full_check_blocks(seg: Segment, deep: bool) -> None:
 def _stored_frontiers(seg: Segment, t0: int, t1: int, doclen: Any) -> blocks.Frontiers:
     """Return the term frontiers that the stored blocks of terms [t0, t1) give.
 
-    The blocks have been found byte-identical to what their postings encode to.
+    The blocks have already been found byte-identical to what their postings encode to.
     """
     b0, b1 = int(seg.bptr[t0]), int(seg.bptr[t1])
     off = np.asarray(seg.blk_off[b0 : b1 + 1])

@@ -16,7 +16,8 @@ from typing import Any
 
 import xxhash
 
-from bm25desk.engine.index.segment import IndexCorruptError, read_json
+from bm25desk.engine.index.arrays import IndexCorruptError
+from bm25desk.engine.index.layout import read_json
 
 FORMAT = 3
 """On-disk format version written; an index with a newer one is refused. Format 3: segments

@@ -38,10 +38,11 @@ import numpy as np
 
 import bm25desk
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
+from bm25desk.engine.index.arrays import IndexCorruptError
 from bm25desk.engine.index.ingest import segment_postings, write_segments
+from bm25desk.engine.index.layout import read_json
 from bm25desk.engine.index.manifest import FORMAT, write_json_synced
 from bm25desk.engine.index.rows import RowDocuments
-from bm25desk.engine.index.segment import IndexCorruptError, read_json
 from bm25desk.engine.index.store import StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.engine.readers.corpus import ColumnMap, Document, ReadReport

@@ -20,23 +20,17 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
+from bm25desk.engine.index.arrays import F64, I32, I64, IndexCorruptError, load_array
 from bm25desk.engine.index.integrity import LEXICON_FILES, check_segment, verify_files
+from bm25desk.engine.index.layout import segment_files
+from bm25desk.engine.index.lexicon import Lexicon
 from bm25desk.engine.index.manifest import FORMAT as MANIFEST_FORMAT
 from bm25desk.engine.index.manifest import (
     read_manifest_file,
     segment_entries,
     verify_manifest_checksum,
 )
-from bm25desk.engine.index.segment import (
-    F64,
-    I32,
-    I64,
-    IndexCorruptError,
-    Lexicon,
-    Segment,
-    load_array,
-    segment_files,
-)
+from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.snapshot import ReaderLease
 from bm25desk.engine.index.stats import CollectionStats, TermStats
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bm25desk.engine.index.lexicon import sort_terms
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import sort_terms
 from bm25desk.engine.index.stats import CollectionStats, FloatArray, IntArray, TermStats
 
 __all__ = ["GlobalStatistics"]

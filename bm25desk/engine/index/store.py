@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from bm25desk import paths
+from bm25desk.engine.index.arrays import IndexCorruptError
 from bm25desk.engine.index.lock import IndexBusyError, WriterLock
 from bm25desk.engine.index.manifest import read_manifest_file
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import IndexCorruptError
 from bm25desk.engine.index.snapshot import held_generations
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

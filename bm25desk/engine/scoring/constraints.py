@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from bm25desk.engine.index.arrays import I64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import I64
 from bm25desk.engine.scoring.query import Constraint, ParsedQuery, contains_phrase
 
 

@@ -17,8 +17,8 @@ from typing import Any, overload
 
 import numpy as np
 
+from bm25desk.engine.index.arrays import F64, I32, I64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import F64, I32, I64
 from bm25desk.engine.index.stats import Statistics
 from bm25desk.engine.scoring.results import Contribution, Hit, tie_groups
 from bm25desk.engine.scoring.variant import TermWeight

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from bm25desk.engine.index.arrays import F64, I64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import F64, I64
 from bm25desk.engine.scoring.variant import TermWeight
 
 TermSpec = tuple[str, int, TermWeight]

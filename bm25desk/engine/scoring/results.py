@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bm25desk.engine.index.segment import F64
+from bm25desk.engine.index.arrays import F64
 from bm25desk.engine.scoring.feedback import Feedback
 from bm25desk.engine.scoring.query import ParsedQuery, QueryToken
 from bm25desk.engine.scoring.variant import Variant

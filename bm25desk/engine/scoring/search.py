@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from bm25desk.engine.index.arrays import F64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import F64
 from bm25desk.engine.index.stats import Statistics
 from bm25desk.engine.scoring import batch, impacts, topk
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask

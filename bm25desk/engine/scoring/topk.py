@@ -60,8 +60,9 @@ import numpy as np
 
 from bm25desk.engine import native
 from bm25desk.engine.index import blocks
+from bm25desk.engine.index.arrays import F64, I32, I64, IndexCorruptError
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.segment import F64, I32, I64, IndexCorruptError, Segment
+from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.scoring.variant import TermWeight
 
 _topk: Any = native.load("bm25desk.engine.scoring._topk")

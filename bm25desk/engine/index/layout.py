@@ -1,0 +1,155 @@
+"""The on-disk layout of a segment: its format, its files and its ``meta.json``.
+
+A segment is a directory of ``.npy`` arrays (written with ``allow_pickle=False``, opened with
+``mmap_mode="r"``) and byte blobs; opening one reads nothing but a small JSON file, so opening an
+index never loads its postings. Layout (format 3)::
+
+    meta.json            format, n_docs, n_terms, nnz, total_len, block layout (shift, cap)
+    terms.bin/.off.npy   the vocabulary, sorted by UTF-8 bytes (binary search, no dict to load)
+    ptr.npy cf.npy       postings per term (CSR pointer: df = diff), collection frequency
+    bptr.npy             first block of each term (its blocks are bptr[t]..bptr[t+1])
+    blocks.bin           the blocks of 128 postings: frontier, bit-packed gaps and tfs (blocks.py)
+    blk_last blk_off     per block: last docno (skipping reads no block), offset in blocks.bin
+    ovf ovf_doc ovf_tf   the postings with tf > cap: position, docno, tf (exact tf parts)
+    tfront*              the frontier of each term of several blocks (its bound for any function)
+    tptr.npy tdocs.npy   title postings (documents whose title contains the term)
+    doclen.npy           exact document lengths in analysed tokens
+    docid|title|loc .bin/.off.npy   stored fields; text.zst & co: zstd frames (textstore.py)
+    mtime.npy size.npy   file times and sizes
+    docid_order.npy      permutation sorting docids by bytes (docid → docno by binary search)
+
+Segments of format 1 and 2 (``docs.npy``/``tfs.npy`` int32 postings, plain ``text.bin``, no
+stored bounds) are still read; everything written is format 3.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from bm25desk.engine.index import blocks
+from bm25desk.engine.index.arrays import IndexCorruptError
+
+__all__ = [
+    "BLOCK_FILES",
+    "COMMON_FILES",
+    "FORMAT",
+    "OLD_FILES",
+    "read_json",
+    "read_meta",
+    "segment_files",
+    "segment_meta",
+    "write_json",
+]
+
+
+FORMAT = 3
+"""Segment format written: block-compressed postings with stored bounds, compressed text."""
+
+COMMON_FILES = (
+    "meta.json",
+    "terms.bin",
+    "terms.off.npy",
+    "ptr.npy",
+    "cf.npy",
+    "tptr.npy",
+    "tdocs.npy",
+    "doclen.npy",
+    "docid_order.npy",
+    "docid.bin",
+    "docid.off.npy",
+    "title.bin",
+    "title.off.npy",
+    "loc.bin",
+    "loc.off.npy",
+    "text.off.npy",
+    "mtime.npy",
+    "size.npy",
+)
+BLOCK_FILES = (
+    "bptr.npy",
+    "blk_last.npy",
+    "blk_off.npy",
+    "blocks.bin",
+    "ovf.npy",
+    "ovf_doc.npy",
+    "ovf_tf.npy",
+    "tfront_term.npy",
+    "tfront_off.npy",
+    "tfront.bin",
+    "text.zst",
+    "text.zoff.npy",
+    "text.zdoc.npy",
+)
+OLD_FILES = ("docs.npy", "tfs.npy", "text.bin")
+"""The postings and text of segments of format 1 and 2 (still read)."""
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON atomically (temporary file + fsync + rename)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1, ensure_ascii=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """Read a JSON object, turning damage into :class:`IndexCorruptError`."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError as exc:
+        raise IndexCorruptError(f"index file missing: {path.name}") from exc
+    except (OSError, ValueError) as exc:
+        raise IndexCorruptError(f"index file damaged: {path.name} ({exc})") from exc
+    if not isinstance(data, dict):
+        raise IndexCorruptError(f"index file damaged: {path.name} is not a JSON object")
+    return data
+
+
+def read_meta(directory: Path) -> dict[str, int]:
+    """Read a segment's ``meta.json`` as integers.
+
+    Returns n_docs, n_terms, nnz, total_len, and the segment format with its block layout
+    (format 1 and 2 segments: format 2, no blocks).
+    """
+    meta = read_json(directory / "meta.json")
+    try:
+        out = {k: int(meta[k]) for k in ("n_docs", "n_terms", "nnz", "total_len")}
+        out["format"] = int(meta.get("format", 2))
+        if out["format"] >= 3:
+            out["shift"], out["cap"] = int(meta["shift"]), int(meta["cap"])
+    except (KeyError, ValueError, TypeError) as exc:
+        raise IndexCorruptError(f"segment {directory.name}: bad meta.json") from exc
+    if out["format"] > FORMAT:
+        raise IndexCorruptError(
+            f"segment {directory.name} has format {out['format']}, newer than this bm25desk "
+            f"understands ({FORMAT}): upgrade bm25desk or rebuild the index"
+        )
+    if out["format"] >= 3 and not (
+        2 <= out["shift"] <= blocks.MAX_SHIFT and 1 <= out["cap"] <= blocks.MAX_CAP
+    ):
+        raise IndexCorruptError(f"segment {directory.name}: bad meta.json (block layout)")
+    return out
+
+
+def segment_files(fmt: int) -> tuple[str, ...]:
+    """Return the files of a segment of format ``fmt`` (what checksums and checks cover)."""
+    return COMMON_FILES + (BLOCK_FILES if fmt >= 3 else OLD_FILES)
+
+
+def segment_meta(n_docs: int, n_terms: int, nnz: int, total_len: int) -> dict[str, int]:
+    """Return the ``meta.json`` of a new (format 3) segment."""
+    return {
+        "format": FORMAT,
+        "n_docs": n_docs,
+        "n_terms": n_terms,
+        "nnz": nnz,
+        "total_len": total_len,
+        "shift": blocks.SHIFT,
+        "cap": blocks.CAP,
+    }

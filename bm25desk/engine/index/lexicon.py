@@ -1,0 +1,85 @@
+"""A segment's vocabulary on disk: terms sorted by UTF-8 bytes, looked up by binary search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from bm25desk.engine.index import blocks
+from bm25desk.engine.index.arrays import I64, IndexCorruptError, save_array
+from bm25desk.engine.index.blobs import Blob
+
+__all__ = ["Lexicon", "sort_terms", "write_lexicon"]
+
+
+class Lexicon:
+    """A sorted vocabulary on disk: term ↔ id by binary search over UTF-8 bytes."""
+
+    def __init__(self, directory: Path, name: str = "terms") -> None:
+        self._blob = Blob(directory, name)
+
+    def __len__(self) -> int:
+        """Return the number of records."""
+        return len(self._blob)
+
+    @property
+    def offsets(self) -> I64:
+        """Return the offsets of the terms in ``terms.bin`` (n + 1 of them)."""
+        return self._blob.offsets
+
+    def term_bytes(self, i: int) -> bytes:
+        """Return the UTF-8 bytes of the term with id ``i``."""
+        return self._blob.get_bytes(i)
+
+    def term(self, i: int) -> str:
+        """Return the term with id ``i``."""
+        return self._blob.get(i)
+
+    def find(self, term: str) -> int:
+        """Return the id of ``term``, or -1 when it is not in the vocabulary."""
+        key = term.encode("utf-8", "replace")
+        if blocks.compiled():  # a binary search in C: ~1 µs instead of ~50
+            try:
+                return int(blocks.find(self._blob.data(), self._blob.offsets, key))
+            except ValueError as exc:
+                raise IndexCorruptError(f"index file damaged: terms ({exc})") from None
+        lo, hi = 0, len(self._blob)
+        get = self._blob.get_bytes
+        while lo < hi:
+            mid = (lo + hi) // 2
+            probe = get(mid)
+            if probe < key:
+                lo = mid + 1
+            elif probe > key:
+                hi = mid
+            else:
+                return mid
+        return -1
+
+    def strictly_sorted(self) -> bool | None:
+        """Return whether the terms ascend strictly (None: no compiled check; compare in Python)."""
+        return blocks.strictly_sorted(self._blob.data(), self._blob.offsets)
+
+    def terms(self) -> list[str]:
+        """Return the whole vocabulary (for merges and suggestions; loads it)."""
+        data = self._blob.raw()
+        off = self._blob.offsets.tolist()
+        return [data[off[i] : off[i + 1]].decode("utf-8", "replace") for i in range(len(off) - 1)]
+
+
+def write_lexicon(directory: Path, terms: Iterable[str], name: str = "terms") -> None:
+    """Write terms (already sorted by UTF-8 bytes) as a :class:`Lexicon`."""
+    encoded = [t.encode("utf-8", "replace") for t in terms]
+    with open(directory / f"{name}.bin", "wb") as fh:
+        fh.write(b"".join(encoded))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    save_array(directory / f"{name}.off.npy", offsets)
+
+
+def sort_terms(terms: Sequence[str]) -> I64:
+    """Return the permutation that sorts ``terms`` by their UTF-8 bytes (the lexicon order)."""
+    keys = [t.encode("utf-8", "replace") for t in terms]
+    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
