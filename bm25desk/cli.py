@@ -89,24 +89,8 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser (exposed for tests and documentation)."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    common.add_argument(
-        "--data-dir", metavar="DIR", default=argparse.SUPPRESS, help="where indexes live"
-    )
-    parser = argparse.ArgumentParser(
-        prog="bm25desk",
-        description="Explore document collections with the BM25 family and see why each "
-        "document ranked where it did. Without arguments, opens the desktop app.",
-        epilog="Exit codes: 0 ok, 1 no results, 2 bad input, 3 damaged index, 4 could not write "
-        "the index, 5 internal error, 130 interrupted, 141 output closed early.",
-    )
-    parser.add_argument("--version", action="version", version=f"bm25desk {__version__}")
-    parser.add_argument("--data-dir", metavar="DIR", help="where indexes live")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _index_command(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add ``index``: what to read, how to name it, who builds it, how to analyse it."""
     p = sub.add_parser("index", parents=[common], help="index a folder or corpus file")
     p.add_argument(
         "source",
@@ -141,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_options(p)
     _analysis_options(p)
 
+
+def _store_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add ``update``, ``list``, ``info``, ``delete``, ``variants`` and ``check``."""
     p = sub.add_parser("update", parents=[common], help="bring an index up to date with its source")
     p.add_argument("name")
     p.add_argument(
@@ -165,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="restore a lost manifest from its copy, drop damaged segments (says what is lost)",
     )
 
+
+def _search_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add ``search`` and ``explain``."""
     p = sub.add_parser("search", parents=[common], help="search an index")
     p.add_argument("name")
     p.add_argument("query")
@@ -181,6 +171,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", action="store_true", help="CSV: one row a ledger line")
     _variant_options(p)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser (exposed for tests and documentation)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument(
+        "--data-dir", metavar="DIR", default=argparse.SUPPRESS, help="where indexes live"
+    )
+    parser = argparse.ArgumentParser(
+        prog="bm25desk",
+        description="Explore document collections with the BM25 family and see why each "
+        "document ranked where it did. Without arguments, opens the desktop app.",
+        epilog="Exit codes: 0 ok, 1 no results, 2 bad input, 3 damaged index, 4 could not write "
+        "the index, 5 internal error, 130 interrupted, 141 output closed early.",
+    )
+    parser.add_argument("--version", action="version", version=f"bm25desk {__version__}")
+    parser.add_argument("--data-dir", metavar="DIR", help="where indexes live")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    _index_command(sub, common)
+    _store_commands(sub, common)
+    _search_commands(sub, common)
     ranking = argparse.ArgumentParser(add_help=False)
     ranking_options(ranking)
     add_commands(sub, common, ranking)

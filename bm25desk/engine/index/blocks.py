@@ -276,6 +276,8 @@ def decode_numpy(
     doclen: Any = None,
 ) -> tuple[I32, I32]:
     """:func:`decode` in numpy (the same checks as the compiled codec)."""
+    # Long on purpose: it follows the compiled decoder check by check (sizes, header, docno gaps,
+    # tfs, frontier entries, the optional re-encoding), so the two can be read side by side.
     s = np.frombuffer(stream, dtype=np.uint8)
     off = np.asarray(blk_off, dtype=np.int64)
     last = np.asarray(blk_last, dtype=np.int32)
