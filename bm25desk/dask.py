@@ -72,7 +72,10 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
             # No dashboard; its HTTP server (health checks) on any free port, never 8787's.
             dashboard_address=":0",
             scheduler_kwargs={"dashboard": False},
-            silence_logs=40,  # logging.ERROR
+            # Workers' own log lines stay quiet: a failing task reaches the user as the job's
+            # error (one line), and a cancelled or interrupted build must not print the
+            # tracebacks that workers and nannies log while their cluster shuts down.
+            silence_logs=50,  # logging.CRITICAL
         ) as cluster,
         Client(cluster) as client,  # type: ignore[no-untyped-call]
     ):
