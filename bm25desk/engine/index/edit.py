@@ -37,7 +37,7 @@ from bm25desk.engine.index.ingest import write_segments
 from bm25desk.engine.index.inplace import Change, commit_in_place, deletion_entries
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.report import BuildReport, reason_counts
-from bm25desk.engine.index.source import read_skips, skip_records
+from bm25desk.engine.index.source import read_skips, recorded_columns, skip_records
 from bm25desk.engine.index.store import EmptyBuildError, IndexStore, StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
 from bm25desk.engine.readers.detect import detect_format
@@ -246,13 +246,13 @@ def append_grown(
 
     src = index.source
     path = Path(src["path"])
-    cols = src.get("columns")
-    columns = ColumnMap(cols["docid"], tuple(cols["text"]), cols.get("title")) if cols else None
+    columns, extra = recorded_columns(src)
     edit = _Edit()
     docs = api.read_corpus(
         path,
         src.get("format"),
         columns=columns,
+        extra=extra,
         report=edit.report,
         progress=progress,
         cancel=cancel,
