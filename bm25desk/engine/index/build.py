@@ -103,6 +103,7 @@ def build_index(
         :class:`IndexWriteError` when the disk is full or a file-size limit is reached.
     """
     from bm25desk.engine.readers import corpus
+    from bm25desk.engine.readers.api import check_extra_columns
 
     store = store or IndexStore()
     if name is not None and not name.strip():
@@ -113,6 +114,7 @@ def build_index(
     path = path.resolve()
     name = store.validate_name(name or default_name(path))
     fmt = fmt or corpus.detect_format(path)
+    check_extra_columns(fmt, extra)
     analyzer = analyzer or Analyzer()
     n_workers = choose_workers(path, fmt, workers)
     plan = NewGeneration(

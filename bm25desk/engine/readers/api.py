@@ -71,6 +71,7 @@ __all__ = [
     "FORMATS",
     "LINE_FORMATS",
     "RANGE_FORMATS",
+    "check_extra_columns",
     "read_corpus",
     "split_ranges",
 ]
@@ -172,11 +173,7 @@ def read_corpus(
         fmt = detect_format(p)
     elif fmt not in FORMATS:
         raise CorpusError(f"unknown corpus format {fmt!r} (known: {', '.join(FORMATS)})")
-    if extra and fmt not in COLUMN_FORMATS:
-        raise CorpusError(
-            f"metadata and field columns need a TSV with a header row or a BEIR/JSONL corpus, "
-            f"not {fmt}"
-        )
+    check_extra_columns(fmt, extra)
     report = report if report is not None else ReadReport()
     cancel = cancel or CancelToken()
     if fmt == "folder":
@@ -199,6 +196,15 @@ def read_corpus(
     if byte_range is not None and fmt not in LINE_FORMATS:
         raise CorpusError(f"format {fmt!r} cannot be read in byte ranges")
     return _read_file(p, fmt, header_columns, report, Throttle(progress), cancel, byte_range, extra)
+
+
+def check_extra_columns(fmt: str, extra: ExtraColumns | None) -> None:
+    """Raise :class:`CorpusError` when ``extra`` columns are chosen for a format without names."""
+    if extra and fmt not in COLUMN_FORMATS:
+        raise CorpusError(
+            f"metadata and field columns need a TSV with a header row or a BEIR/JSONL corpus, "
+            f"not {fmt}"
+        )
 
 
 def split_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:

@@ -122,7 +122,7 @@ class Filters:
         return cls(
             tuple(types),
             tuple(folders),
-            _date(modified_from, "modified from"),
+            _date(modified_from, "modified since"),
             _date(modified_to, "modified until"),
             tuple(pairs),
         )
