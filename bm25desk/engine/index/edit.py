@@ -112,8 +112,9 @@ def add_documents(
     """Add the documents of corpus file ``source`` to index ``name``, replacing any of equal id.
 
     ``source`` may be in any supported format (detected unless ``fmt`` is given; ``columns`` for a
-    TSV with a header row); its documents are analysed with the index's own analyser. Progress is
-    reported in bytes of ``source``.
+    TSV with a header row); its documents are analysed with the index's own analyser, and the
+    metadata and field columns the index was built with are read from a TSV or JSONL source too.
+    Progress is reported in bytes of ``source``.
 
     Raises
     ------
@@ -134,8 +135,16 @@ def add_documents(
         index = _open_editable(store, name)
         try:
             edit = _Edit()
+            # The index's metadata and field columns, where the added file has named columns.
+            extra = recorded_columns(index.source)[1] if fmt in api.COLUMN_FORMATS else None
             docs = api.read_corpus(
-                path, fmt, columns=columns, report=edit.report, progress=progress, cancel=cancel
+                path,
+                fmt,
+                columns=columns,
+                extra=extra,
+                report=edit.report,
+                progress=progress,
+                cancel=cancel,
             )
             ids: list[str] = []
             edit.docs = _recorded(docs, ids)

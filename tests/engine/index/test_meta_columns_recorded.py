@@ -96,3 +96,15 @@ def test_a_folder_index_declares_its_keys_and_updates_fill_them(
     assert ("2019", 1) in got["year"]
     only = Filters.of(modified_to="2019-12-31", folders=["notes"])
     assert filter_mask(index, only).nonzero()[0].tolist() == [index.docno("notes/b.md")]
+
+
+def test_added_documents_get_the_index_columns(store: IndexStore, tmp_path: Path) -> None:
+    from bm25desk.engine.index.edit import add_documents
+
+    path = _jsonl(tmp_path / "corpus.jsonl", [("a", "apple", "en")])
+    build_index(path, name="e", fmt="beir", extra=EXTRA, store=store)
+    more = _jsonl(tmp_path / "more.jsonl", [("b", "apple", "fr"), ("a", "apple two", "de")])
+    add_documents("e", more, store=store)
+    index = store.open("e")
+    assert _langs(index) == {"de": ["a"], "fr": ["b"]}
+    assert index.postings(field_term("tags", "tagb"))[0].size == 1
