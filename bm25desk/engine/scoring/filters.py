@@ -286,16 +286,17 @@ def _compute(index: Index, filters: Filters) -> Any:
     ok = np.ones(n, dtype=bool) if live is None else np.array(live, dtype=bool)
     known = meta_keys(index)
 
-    def require(key: str, what: str) -> None:
+    def require(key: str, what: str, hint: str = "") -> None:
         if key not in known:
             have = ", ".join(known) or "none"
-            raise FilterError(f"index {index.name!r} has no {what} (its metadata keys: {have})")
+            raise FilterError(f"index {index.name!r} has no {what} (metadata keys: {have}){hint}")
 
+    folder_hint = "; folder indexes have them (rebuild one built before filters existed)"
     if filters.types:
-        require("type", "file types (only folder indexes do)")
+        require("type", "file types", folder_hint)
         ok &= _any_value(index, "type", filters.types)
     if filters.folders:
-        require("folder", "folders (only folder indexes do)")
+        require("folder", "folders", folder_hint)
         ok &= _folders(index, filters.folders)
     for key, values in filters.where:
         require(key, f"metadata key {key!r}")
