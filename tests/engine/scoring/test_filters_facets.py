@@ -15,6 +15,7 @@ from bm25desk.engine.index.build import commit, write_segments
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.readers.corpus import Document
 from bm25desk.engine.scoring.facets import facets, matching_mask
+from bm25desk.engine.scoring.family import Lucene
 from bm25desk.engine.scoring.filters import FILTERED_NOTE, FilterError, Filters, filter_mask
 from bm25desk.engine.scoring.search import Searcher
 from bm25desk.engine.scoring.variants import all_variants
@@ -204,3 +205,18 @@ def test_deleted_documents_never_pass(index: Index) -> None:
     with mock.patch.dict(index.__dict__, {"live": live}):
         mask = filter_mask(index, Filters.of(folders=["."], types=["pdf", "md", "txt"]))
     assert mask.tolist()[:4] == [False, True, True, False]
+
+
+def test_batch_search_and_the_dense_view_keep_to_the_filters(index: Index) -> None:
+    f = Filters.of(folders=["notes"], where={"lang": ["en", "de"]})
+    searcher = Searcher(index).filtered(f)
+    queries = ["alpha", "gamma delta", "kappa -alpha"]
+    batch = searcher.search_many(queries, k=5, threads=2)
+    for query, got in zip(queries, batch, strict=True):
+        one = searcher.search(query, k=5, contributions=False)
+        assert not isinstance(got, Exception)
+        assert got.hits.docids() == one.hits.docids()
+    parsed = searcher.parse("alpha")
+    _, matched = searcher.scores(parsed, Lucene())
+    assert not (matched & ~filter_mask(index, f)).any()
+    assert matched.sum() == searcher.search("alpha", k=5).n_matches
