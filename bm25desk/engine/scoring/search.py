@@ -29,8 +29,9 @@ import numpy as np
 
 from bm25desk.engine.index.arrays import F64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.stats import Statistics
-from bm25desk.engine.scoring import batch, impacts, topk
+from bm25desk.engine.index.stats import Statistics, TermStats
+from bm25desk.engine.scoring import batch, bm25f, impacts, topk
+from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
 from bm25desk.engine.scoring.explain import Explanation, TermExplanation, explain_document
 from bm25desk.engine.scoring.family import Lucene
@@ -52,7 +53,7 @@ from bm25desk.engine.scoring.results import (
     variant_dict,
 )
 from bm25desk.engine.scoring.suggest import Suggester, Suggestion
-from bm25desk.engine.scoring.variant import TermWeight, Variant
+from bm25desk.engine.scoring.variant import TermWeight, Variant, VariantError
 
 __all__ = [  # with the names this module used to hold or import (the old path re-exports it)
     "TIE_RULE",
@@ -200,7 +201,7 @@ class Searcher:
         feedback: Feedback | None,
     ) -> TermWeight | None:
         """Compute ``term``'s weighting and remember it (and its df) in ``table``."""
-        stats = self.statistics.term_stats(term)
+        stats = self._term_stats(term, variant, feedback)
         w = None if stats is None else variant.weigh(stats, self.statistics.stats)
         if w is not None and stats is not None:
             local = stats if self.statistics is self.index else self.index.term_stats(term)
@@ -211,6 +212,16 @@ class Searcher:
             table.clear()  # bounded; a search fills back what it needs
         table[term] = w
         return w
+
+    def _term_stats(
+        self, term: str, variant: Variant, feedback: Feedback | None
+    ) -> TermStats | None:
+        """Return ``term``'s df and cf as ``variant`` counts them (bm25f: over its fields)."""
+        if not isinstance(variant, BM25F):
+            return self.statistics.term_stats(term)
+        if feedback is not None:
+            raise VariantError("relevance feedback is not available with bm25f yet")
+        return bm25f.term_stats(self, term, variant)
 
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
@@ -351,7 +362,12 @@ class Searcher:
             raise QueryError(_empty_reason(parsed))
         analysis = self.analyze(parsed)
         terms = self._weighted(parsed, variant, feedback)
-        hits, n_matches = self._rank(parsed, terms, k, contributions, count)
+        if isinstance(variant, BM25F):  # fields: an exact numpy path of its own
+            allowed = allowed_mask(self.index, parsed) if parsed.has_constraints else None
+            hits, n_matches = bm25f.rank(self, variant, terms, k, allowed, contributions)
+            n_matches = n_matches if count else -1
+        else:
+            hits, n_matches = self._rank(parsed, terms, k, contributions, count)
         return SearchResult(
             parsed.text,
             analysis,
@@ -429,7 +445,9 @@ class Searcher:
     ) -> tuple[F64, Any]:
         """Return (score by docno, match mask by docno): the dense view behind a ranking."""
         terms = self._weighted(parsed, variant, feedback)
-        if self.index.n_slots <= impacts.DENSE_MAX_DOCS:
+        if isinstance(variant, BM25F):
+            scores, matched, _ = bm25f.dense(self, variant, terms)
+        elif self.index.n_slots <= impacts.DENSE_MAX_DOCS:
             scores, matched = impacts.dense(self.index, terms)
         else:
             scores, matched = topk.dense_scores(self.index, terms)
