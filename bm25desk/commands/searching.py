@@ -92,8 +92,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise BadInput("-k must be at least 1")
     csv = wants_csv(args)
-    variant = variant_from(args)
     searcher = Searcher(store().open(args.name))
+    variant = variant_from(args, searcher.index)
     result = searcher.search(args.query, variant, args.k, syntax=not args.no_syntax)
     a = result.analysis
     data: dict[str, Any] = {
@@ -137,7 +137,7 @@ def search_csv(args: argparse.Namespace, searcher: Any, result: Any, data: Any) 
     from bm25desk.commands.export import write_hits_csv, write_ledger_csv
 
     if args.explain:
-        parsed, variant = result.analysis.parsed, variant_from(args)
+        parsed, variant = result.analysis.parsed, result.variant
         ledgers = []
         for h in result.hits:
             ledgers.append({**searcher.explain_docno(parsed, h.docno, variant).as_dict()})
@@ -152,8 +152,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from bm25desk.engine.scoring.search import Searcher
 
     csv = wants_csv(args)
-    variant = variant_from(args)
     searcher = Searcher(store().open(args.name))
+    variant = variant_from(args, searcher.index)
     parsed = searcher.parse(args.query, syntax=not args.no_syntax)
     if not parsed.scored:
         from bm25desk.engine.scoring.search import QueryError, _empty_reason

@@ -151,6 +151,73 @@ class BM25F(Variant):
         return tf_text([part], self.k1)
 
 
+# -- fields named on a command line ------------------------------------------------------------
+
+
+def field_params(weights: Sequence[str] = (), bs: Sequence[str] = ()) -> dict[str, float]:
+    """Return ``w_<field>``/``b_<field>`` parameters from ``FIELD=VALUE`` items.
+
+    ``weights`` are ``--field-weight title=2.5`` items, ``bs`` ``--field-b title=0.3`` ones.
+
+    Raises
+    ------
+    VariantError
+        For an item that is not ``FIELD=NUMBER``.
+    """
+    out: dict[str, float] = {}
+    for kind, items, flag in (("w", weights, "--field-weight"), ("b", bs, "--field-b")):
+        for item in items:
+            name, eq, value = item.partition("=")
+            name = name.strip()
+            try:
+                if not eq or not name or "\x1f" in name:
+                    raise ValueError
+                out[f"{kind}_{name}"] = float(value)
+            except ValueError:
+                raise VariantError(f"cannot read {flag} {item!r}: write FIELD=NUMBER") from None
+    return out
+
+
+def with_fields(variants: Sequence[Variant], params: dict[str, float]) -> list[Variant]:
+    """Return ``variants`` with ``params`` (from :func:`field_params`) set on each bm25f one.
+
+    Raises
+    ------
+    VariantError
+        When ``params`` is not empty and no variant is bm25f.
+    """
+    if not params:
+        return list(variants)
+    if not any(isinstance(v, BM25F) for v in variants):
+        raise VariantError("--field-weight and --field-b apply to the bm25f variant only")
+    return [
+        BM25F.from_values(**{**v.values(), **params}) if isinstance(v, BM25F) else v
+        for v in variants
+    ]
+
+
+def check_named_fields(index: Any, params: dict[str, float]) -> None:
+    """Check that every field ``params`` names (``w_<f>``/``b_<f>``) is one ``index`` has.
+
+    ``index`` is an :class:`~bm25desk.engine.index.reader.Index` (typed loosely: evaluation
+    hands over its searcher's index protocol).
+
+    Raises
+    ------
+    VariantError
+        Naming the first missing field and the fields the index has.
+    """
+    if not params:
+        return
+    have = index_fields(index)
+    for name in params:
+        fname = name.partition("_")[2]
+        if fname not in have:
+            raise VariantError(
+                f"index {index.name!r} has no field {fname!r} (its fields: {', '.join(have)})"
+            )
+
+
 # -- arithmetic shared by ranking and explanation -------------------------------------------------
 
 
@@ -250,6 +317,18 @@ def index_fields(index: Index) -> list[str]:
     ids, _, _ = index.reserved_table(_LENGTHS)
     names = [index.term_name(int(t))[len(_LENGTHS) :] for t in ids]
     return [TEXT, *sorted(n for n in names if n != TEXT)]
+
+
+def describe_fields(index: Index) -> list[dict[str, Any]]:
+    """Return each field of ``index`` with its average length and how many documents have it."""
+    out = []
+    for name in index_fields(index):
+        if name == TEXT:
+            docs = index.n_docs
+        else:
+            docs = int(index.postings(field_length_term(name))[0].size)
+        out.append({"field": name, "avg_length": field_lengths(index, name)[1], "documents": docs})
+    return out
 
 
 def field_lengths(index: Index, name: str) -> tuple[F64, float]:
