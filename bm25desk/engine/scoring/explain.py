@@ -195,7 +195,7 @@ def _term_row(
     feedback: Feedback | None,
 ) -> TermExplanation:
     w = searcher.weight(term, variant, feedback)
-    stats = searcher._term_stats(term, variant, feedback)
+    stats = searcher.term_stats_for(term, variant, feedback)
     if w is None or stats is None:
         return _row(surface, term, "unknown", qtf=qtf)
     plain = variant.plain_words(stats, searcher.statistics.stats)

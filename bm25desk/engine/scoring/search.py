@@ -201,7 +201,7 @@ class Searcher:
         feedback: Feedback | None,
     ) -> TermWeight | None:
         """Compute ``term``'s weighting and remember it (and its df) in ``table``."""
-        stats = self._term_stats(term, variant, feedback)
+        stats = self.term_stats_for(term, variant, feedback)
         w = None if stats is None else variant.weigh(stats, self.statistics.stats)
         if w is not None and stats is not None:
             local = stats if self.statistics is self.index else self.index.term_stats(term)
@@ -213,8 +213,8 @@ class Searcher:
         table[term] = w
         return w
 
-    def _term_stats(
-        self, term: str, variant: Variant, feedback: Feedback | None
+    def term_stats_for(
+        self, term: str, variant: Variant, feedback: Feedback | None = None
     ) -> TermStats | None:
         """Return ``term``'s df and cf as ``variant`` counts them (bm25f: over its fields)."""
         if not isinstance(variant, BM25F):

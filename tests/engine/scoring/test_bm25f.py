@@ -297,3 +297,19 @@ def test_random_collections_match_the_reference(
     have = {"text"} | ({"title"} if any(titles) else set())
     variant = get_variant("bm25f", k1=k1, w_title=w_title, b_text=b_text, b_title=b_title)
     check(index, [True] * len(texts), variant, have, **docs)
+
+
+def test_term_browser_contributions_are_one_word_bm25f_scores(tmp_path: Path) -> None:
+    from bm25desk.engine.scoring.browse import document_terms, term_postings
+
+    index = build(tmp_path, **DOCS, groups=(4, 3), deleted=(2,))
+    searcher = Searcher(index)
+    variant = get_variant("bm25f", w_name=1.5)
+    for term in ("cat", "dog", "garden"):  # (the browser lists terms of the text: body terms)
+        page = term_postings(searcher, term, variant, limit=None)
+        result = searcher.search(term, variant, index.n_docs, count=False)
+        assert {(r.docid, r.contribution) for r in page.rows} == {
+            (h.docid, h.score) for h in result.hits
+        }
+    terms = {r.term: r.weight for r in document_terms(searcher, "d0", variant).rows}
+    assert terms["cat"] == searcher.search("cat", variant, 1).hits[0].score
