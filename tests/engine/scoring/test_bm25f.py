@@ -9,9 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -19,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bm25desk.engine.analysis.analyzer import Analyzer
-from bm25desk.engine.index.build import commit, write_segments
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.readers.corpus import Document
 from bm25desk.engine.scoring.search import Searcher
@@ -105,11 +102,9 @@ def reference_scores(
 
 # -- building indexes with fields and deletions -------------------------------------------------
 
-_counter = itertools.count()
-
 
 def build(
-    base: Path,
+    make_segmented: Any,
     texts: Sequence[str],
     titles: Sequence[str],
     extra: Sequence[Fields],
@@ -118,36 +113,16 @@ def build(
 ) -> Index:
     """Build one segment per group of ``groups`` documents (all in one without), ``deleted``
     (global positions) marked deleted."""
-    directory = base / f"bm25f-{next(_counter)}"
-    directory.mkdir()
-    analyzer = Analyzer()
     sizes = list(groups) or [len(texts)]
-    segments: list[tuple[str, str | None]] = []
-    start = 0
-    with mock.patch("os.fsync"):
-        for g, size in enumerate(sizes):
-            docs = [
-                Document(docid=f"d{i}", text=texts[i], title=titles[i], fields=extra[i])
-                for i in range(start, start + size)
-            ]
-            names, _ = write_segments(directory, iter(docs), analyzer, None)
-            dele = None
-            gone = [i - start for i in deleted if start <= i < start + size]
-            if gone:
-                mask = np.zeros(size, dtype=bool)
-                mask[gone] = True
-                dele = f"del-{g}.npy"
-                np.save(directory / dele, mask, allow_pickle=False)
-            segments.append((names[0], dele))
-            start += size
-        commit(
-            directory,
-            name=directory.name,
-            analyzer=analyzer,
-            source={"kind": "memory"},
-            segments=segments,
-        )
-    return Index(directory)
+    starts = list(itertools.accumulate([0, *sizes]))
+    chunks = [texts[a:b] for a, b in itertools.pairwise(starts)]
+    gone = [[i - a for i in deleted if a <= i < b] for a, b in itertools.pairwise(starts)]
+
+    def document(i: int, text: str) -> Document:
+        return Document(docid=f"d{i}", text=text, title=titles[i], fields=extra[i])
+
+    index: Index = make_segmented(chunks, gone, document=document)
+    return index
 
 
 def check(index: Index, live: Sequence[bool], variant: BM25F, have: set[str], **docs: Any) -> None:
@@ -188,24 +163,24 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize("variant", CONFIGS, ids=repr)
-def test_one_segment_matches_the_reference(tmp_path: Path, variant: BM25F) -> None:
-    index = build(tmp_path, **DOCS)
+def test_one_segment_matches_the_reference(make_segmented: Any, variant: BM25F) -> None:
+    index = build(make_segmented, **DOCS)
     check(index, [True] * len(TEXTS), variant, {"text", "title", "name"}, **DOCS)
 
 
 @pytest.mark.parametrize("variant", CONFIGS, ids=repr)
-def test_segments_with_deletions_match_the_reference(tmp_path: Path, variant: BM25F) -> None:
-    index = build(tmp_path, **DOCS, groups=(3, 2, 2), deleted=(1, 4))
+def test_segments_with_deletions_match_the_reference(make_segmented: Any, variant: BM25F) -> None:
+    index = build(make_segmented, **DOCS, groups=(3, 2, 2), deleted=(1, 4))
     live = [i not in (1, 4) for i in range(len(TEXTS))]
     assert len(index.segments) == 3
     assert index.n_docs == 5
     check(index, live, variant, {"text", "title", "name"}, **DOCS)
 
 
-def test_missing_title_is_left_out_and_text_alone_equals_lucene(tmp_path: Path) -> None:
+def test_missing_title_is_left_out_and_text_alone_equals_lucene(make_segmented: Any) -> None:
     no_titles = [""] * len(TEXTS)
     docs = {"texts": TEXTS, "titles": no_titles, "extra": [()] * len(TEXTS)}
-    index = build(tmp_path, **docs)
+    index = build(make_segmented, **docs)
     searcher = Searcher(index)
     for k1, b in ((1.2, 0.75), (0.9, 0.4), (2.0, 1.0)):
         f = get_variant("bm25f", k1=k1, b_text=b, w_title=5.0)  # no title field: left out
@@ -222,8 +197,8 @@ def test_missing_title_is_left_out_and_text_alone_equals_lucene(tmp_path: Path) 
             assert [h.docid for h in ranked_f] == [h.docid for h in ranked_l]
 
 
-def test_unknown_field_and_all_zero_weights_say_so(tmp_path: Path) -> None:
-    index = build(tmp_path, **DOCS)
+def test_unknown_field_and_all_zero_weights_say_so(make_segmented: Any) -> None:
+    index = build(make_segmented, **DOCS)
     searcher = Searcher(index)
     with pytest.raises(VariantError, match=r"has no field 'heading'.*text, name, title"):
         searcher.search("cat", get_variant("bm25f", w_heading=2.0))
@@ -235,8 +210,8 @@ def test_unknown_field_and_all_zero_weights_say_so(tmp_path: Path) -> None:
         get_variant("bm25f", heading=1.0)
 
 
-def test_constraints_restrict_bm25f(tmp_path: Path) -> None:
-    index = build(tmp_path, **DOCS)
+def test_constraints_restrict_bm25f(make_segmented: Any) -> None:
+    index = build(make_segmented, **DOCS)
     searcher = Searcher(index)
     variant = get_variant("bm25f")
     free = {h.docid for h in searcher.search("cat", variant, k=10).hits}
@@ -246,8 +221,8 @@ def test_constraints_restrict_bm25f(tmp_path: Path) -> None:
     assert {h.docid for h in searcher.search("cat title:mat", variant, k=10).hits} == {"d5"}
 
 
-def test_the_ledger_explains_each_field(tmp_path: Path) -> None:
-    index = build(tmp_path, **DOCS)
+def test_the_ledger_explains_each_field(make_segmented: Any) -> None:
+    index = build(make_segmented, **DOCS)
     searcher = Searcher(index)
     variant = get_variant("bm25f", w_name=1.5)
     expl = searcher.explain("cat", "d0", variant)
@@ -282,7 +257,7 @@ def test_the_ledger_explains_each_field(tmp_path: Path) -> None:
     k1=st.floats(0.0, 3.0),
 )
 def test_random_collections_match_the_reference(
-    tmp_path_factory: pytest.TempPathFactory,
+    make_segmented: Any,
     words: list[list[str]],
     title_words: list[str],
     w_title: float,
@@ -293,16 +268,16 @@ def test_random_collections_match_the_reference(
     texts = [" ".join(w) or "sun" for w in words]
     titles = title_words[: len(texts)]
     docs = {"texts": texts, "titles": titles, "extra": [()] * len(texts)}
-    index = build(tmp_path_factory.mktemp("h"), **docs)
+    index = build(make_segmented, **docs)
     have = {"text"} | ({"title"} if any(titles) else set())
     variant = get_variant("bm25f", k1=k1, w_title=w_title, b_text=b_text, b_title=b_title)
     check(index, [True] * len(texts), variant, have, **docs)
 
 
-def test_term_browser_contributions_are_one_word_bm25f_scores(tmp_path: Path) -> None:
+def test_term_browser_contributions_are_one_word_bm25f_scores(make_segmented: Any) -> None:
     from bm25desk.engine.scoring.browse import document_terms, term_postings
 
-    index = build(tmp_path, **DOCS, groups=(4, 3), deleted=(2,))
+    index = build(make_segmented, **DOCS, groups=(4, 3), deleted=(2,))
     searcher = Searcher(index)
     variant = get_variant("bm25f", w_name=1.5)
     for term in ("cat", "dog", "garden"):  # (the browser lists terms of the text: body terms)
