@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -392,17 +393,49 @@ def _field_postings(index: Index, f: ScoredField, term: str) -> tuple[I64, I32]:
     return index.postings(term if f.name == TEXT else field_term(f.name, term))
 
 
+_TERMS_KEPT = 4096  # terms' merged postings kept per index (an evaluation repeats its terms)
+_LARGEST_KEPT = 1 << 20  # postings; longer lists are merged again when asked for
+_terms: weakref.WeakKeyDictionary[Index, OrderedDict[Any, tuple[I64, I32, F64]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def term_postings(index: Index, term: str, fields: Sequence[ScoredField]) -> tuple[I64, I32, F64]:
-    """Return a term's documents over the scored fields: (docnos, summed tf, pseudo-tf)."""
+    """Return a term's documents over the scored fields: (docnos, summed tf, pseudo-tf).
+
+    The arrays are shared (a bounded cache per index and field configuration): do not modify.
+    """
+    key = (term, tuple((f.name, f.weight, f.b) for f in fields))
+    with _lock:
+        cache = _terms.setdefault(index, OrderedDict())
+        got = cache.get(key)
+        if got is not None:
+            cache.move_to_end(key)
+    if got is None:
+        got = _merge_postings(index, term, fields)
+        if got[0].size <= _LARGEST_KEPT:
+            with _lock:
+                cache[key] = got
+                while len(cache) > _TERMS_KEPT:
+                    cache.popitem(last=False)
+    return got
+
+
+def _merge_postings(index: Index, term: str, fields: Sequence[ScoredField]) -> tuple[I64, I32, F64]:
     lists = [(f, *_field_postings(index, f, term)) for f in fields]
-    union = np.unique(np.concatenate([d for _, d, _ in lists]))
+    lists = [(f, d, t) for f, d, t in lists if d.size]
+    if len(lists) == 1:
+        union = lists[0][1]
+    else:  # each list ascends: a stable sort merges the runs, then duplicates go
+        union = np.concatenate([d for _, d, _ in lists]) if lists else np.zeros(0, np.int64)
+        union.sort(kind="stable")
+        union = union[np.r_[True, union[1:] != union[:-1]]] if union.size else union
     tf = np.zeros(union.size, dtype=np.int32)
     ptf = np.zeros(union.size, dtype=np.float64)
     for f, docnos, tfs in lists:
-        if docnos.size:
-            at = np.searchsorted(union, docnos)
-            tf[at] += tfs
-            ptf[at] += field_part(f.weight, tfs.astype(np.float64), f.lengths[docnos], f.b, f.avg)
+        at = slice(None) if len(lists) == 1 else np.searchsorted(union, docnos)
+        tf[at] += tfs
+        ptf[at] += field_part(f.weight, tfs.astype(np.float64), f.lengths[docnos], f.b, f.avg)
     return union, tf, ptf
 
 
@@ -488,23 +521,30 @@ def rank(
     top, top_scores = _top(scores, cand, k + 1)
     next_score = float(top_scores[k]) if top_scores.size > k else None
     top, top_scores = top[:k], top_scores[:k]
-    tfs = np.zeros((top.size, len(per)), dtype=np.int32)
-    parts = np.zeros((top.size, len(per)), dtype=np.float64)
-    for t, (docnos, tf, part) in enumerate(per):
-        at = np.minimum(np.searchsorted(docnos, top), max(docnos.size - 1, 0))
-        hit = docnos[at] == top if docnos.size else np.zeros(top.size, dtype=bool)
-        tfs[hit, t] = tf[at[hit]]
-        parts[hit, t] = part[at[hit]]
     hits = Hits(
         searcher.index,
         top,
         top_scores,
         next_score,
         terms if contributions else None,
-        (lambda: (tfs, parts)) if contributions else None,
+        (lambda: _detail(per, top)) if contributions else None,
         FieldStatistics(searcher, variant),
     )
     return hits, int(cand.size)
+
+
+def _detail(per: list[tuple[I64, I32, F64]], top: I64) -> tuple[I32, F64]:
+    """Return the (tf, tf part) matrices of the ``top`` documents × the query terms."""
+    tfs = np.zeros((top.size, len(per)), dtype=np.int32)
+    parts = np.zeros((top.size, len(per)), dtype=np.float64)
+    for t, (docnos, tf, part) in enumerate(per):
+        if not docnos.size:
+            continue
+        at = np.minimum(np.searchsorted(docnos, top), docnos.size - 1)
+        hit = docnos[at] == top
+        tfs[hit, t] = tf[at[hit]]
+        parts[hit, t] = part[at[hit]]
+    return tfs, parts
 
 
 def _top(scores: F64, cand: I64, k: int) -> tuple[I64, F64]:
