@@ -53,7 +53,7 @@ from bm25desk.engine.scoring.results import (
     variant_dict,
 )
 from bm25desk.engine.scoring.suggest import Suggester, Suggestion
-from bm25desk.engine.scoring.variant import TermWeight, Variant, VariantError
+from bm25desk.engine.scoring.variant import TermWeight, Variant
 
 __all__ = [  # with the names this module used to hold or import (the old path re-exports it)
     "TIE_RULE",
@@ -207,7 +207,9 @@ class Searcher:
             local = stats if self.statistics is self.index else self.index.term_stats(term)
             self._dfs[term] = local.df if local is not None else 0
             if feedback is not None:
-                w = with_feedback(self.index, term, w, stats.df, feedback)
+                w = with_feedback(
+                    self.index, term, w, stats.df, feedback, self._containing(term, variant)
+                )
         if len(table) >= self.CACHE_SIZE:
             table.clear()  # bounded; a search fills back what it needs
         table[term] = w
@@ -219,9 +221,13 @@ class Searcher:
         """Return ``term``'s df and cf as ``variant`` counts them (bm25f: over its fields)."""
         if not isinstance(variant, BM25F):
             return self.statistics.term_stats(term)
-        if feedback is not None:
-            raise VariantError("relevance feedback is not available with bm25f yet")
         return bm25f.term_stats(self, term, variant)
+
+    def _containing(self, term: str, variant: Variant) -> Any:
+        """Return the documents feedback counts as containing ``term`` (None: its postings)."""
+        if not isinstance(variant, BM25F):
+            return None
+        return bm25f.term_postings(self.index, term, bm25f.scored_fields(self, variant))[0]
 
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None

@@ -288,3 +288,20 @@ def test_term_browser_contributions_are_one_word_bm25f_scores(make_segmented: An
         }
     terms = {r.term: r.weight for r in document_terms(searcher, "d0", variant).rows}
     assert terms["cat"] == searcher.search("cat", variant, 1).hits[0].score
+
+
+def test_relevance_feedback_counts_every_scored_field(make_segmented: Any) -> None:
+    from bm25desk.engine.scoring.feedback import Feedback
+
+    index = build(make_segmented, **DOCS)
+    searcher = Searcher(index)
+    marked = Feedback(frozenset({5}))  # d5: "cat" in its title ("Cat mat") only, not its text
+    bm25f = searcher.weight("cat", get_variant("bm25f"), marked)
+    lucene = searcher.weight("cat", get_variant("lucene"), marked)
+    assert bm25f is not None
+    assert lucene is not None
+    assert "r = 1 contain it" in bm25f.idf_text
+    assert "r = 0 contain it" in lucene.idf_text
+    no_title = searcher.weight("cat", get_variant("bm25f", w_title=0.0), marked)
+    assert no_title is not None
+    assert "r = 0 contain it" in no_title.idf_text

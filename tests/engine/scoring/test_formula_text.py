@@ -34,7 +34,6 @@ import pytest
 
 from bm25desk import cli
 from bm25desk.engine import Feedback, Index, Searcher, get_variant
-from bm25desk.engine.scoring.variants import VariantError
 
 # -- a safe evaluator for the formula texts --------------------------------------------------------
 
@@ -311,10 +310,6 @@ def _check_collection(
         for params in _param_sets(spec):
             variant = get_variant(key, **params)
             values = {**base, **{k: float(v) for k, v in variant.values().items()}}
-            if key == "bm25f" and feedback is not None:
-                with pytest.raises(VariantError, match="feedback is not available with bm25f"):
-                    searcher.explain(cases[0][0], cases[0][1], variant, feedback=feedback)
-                continue
             for query, docid in cases:
                 expl = searcher.explain(query, docid, variant, feedback=feedback).as_dict()
                 for row in expl["contributions"]:
