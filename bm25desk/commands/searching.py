@@ -162,9 +162,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise BadInput("-k must be at least 1")
     csv = wants_csv(args)
-    variant = variant_from(args)
     filters = filters_from(args)
     index = store().open(args.name)
+    variant = variant_from(args, index)
     try:
         if filters:
             filter_mask(index, filters)  # an unknown key is a bad input, said before searching
@@ -236,7 +236,7 @@ def search_csv(args: argparse.Namespace, searcher: Any, result: Any, data: Any) 
     from bm25desk.commands.export import write_hits_csv, write_ledger_csv
 
     if args.explain:
-        parsed, variant = result.analysis.parsed, variant_from(args)
+        parsed, variant = result.analysis.parsed, result.variant
         ledgers = []
         for h in result.hits:
             ledgers.append({**searcher.explain_docno(parsed, h.docno, variant).as_dict()})
@@ -251,8 +251,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from bm25desk.engine.scoring.search import Searcher
 
     csv = wants_csv(args)
-    variant = variant_from(args)
     searcher = Searcher(store().open(args.name))
+    variant = variant_from(args, searcher.index)
     parsed = searcher.parse(args.query, syntax=not args.no_syntax)
     if not parsed.scored:
         from bm25desk.engine.scoring.search import QueryError, _empty_reason

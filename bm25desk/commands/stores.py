@@ -45,6 +45,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     """Describe an index."""
     from bm25desk.engine.index.parts import describe_build
+    from bm25desk.engine.scoring.bm25f import describe_fields
 
     indexes = store()
     index = indexes.open(args.name)
@@ -53,6 +54,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     built = describe_build(index.manifest.get("build") or {})
     meta = metadata_counts(index)
     meta_text = ", ".join(f"{k} ({n:,} values)" for k, n in meta.items())
+    fields = describe_fields(index)
     data = {
         "name": index.name,
         "documents": index.n_docs,
@@ -70,6 +72,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         "build": index.manifest.get("build", {}),
         "top_terms": [{"term": t, "df": df, "cf": cf} for t, df, cf in top],
         "metadata": meta,
+        "fields": fields,
         "warnings": index.warnings,
     }
     text = "\n".join(
@@ -78,6 +81,11 @@ def cmd_info(args: argparse.Namespace) -> int:
             f"{index.total_len:,} tokens, average length {index.avgdl:.2f}",
             f"source:   {index.source.get('path', '')} ({index.source.get('format', '')})",
             f"analyzer: {index.analyzer.describe()}",
+            "fields:   "
+            + ", ".join(
+                f"{f['field']} (average length {f['avg_length']:.2f}, {f['documents']:,} docs)"
+                for f in fields
+            ),
             f"stored:   {index.path} ({human(info.size_bytes, 'B')}, "
             f"{len(index.segments)} segment(s))",
             f"updated:  {index.manifest.get('updated', '')}",

@@ -30,8 +30,9 @@ import numpy as np
 
 from bm25desk.engine.index.arrays import F64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.stats import Statistics
-from bm25desk.engine.scoring import batch, impacts, topk
+from bm25desk.engine.index.stats import Statistics, TermStats
+from bm25desk.engine.scoring import batch, bm25f, impacts, topk
+from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
 from bm25desk.engine.scoring.explain import Explanation, TermExplanation, explain_document
 from bm25desk.engine.scoring.family import Lucene
@@ -218,17 +219,33 @@ class Searcher:
         feedback: Feedback | None,
     ) -> TermWeight | None:
         """Compute ``term``'s weighting and remember it (and its df) in ``table``."""
-        stats = self.statistics.term_stats(term)
+        stats = self.term_stats_for(term, variant, feedback)
         w = None if stats is None else variant.weigh(stats, self.statistics.stats)
         if w is not None and stats is not None:
             local = stats if self.statistics is self.index else self.index.term_stats(term)
             self._dfs[term] = local.df if local is not None else 0
             if feedback is not None:
-                w = with_feedback(self.index, term, w, stats.df, feedback)
+                w = with_feedback(
+                    self.index, term, w, stats.df, feedback, self._containing(term, variant)
+                )
         if len(table) >= self.CACHE_SIZE:
             table.clear()  # bounded; a search fills back what it needs
         table[term] = w
         return w
+
+    def term_stats_for(
+        self, term: str, variant: Variant, feedback: Feedback | None = None
+    ) -> TermStats | None:
+        """Return ``term``'s df and cf as ``variant`` counts them (bm25f: over its fields)."""
+        if not isinstance(variant, BM25F):
+            return self.statistics.term_stats(term)
+        return bm25f.term_stats(self, term, variant)
+
+    def _containing(self, term: str, variant: Variant) -> Any:
+        """Return the documents feedback counts as containing ``term`` (None: its postings)."""
+        if not isinstance(variant, BM25F):
+            return None
+        return bm25f.term_postings(self.index, term, bm25f.scored_fields(self, variant))[0]
 
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
@@ -369,7 +386,12 @@ class Searcher:
             raise QueryError(_empty_reason(parsed))
         analysis = self.analyze(parsed)
         terms = self._weighted(parsed, variant, feedback)
-        hits, n_matches = self._rank(parsed, terms, k, contributions, count)
+        if isinstance(variant, BM25F):  # fields: an exact numpy path of its own
+            allowed = allowed_mask(self.index, parsed) if parsed.has_constraints else None
+            hits, n_matches = bm25f.rank(self, variant, terms, k, allowed, contributions)
+            n_matches = n_matches if count else -1
+        else:
+            hits, n_matches = self._rank(parsed, terms, k, contributions, count)
         return SearchResult(
             parsed.text,
             analysis,
@@ -447,7 +469,9 @@ class Searcher:
     ) -> tuple[F64, Any]:
         """Return (score by docno, match mask by docno): the dense view behind a ranking."""
         terms = self._weighted(parsed, variant, feedback)
-        if self.index.n_slots <= impacts.DENSE_MAX_DOCS:
+        if isinstance(variant, BM25F):
+            scores, matched, _ = bm25f.dense(self, variant, terms)
+        elif self.index.n_slots <= impacts.DENSE_MAX_DOCS:
             scores, matched = impacts.dense(self.index, terms)
         else:
             scores, matched = topk.dense_scores(self.index, terms)
