@@ -387,7 +387,7 @@ class Searcher:
         analysis = self.analyze(parsed)
         terms = self._weighted(parsed, variant, feedback)
         if isinstance(variant, BM25F):  # fields: an exact numpy path of its own
-            allowed = allowed_mask(self.index, parsed) if parsed.has_constraints else None
+            allowed = self._allowed(parsed)
             hits, n_matches = bm25f.rank(self, variant, terms, k, allowed, contributions)
             n_matches = n_matches if count else -1
         else:
