@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from bm25desk.engine.index.arrays import I64, IndexCorruptError, load_array, save_array
+from bm25desk.engine.index.arrays import I64, IndexCorruptError, load_array, narrow, save_array
 
 __all__ = ["Blob", "BlobWriter", "map_file", "name_bytes"]
 
@@ -58,7 +58,8 @@ class BlobWriter:
         """Flush the blob and write the offsets."""
         self._fh.close()
         save_array(
-            self._dir / f"{self._name}.off.npy", np.frombuffer(self._offsets, dtype=np.int64)
+            self._dir / f"{self._name}.off.npy",
+            narrow(np.frombuffer(self._offsets, dtype=np.int64)),
         )
 
 
@@ -79,7 +80,9 @@ class Blob:
         if size:
             with open(path, "rb") as fh:
                 self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        self._off = np.ascontiguousarray(self.offsets, dtype=np.int64).data.cast("B").cast("q")
+        # uint32 (format 4, while the blob is under 4 GB) or int64 offsets, read as they are.
+        code = "I" if self.offsets.dtype == np.uint32 else "q"
+        self._off = np.ascontiguousarray(self.offsets).data.cast("B").cast(code)
 
     def __len__(self) -> int:
         """Return the number of records."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from bm25desk.engine.index import blocks
-from bm25desk.engine.index.arrays import I64, IndexCorruptError, save_array
+from bm25desk.engine.index.arrays import I64, IndexCorruptError, narrow, save_array
 from bm25desk.engine.index.blobs import Blob
 
 __all__ = ["Lexicon", "sort_terms", "write_lexicon"]
@@ -76,7 +76,7 @@ def write_lexicon(directory: Path, terms: Iterable[str], name: str = "terms") ->
         fh.write(b"".join(encoded))
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    save_array(directory / f"{name}.off.npy", offsets)
+    save_array(directory / f"{name}.off.npy", narrow(offsets))
 
 
 def sort_terms(terms: Sequence[str]) -> I64:

@@ -124,8 +124,8 @@ class Index:
         elif len(self.segments) == 1 and self.deleted[0] is None:
             seg = self.segments[0]
             self._lexicon = seg.lexicon
-            self._df = np.diff(seg.ptr)
-            self._cf = seg.cf
+            self._df = np.diff(seg.ptr).astype(np.int64)
+            self._cf = seg.cf  # uint32 (format 4, while it fits) or int64: widened where used
         elif not self.segments:
             self._lexicon = None  # type: ignore[assignment]
             self._df = np.zeros(0, dtype=np.int64)
@@ -294,7 +294,7 @@ class Index:
         """Return the ``n`` terms with the highest collection frequency as (term, df, cf)."""
         if self._lexicon is None or n <= 0:
             return []
-        cf = np.asarray(self._cf)
+        cf = np.asarray(self._cf, dtype=np.int64)
         n = min(n, cf.size)
         top = np.argpartition(-cf, n - 1)[:n] if n < cf.size else np.arange(cf.size)
         top = top[np.lexsort((top, -cf[top]))]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bm25desk.engine.index.arrays import I32, I64, save_array
+from bm25desk.engine.index.arrays import I32, I64, index_dtype, narrow, save_array
 from bm25desk.engine.index.blobs import BlobWriter, name_bytes
 from bm25desk.engine.index.layout import segment_meta, write_json
 from bm25desk.engine.index.lexicon import sort_terms, write_lexicon
@@ -197,8 +197,9 @@ class SegmentWriter:
         cf = np.bincount(tid, weights=tfs, minlength=n_terms).astype(np.int64)
         del tid
         doclen = np.frombuffer(self._doclen, dtype=np.int32)
-        save_array(d / "ptr.npy", ptr)
-        save_array(d / "cf.npy", cf)
+        total_len = int(doclen.sum(dtype=np.int64))
+        save_array(d / "ptr.npy", narrow(ptr))
+        save_array(d / "cf.npy", cf.astype(index_dtype(total_len)))  # as a merge writes it
         write_postings(d, ptr, doc, tfs.astype(np.int32), doclen)
         del doc, tfs
 
@@ -208,7 +209,7 @@ class SegmentWriter:
         tcounts = np.bincount(ttid[torder], minlength=n_terms)
         tptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(tcounts, out=tptr[1:])
-        save_array(d / "tptr.npy", tptr)
+        save_array(d / "tptr.npy", narrow(tptr))
         save_array(d / "tdocs.npy", tdoc[torder])
 
         save_array(d / "doclen.npy", doclen)
@@ -217,6 +218,6 @@ class SegmentWriter:
         docid_keys = [name_bytes(docid) for docid in self._docids]
         docid_order = sorted(range(len(docid_keys)), key=docid_keys.__getitem__)
         save_array(d / "docid_order.npy", np.array(docid_order, dtype=np.int32))
-        meta = segment_meta(len(doclen), n_terms, int(ptr[-1]), int(doclen.sum(dtype=np.int64)))
+        meta = segment_meta(len(doclen), n_terms, int(ptr[-1]), total_len)
         write_json(d / "meta.json", meta)
         return meta
