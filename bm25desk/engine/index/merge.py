@@ -267,7 +267,7 @@ def merge_segments(
         doclen = np.load(dest / "doclen.npy", allow_pickle=False)
         ptr = merged_ptr(opened, "ptr", n_terms)
         save_array(dest / "ptr.npy", narrow(ptr))
-        merge_body(opened, ptr, dest, doclen, block_postings, cancel, total_len)
+        merge_body(opened, ptr, dest, doclen, block_postings, cancel)
         nnz = int(ptr[-1])
         del ptr, doclen
         tptr = merged_ptr(opened, "tptr", n_terms)

@@ -248,7 +248,6 @@ def merge_body(
     doclen: I32,
     block: int,
     cancel: CancelToken | None,
-    total_len: int,
 ) -> None:
     """Merge the body postings and write them as blocks (``cf.npy`` beside them).
 
@@ -260,7 +259,10 @@ def merge_body(
     n_terms = len(ptr) - 1
     srcs = [_SourceBody(s) for s in sources]
     out = PostingsWriter(dest)
-    cf_out = NpyWriter(dest / "cf.npy", index_dtype(total_len), n_terms)
+    # cf's dtype follows the segment's occurrences (reserved terms are not in the lengths), as
+    # the segment writer chooses it.
+    occurrences = sum(int(c.sum(dtype=np.int64)) for sp in srcs for c in sp.cf.chunks())
+    cf_out = NpyWriter(dest / "cf.npy", index_dtype(occurrences), n_terms)
     cursors = [0] * len(sources)
     try:
         for t0, t1 in _runs(ptr, block, cancel):
