@@ -247,6 +247,50 @@ def _(d: Path, s: str) -> list[str]:
     return _save(d, f"{s}/ptr.npy", a)
 
 
+@crafted("ptr wrapping past 2**32 (narrow, uint32)")
+def _(d: Path, s: str) -> list[str]:
+    a = np.load(d / f"{s}/ptr.npy")
+    assert a.dtype == np.uint32  # format 4 stores it narrow
+    a[1] = np.iinfo(np.uint32).max
+    return _save(d, f"{s}/ptr.npy", a)
+
+
+@crafted("block offsets wrapping past 2**32 (narrow, uint32)")
+def _(d: Path, s: str) -> list[str]:
+    a = np.load(d / f"{s}/blk_off.npy")
+    assert a.dtype == np.uint32
+    a[len(a) // 2] = np.iinfo(np.uint32).max
+    return _save(d, f"{s}/blk_off.npy", a)
+
+
+@crafted("block pointers as uint16")
+def _(d: Path, s: str) -> list[str]:
+    return _save(d, f"{s}/bptr.npy", np.load(d / f"{s}/bptr.npy").astype(np.uint16))
+
+
+@crafted("collection frequencies as int32")
+def _(d: Path, s: str) -> list[str]:
+    return _save(d, f"{s}/cf.npy", np.load(d / f"{s}/cf.npy").astype(np.int32))
+
+
+@crafted("term offsets as uint8")
+def _(d: Path, s: str) -> list[str]:
+    return _save(d, f"{s}/terms.off.npy", np.load(d / f"{s}/terms.off.npy").astype(np.uint8))
+
+
+@crafted("docid offsets as float64")
+def _(d: Path, s: str) -> list[str]:
+    return _save(d, f"{s}/docid.off.npy", np.load(d / f"{s}/docid.off.npy").astype(np.float64))
+
+
+@crafted("narrow arrays in a segment claiming format 3")
+def _(d: Path, s: str) -> list[str]:
+    meta = json.loads((d / f"{s}/meta.json").read_text(encoding="utf-8"))
+    meta["format"] = 3  # format 3 wrote every offset and count as int64
+    (d / f"{s}/meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    return [f"{s}/meta.json"]
+
+
 @crafted("doclen negative")
 def _(d: Path, s: str) -> list[str]:
     a = np.load(d / f"{s}/doclen.npy")

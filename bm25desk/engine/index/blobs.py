@@ -9,7 +9,14 @@ from typing import BinaryIO
 
 import numpy as np
 
-from bm25desk.engine.index.arrays import I64, IndexCorruptError, load_array, narrow, save_array
+from bm25desk.engine.index.arrays import (
+    I64,
+    INDEX_DTYPES,
+    IndexCorruptError,
+    load_array,
+    narrow,
+    save_array,
+)
 
 __all__ = ["Blob", "BlobWriter", "map_file", "name_bytes"]
 
@@ -69,6 +76,8 @@ class Blob:
     def __init__(self, directory: Path, name: str, names: bool = False) -> None:
         self._errors = "surrogateescape" if names else "replace"
         self.offsets: I64 = np.asarray(load_array(directory / f"{name}.off.npy"))
+        if self.offsets.dtype not in INDEX_DTYPES:
+            raise IndexCorruptError(f"index file damaged: {name}.off.npy has the wrong type")
         path = directory / f"{name}.bin"
         if not path.exists():
             raise IndexCorruptError(f"index file missing: {path.name}")
