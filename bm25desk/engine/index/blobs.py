@@ -90,8 +90,8 @@ class Blob:
             with open(path, "rb") as fh:
                 self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         # uint32 (format 4, while the blob is under 4 GB) or int64 offsets, read as they are.
-        code = "I" if self.offsets.dtype == np.uint32 else "q"
-        self._off = np.ascontiguousarray(self.offsets).data.cast("B").cast(code)
+        raw = np.ascontiguousarray(self.offsets).data.cast("B")
+        self._off = raw.cast("I") if self.offsets.dtype == np.uint32 else raw.cast("q")
 
     def __len__(self) -> int:
         """Return the number of records."""

@@ -44,7 +44,8 @@ def test_npy_reader_widens_narrow_offsets_and_refuses_other_types(tmp_path: Path
     r = NpyReader(tmp_path / "a.npy", np.int64)
     got = r.read(1, 3)
     r.close()
-    assert got.dtype == np.int64 and got.tolist() == [3, U32_MAX]
+    assert got.dtype == np.int64
+    assert got.tolist() == [3, U32_MAX]
     np.save(tmp_path / "b.npy", np.array([0, 3], dtype=np.int32))
     with pytest.raises(IndexCorruptError, match="wrong type"):
         NpyReader(tmp_path / "b.npy", np.int64)
