@@ -263,24 +263,20 @@ def _(d: Path, s: str) -> list[str]:
     return _save(d, f"{s}/blk_off.npy", a)
 
 
-@crafted("block pointers as uint16")
-def _(d: Path, s: str) -> list[str]:
-    return _save(d, f"{s}/bptr.npy", np.load(d / f"{s}/bptr.npy").astype(np.uint16))
+def _retyped(name: str, dtype: type[np.generic]) -> Callable[[Path, str], list[str]]:
+    def craft(d: Path, s: str) -> list[str]:
+        return _save(d, f"{s}/{name}", np.load(d / f"{s}/{name}").astype(dtype))
+
+    return craft
 
 
-@crafted("collection frequencies as int32")
-def _(d: Path, s: str) -> list[str]:
-    return _save(d, f"{s}/cf.npy", np.load(d / f"{s}/cf.npy").astype(np.int32))
-
-
-@crafted("term offsets as uint8")
-def _(d: Path, s: str) -> list[str]:
-    return _save(d, f"{s}/terms.off.npy", np.load(d / f"{s}/terms.off.npy").astype(np.uint8))
-
-
-@crafted("docid offsets as float64")
-def _(d: Path, s: str) -> list[str]:
-    return _save(d, f"{s}/docid.off.npy", np.load(d / f"{s}/docid.off.npy").astype(np.float64))
+for _name, _dtype in (
+    ("bptr.npy", np.uint16),
+    ("cf.npy", np.int32),
+    ("terms.off.npy", np.uint8),
+    ("docid.off.npy", np.float64),
+):
+    crafted(f"{_name} as {np.dtype(_dtype).name}")(_retyped(_name, _dtype))
 
 
 @crafted("narrow arrays in a segment claiming format 3")
