@@ -247,6 +247,46 @@ def _(d: Path, s: str) -> list[str]:
     return _save(d, f"{s}/ptr.npy", a)
 
 
+@crafted("ptr wrapping past 2**32 (narrow, uint32)")
+def _(d: Path, s: str) -> list[str]:
+    a = np.load(d / f"{s}/ptr.npy")
+    assert a.dtype == np.uint32  # format 4 stores it narrow
+    a[1] = np.iinfo(np.uint32).max
+    return _save(d, f"{s}/ptr.npy", a)
+
+
+@crafted("block offsets wrapping past 2**32 (narrow, uint32)")
+def _(d: Path, s: str) -> list[str]:
+    a = np.load(d / f"{s}/blk_off.npy")
+    assert a.dtype == np.uint32
+    a[len(a) // 2] = np.iinfo(np.uint32).max
+    return _save(d, f"{s}/blk_off.npy", a)
+
+
+def _retyped(name: str, dtype: type[np.generic]) -> Callable[[Path, str], list[str]]:
+    def craft(d: Path, s: str) -> list[str]:
+        return _save(d, f"{s}/{name}", np.load(d / f"{s}/{name}").astype(dtype))
+
+    return craft
+
+
+for _name, _dtype in (
+    ("bptr.npy", np.uint16),
+    ("cf.npy", np.int32),
+    ("terms.off.npy", np.uint8),
+    ("docid.off.npy", np.float64),
+):
+    crafted(f"{_name} as {np.dtype(_dtype).name}")(_retyped(_name, _dtype))
+
+
+@crafted("narrow arrays in a segment claiming format 3")
+def _(d: Path, s: str) -> list[str]:
+    meta = json.loads((d / f"{s}/meta.json").read_text(encoding="utf-8"))
+    meta["format"] = 3  # format 3 wrote every offset and count as int64
+    (d / f"{s}/meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    return [f"{s}/meta.json"]
+
+
 @crafted("doclen negative")
 def _(d: Path, s: str) -> list[str]:
     a = np.load(d / f"{s}/doclen.npy")

@@ -9,7 +9,14 @@ from typing import BinaryIO
 
 import numpy as np
 
-from bm25desk.engine.index.arrays import I64, IndexCorruptError, load_array, save_array
+from bm25desk.engine.index.arrays import (
+    I64,
+    INDEX_DTYPES,
+    IndexCorruptError,
+    load_array,
+    narrow,
+    save_array,
+)
 
 __all__ = ["Blob", "BlobWriter", "map_file", "name_bytes"]
 
@@ -58,7 +65,8 @@ class BlobWriter:
         """Flush the blob and write the offsets."""
         self._fh.close()
         save_array(
-            self._dir / f"{self._name}.off.npy", np.frombuffer(self._offsets, dtype=np.int64)
+            self._dir / f"{self._name}.off.npy",
+            narrow(np.frombuffer(self._offsets, dtype=np.int64)),
         )
 
 
@@ -68,6 +76,8 @@ class Blob:
     def __init__(self, directory: Path, name: str, names: bool = False) -> None:
         self._errors = "surrogateescape" if names else "replace"
         self.offsets: I64 = np.asarray(load_array(directory / f"{name}.off.npy"))
+        if self.offsets.dtype not in INDEX_DTYPES:
+            raise IndexCorruptError(f"index file damaged: {name}.off.npy has the wrong type")
         path = directory / f"{name}.bin"
         if not path.exists():
             raise IndexCorruptError(f"index file missing: {path.name}")
@@ -79,7 +89,9 @@ class Blob:
         if size:
             with open(path, "rb") as fh:
                 self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        self._off = np.ascontiguousarray(self.offsets, dtype=np.int64).data.cast("B").cast("q")
+        # uint32 (format 4, while the blob is under 4 GB) or int64 offsets, read as they are.
+        raw = np.ascontiguousarray(self.offsets).data.cast("B")
+        self._off = raw.cast("I") if self.offsets.dtype == np.uint32 else raw.cast("q")
 
     def __len__(self) -> int:
         """Return the number of records."""

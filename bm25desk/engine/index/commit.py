@@ -192,7 +192,7 @@ _RUN = 1 << 22
 
 def _live_counts(seg: Segment, dele: np.ndarray) -> tuple[I64, I64]:
     """Return per term the live df and cf of a segment with deletions (runs of terms)."""
-    ptr = np.asarray(seg.ptr)
+    ptr = np.asarray(seg.ptr, dtype=np.int64)
     n_terms = len(ptr) - 1
     df = np.zeros(n_terms, dtype=np.int64)
     cf = np.zeros(n_terms, dtype=np.int64)

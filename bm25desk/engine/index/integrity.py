@@ -32,7 +32,7 @@ import numpy as np
 import xxhash
 
 from bm25desk.engine.index import blocks
-from bm25desk.engine.index.arrays import IndexCorruptError
+from bm25desk.engine.index.arrays import INDEX_DTYPES, IndexCorruptError
 from bm25desk.engine.index.layout import FORMAT, segment_files
 from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.textstore import ZBlob
@@ -159,8 +159,16 @@ def _bad(seg: Segment, what: str) -> IndexCorruptError:
     return IndexCorruptError(f"segment {seg.path.name}: {what}")
 
 
+_OFFSETS = "offsets"
+"""The dtype of an offset or count array: int64 up to format 3; from format 4 uint32 or int64."""
+
+
 def _check_array(seg: Segment, name: str, arr: Any, dtype: Any, length: int) -> None:
-    if arr.dtype != np.dtype(dtype) or arr.shape != (length,):
+    if dtype is _OFFSETS:
+        ok = arr.dtype in INDEX_DTYPES if seg.format >= 4 else arr.dtype == np.int64
+    else:
+        ok = arr.dtype == np.dtype(dtype)
+    if not ok or arr.shape != (length,):
         raise _bad(seg, f"{name} has the wrong type or size")
 
 
@@ -168,7 +176,8 @@ def _check_pointers(seg: Segment, name: str, ptr: Any, end: int) -> None:
     """Check a CSR pointer or offset array: starts at 0, never decreases, ends at ``end``."""
     if len(ptr) == 0 or int(ptr[0]) != 0 or int(ptr[-1]) != end:
         raise _bad(seg, f"{name} does not fit its data")
-    if len(ptr) > 1 and bool((np.diff(ptr) < 0).any()):
+    # Compared, not differenced: a difference of unsigned offsets cannot go below 0.
+    if len(ptr) > 1 and bool((ptr[1:] < ptr[:-1]).any()):
         raise _bad(seg, f"{name} is not in order")
 
 
@@ -183,9 +192,9 @@ def check_segment(seg: Segment, meta_nnz: int, full: bool, deep: bool = False) -
     if meta_nnz != nnz:
         raise _bad(seg, "meta.json does not match its postings")
     arrays = [
-        ("ptr.npy", seg.ptr, np.int64, n_terms + 1),
-        ("tptr.npy", seg.tptr, np.int64, n_terms + 1),
-        ("cf.npy", seg.cf, np.int64, n_terms),
+        ("ptr.npy", seg.ptr, _OFFSETS, n_terms + 1),
+        ("tptr.npy", seg.tptr, _OFFSETS, n_terms + 1),
+        ("cf.npy", seg.cf, _OFFSETS, n_terms),
         ("tdocs.npy", seg.tdocs, np.int32, len(seg.tdocs)),
         ("doclen.npy", seg.doclen, np.int32, n_docs),
         ("docid_order.npy", seg.docid_order, np.int32, n_docs),
@@ -208,11 +217,12 @@ def check_segment(seg: Segment, meta_nnz: int, full: bool, deep: bool = False) -
         ("loc", seg.locations),
         ("text", seg.texts),
     ):
-        _check_array(seg, f"{blob_name}.off.npy", blob.offsets, np.int64, n_docs + 1)
+        kind = np.int64 if blob_name == "text" else _OFFSETS  # text.off: int64 in every format
+        _check_array(seg, f"{blob_name}.off.npy", blob.offsets, kind, n_docs + 1)
         _check_pointers(seg, f"{blob_name}.off.npy", blob.offsets, int(blob.offsets[-1]))
     if isinstance(seg.texts, ZBlob):
         _check_frames(seg, seg.texts)
-    _check_array(seg, "terms.off.npy", seg.lexicon.offsets, np.int64, n_terms + 1)
+    _check_array(seg, "terms.off.npy", seg.lexicon.offsets, _OFFSETS, n_terms + 1)
     _check_pointers(seg, "terms.off.npy", seg.lexicon.offsets, int(seg.lexicon.offsets[-1]))
     lens = np.asarray(seg.doclen)
     if n_docs and (int(lens.min()) < 0 or int(lens.sum(dtype=np.int64)) != seg.total_len):
@@ -229,9 +239,9 @@ def _block_arrays(seg: Segment, n_terms: int) -> list[tuple[str, Any, Any, int]]
     """Return the arrays of block-compressed postings (format 3) with their types and lengths."""
     n_blocks, n_ovf, n_front = len(seg.blk_last), len(seg.ovf), len(seg.tfront_term)
     return [
-        ("bptr.npy", seg.bptr, np.int64, n_terms + 1),
+        ("bptr.npy", seg.bptr, _OFFSETS, n_terms + 1),
         ("blk_last.npy", seg.blk_last, np.int32, n_blocks),
-        ("blk_off.npy", seg.blk_off, np.int64, n_blocks + 1),
+        ("blk_off.npy", seg.blk_off, _OFFSETS, n_blocks + 1),
         ("ovf.npy", seg.ovf, np.int64, n_ovf),
         ("ovf_doc.npy", seg.ovf_doc, np.int32, n_ovf),
         ("ovf_tf.npy", seg.ovf_tf, np.int32, n_ovf),
@@ -316,7 +326,10 @@ def _full_check_blocks(seg: Segment, deep: bool) -> None:
     terms' frontiers. That reads every posting's document length (random access: ~1 s per 10 M
     postings), so it is ``bm25desk check``'s; at open, the checksums stand for it.
     """
-    ptr = np.asarray(seg.ptr)
+    # Widened once (format 4 stores them narrow; the codec takes int64).
+    ptr = np.asarray(seg.ptr, dtype=np.int64)
+    bptr = np.asarray(seg.bptr, dtype=np.int64)
+    blk_off = np.asarray(seg.blk_off, dtype=np.int64)
     doclen = np.asarray(seg.doclen)
     n_terms = len(ptr) - 1
     t0 = 0
@@ -325,7 +338,7 @@ def _full_check_blocks(seg: Segment, deep: bool) -> None:
         t1 = min(t1, n_terms)
         try:
             docs, tfs = blocks.decode(
-                seg.blocks, seg.blk_off, seg.blk_last, seg.bptr[t0 : t1 + 1], ptr[t0 : t1 + 1],
+                seg.blocks, blk_off, seg.blk_last, bptr[t0 : t1 + 1], ptr[t0 : t1 + 1],
                 seg.n_docs, seg.cap, seg.shift, doclen if deep else None,
             )  # fmt: skip
         except blocks.BlockError as exc:
@@ -345,7 +358,7 @@ def _full_check_blocks(seg: Segment, deep: bool) -> None:
             raise _bad(seg, "the overflow postings do not match the blocks")
         term = np.repeat(np.arange(t1 - t0), np.diff(rel))
         cf = np.bincount(term, weights=tfs, minlength=t1 - t0)
-        if not np.array_equal(cf.astype(np.int64), seg.cf[t0:t1]):
+        if not np.array_equal(cf.astype(np.int64), np.asarray(seg.cf[t0:t1], dtype=np.int64)):
             raise _bad(seg, "cf.npy does not match the postings")
         _check_frontiers(seg, _stored_frontiers(seg, t0, t1, doclen), t0, t1)
         t0 = t1
@@ -357,14 +370,14 @@ def _stored_frontiers(seg: Segment, t0: int, t1: int, doclen: Any) -> blocks.Fro
     The blocks have already been found byte-identical to what their postings encode to.
     """
     b0, b1 = int(seg.bptr[t0]), int(seg.bptr[t1])
-    off = np.asarray(seg.blk_off[b0 : b1 + 1])
+    off = np.asarray(seg.blk_off[b0 : b1 + 1], dtype=np.int64)
     view = blocks.Encoded(
         np.frombuffer(
             seg.blocks, dtype=np.uint8, count=int(off[-1]) - int(off[0]), offset=int(off[0])
         ),
         np.asarray(seg.blk_last[b0:b1]),
         off - off[0],
-        np.asarray(seg.bptr[t0 : t1 + 1]) - b0,
+        np.asarray(seg.bptr[t0 : t1 + 1], dtype=np.int64) - b0,
         np.zeros(0, dtype=np.int64),
     )
     return blocks.term_frontiers(view, doclen, seg.cap)

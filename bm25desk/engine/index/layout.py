@@ -2,7 +2,7 @@
 
 A segment is a directory of ``.npy`` arrays (written with ``allow_pickle=False``, opened with
 ``mmap_mode="r"``) and byte blobs; opening one reads nothing but a small JSON file, so opening an
-index never loads its postings. Layout (format 3)::
+index never loads its postings. Layout (format 4)::
 
     meta.json            format, n_docs, n_terms, nnz, total_len, block layout (shift, cap)
     terms.bin/.off.npy   the vocabulary, sorted by UTF-8 bytes (binary search, no dict to load)
@@ -18,8 +18,12 @@ index never loads its postings. Layout (format 3)::
     mtime.npy size.npy   file times and sizes
     docid_order.npy      permutation sorting docids by bytes (docid → docno by binary search)
 
-Segments of format 1 and 2 (``docs.npy``/``tfs.npy`` int32 postings, plain ``text.bin``, no
-stored bounds) are still read; everything written is format 3.
+Offsets and counts — ``ptr``, ``cf``, ``bptr``, ``blk_off``, ``tptr``, ``terms.off`` and the
+stored fields' ``.off`` — are uint32 when their largest value fits (a segment under 4 G postings,
+tokens or bytes), int64 otherwise (:func:`~bm25desk.engine.index.arrays.narrow`): format 4.
+Format 3 wrote them all as int64 and is read as it is; segments of format 1 and 2
+(``docs.npy``/``tfs.npy`` int32 postings, plain ``text.bin``, no stored bounds) are still read
+too. Everything written is format 4, and an update rewrites older segments.
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ __all__ = [
 ]
 
 
-FORMAT = 3
-"""Segment format written: block-compressed postings with stored bounds, compressed text."""
+FORMAT = 4
+"""Segment format written: block-compressed postings with stored bounds, compressed text, and
+offsets and counts stored as uint32 where they fit (format 3: the same, all int64)."""
 
 COMMON_FILES = (
     "meta.json",
@@ -143,7 +148,7 @@ def segment_files(fmt: int) -> tuple[str, ...]:
 
 
 def segment_meta(n_docs: int, n_terms: int, nnz: int, total_len: int) -> dict[str, int]:
-    """Return the ``meta.json`` of a new (format 3) segment."""
+    """Return the ``meta.json`` of a new (format 4) segment."""
     return {
         "format": FORMAT,
         "n_docs": n_docs,

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from bm25desk.engine.index import blocks
-from bm25desk.engine.index.arrays import I64, IndexCorruptError, save_array
+from bm25desk.engine.index.arrays import I64, IndexCorruptError, narrow, save_array
 from bm25desk.engine.index.blobs import Blob
 
-__all__ = ["Lexicon", "sort_terms", "write_lexicon"]
+__all__ = ["Lexicon", "sort_terms", "write_lexicon", "write_lexicon_bytes"]
 
 
 class Lexicon:
@@ -72,11 +72,17 @@ class Lexicon:
 def write_lexicon(directory: Path, terms: Iterable[str], name: str = "terms") -> None:
     """Write terms (already sorted by UTF-8 bytes) as a :class:`Lexicon`."""
     encoded = [t.encode("utf-8", "replace") for t in terms]
+    lens = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    write_lexicon_bytes(directory, b"".join(encoded), lens, name)
+
+
+def write_lexicon_bytes(directory: Path, data: bytes, lens: I64, name: str = "terms") -> None:
+    """Write sorted terms given as their UTF-8 bytes back to back and each one's length."""
     with open(directory / f"{name}.bin", "wb") as fh:
-        fh.write(b"".join(encoded))
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    save_array(directory / f"{name}.off.npy", offsets)
+        fh.write(data)
+    offsets = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    save_array(directory / f"{name}.off.npy", narrow(offsets))
 
 
 def sort_terms(terms: Sequence[str]) -> I64:

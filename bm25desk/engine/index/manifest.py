@@ -19,11 +19,12 @@ import xxhash
 from bm25desk.engine.index.arrays import IndexCorruptError
 from bm25desk.engine.index.layout import read_json
 
-FORMAT = 3
-"""On-disk format version written; an index with a newer one is refused. Format 3: segments
-with block-compressed postings, stored block bounds and compressed text; formats 1 and 2 (plain
-int32 postings; 1 without checksums) are still read, and their segments rewritten in format 3 by
-the next update or merge that touches them."""
+FORMAT = 4
+"""On-disk format version written; an index with a newer one is refused. Format 4: segments
+with block-compressed postings, stored block bounds and compressed text, their offsets and counts
+uint32 where they fit; formats 1–3 (3: the same with int64 offsets; 1 and 2: plain int32
+postings; 1 without checksums) are still read, and their segments rewritten in format 4 by the
+next update or merge that touches them."""
 
 CHECKSUMS_SINCE = 2
 """The first format whose manifests carry checksums."""

@@ -45,7 +45,14 @@ from pathlib import Path
 
 import numpy as np
 
-from bm25desk.engine.index.arrays import I32, IndexCorruptError, load_array, save_array
+from bm25desk.engine.index.arrays import (
+    I32,
+    IndexCorruptError,
+    index_dtype,
+    load_array,
+    narrow,
+    save_array,
+)
 from bm25desk.engine.index.blobs import Blob
 from bm25desk.engine.index.kway import Chunk, rounds, split_records, whole_runs
 from bm25desk.engine.index.layout import segment_meta, write_json
@@ -101,7 +108,7 @@ def _merge_vocabulary(sources: list[MergeSource], dest: Path, cancel: CancelToke
             for pieces, (t, _) in zip(maps, taken, strict=True):
                 pieces.append(np.fromiter(map(index.__getitem__, t), dtype=np.int32, count=len(t)))
             n_terms += len(terms)
-    save_array(dest / "terms.off.npy", np.frombuffer(offsets, dtype=np.int64))
+    save_array(dest / "terms.off.npy", narrow(np.frombuffer(offsets, dtype=np.int64)))
     for s, pieces in zip(sources, maps, strict=True):
         m = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
         if m.size > 1 and not bool(np.all(m[1:] > m[:-1])):
@@ -158,15 +165,17 @@ def _concat_arrays(
 def _concat_blob(sources: list[MergeSource], dest: Path, name: str, n: int) -> None:
     """Concatenate ``<name>.bin`` files and their offsets (shifted) for ``n`` records in all."""
     base = 0
-    out = NpyWriter(dest / f"{name}.off.npy", np.int64, n + 1)
+    readers = [s.reader(f"{name}.off", np.int64) for s in sources]
+    sizes = []
+    for s, r in zip(sources, readers, strict=True):
+        if r.n < 1:
+            raise IndexCorruptError(f"segment {s.path.name}: {name}.off.npy is empty")
+        sizes.append(int(r.read(r.n - 1, r.n)[0]))
+    out = NpyWriter(dest / f"{name}.off.npy", index_dtype(sum(sizes)), n + 1)
     try:
         out.write(np.zeros(1, dtype=np.int64))
         with open(dest / f"{name}.bin", "wb") as fh:
-            for s in sources:
-                r = s.reader(f"{name}.off", np.int64)
-                if r.n < 1:
-                    raise IndexCorruptError(f"segment {s.path.name}: {name}.off.npy is empty")
-                size = int(r.read(r.n - 1, r.n)[0])
+            for s, r, size in zip(sources, readers, sizes, strict=True):
                 path = s.path / f"{name}.bin"
                 if not path.exists() or path.stat().st_size != size:
                     raise IndexCorruptError(f"segment {s.path.name}: {name}.bin has the wrong size")
@@ -257,12 +266,12 @@ def merge_segments(
         total_len = _concat_arrays(opened, dest, "doclen", np.int32)
         doclen = np.load(dest / "doclen.npy", allow_pickle=False)
         ptr = merged_ptr(opened, "ptr", n_terms)
-        save_array(dest / "ptr.npy", ptr)
+        save_array(dest / "ptr.npy", narrow(ptr))
         merge_body(opened, ptr, dest, doclen, block_postings, cancel)
         nnz = int(ptr[-1])
         del ptr, doclen
         tptr = merged_ptr(opened, "tptr", n_terms)
-        save_array(dest / "tptr.npy", tptr)
+        save_array(dest / "tptr.npy", narrow(tptr))
         merge_postings(opened, tptr, ("tptr", "tdocs", None, None), dest, block_postings, cancel)
         del tptr
         for s in opened:

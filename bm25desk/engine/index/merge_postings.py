@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from bm25desk.engine.index import blocks
-from bm25desk.engine.index.arrays import I32, I64, IndexCorruptError
+from bm25desk.engine.index.arrays import I32, I64, IndexCorruptError, index_dtype
 from bm25desk.engine.index.merge_source import MergeSource, check_cancel
 from bm25desk.engine.index.npyio import CHUNK, NpyWriter
 from bm25desk.engine.index.postings_writer import PostingsWriter
@@ -259,7 +259,10 @@ def merge_body(
     n_terms = len(ptr) - 1
     srcs = [_SourceBody(s) for s in sources]
     out = PostingsWriter(dest)
-    cf_out = NpyWriter(dest / "cf.npy", np.int64, n_terms)
+    # cf's dtype follows the segment's occurrences (reserved terms are not in the lengths), as
+    # the segment writer chooses it.
+    occurrences = sum(int(c.sum(dtype=np.int64)) for sp in srcs for c in sp.cf.chunks())
+    cf_out = NpyWriter(dest / "cf.npy", index_dtype(occurrences), n_terms)
     cursors = [0] * len(sources)
     try:
         for t0, t1 in _runs(ptr, block, cancel):

@@ -33,7 +33,9 @@ class NpyReader:
                 shape, fortran, dt = np.lib.format.read_array_header_1_0(self._fh)
             else:
                 shape, fortran, dt = np.lib.format.read_array_header_2_0(self._fh)
-            if len(shape) != 1 or fortran or dt != np.dtype(dtype):
+            # An int64 offset or count array may be stored narrow (uint32): read widened.
+            widen = np.dtype(dtype) == np.int64 and dt == np.uint32
+            if len(shape) != 1 or fortran or (dt != np.dtype(dtype) and not widen):
                 raise IndexCorruptError(f"index file damaged: {path.name} has the wrong type")
         except ValueError as exc:
             self._fh.close()
@@ -42,18 +44,19 @@ class NpyReader:
             self._fh.close()
             raise
         self.dtype = np.dtype(dtype)
+        self.file_dtype = np.dtype(dt)
         self.n = int(shape[0])
         self._start = self._fh.tell()
 
     def read(self, lo: int, hi: int) -> npt.NDArray[Any]:
-        """Return elements ``[lo, hi)`` as a new array."""
-        out = np.empty(hi - lo, dtype=self.dtype)
+        """Return elements ``[lo, hi)`` as a new array (of the dtype asked for)."""
+        out = np.empty(hi - lo, dtype=self.file_dtype)
         if hi > lo:
-            self._fh.seek(self._start + lo * self.dtype.itemsize)
+            self._fh.seek(self._start + lo * self.file_dtype.itemsize)
             got = self._fh.readinto(out.data.cast("B"))
             if got != out.nbytes:
                 raise IndexCorruptError(f"index file damaged: {self.path.name} is truncated")
-        return out
+        return out if self.file_dtype == self.dtype else out.astype(self.dtype)
 
     def chunks(self, lo: int = 0, hi: int | None = None) -> Iterator[npt.NDArray[Any]]:
         """Yield elements ``[lo, hi)`` in pieces of at most ``CHUNK``."""

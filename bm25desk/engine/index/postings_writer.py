@@ -9,9 +9,11 @@ import numpy as np
 import numpy.typing as npt
 
 from bm25desk.engine.index import blocks
-from bm25desk.engine.index.arrays import I32, I64, save_array
+from bm25desk.engine.index.arrays import I32, I64, narrow, save_array
 
 __all__ = ["PostingsWriter", "write_postings"]
+
+_NARROW = ("bptr", "blk_off")
 
 
 class PostingsWriter:
@@ -69,7 +71,8 @@ class PostingsWriter:
         for name, parts in p.items():
             dt = dtypes.get(name, np.int64)
             arr = np.concatenate(parts).astype(dt) if parts else np.zeros(0, dtype=dt)
-            save_array(self._dir / f"{name}.npy", arr)
+            # Block pointers and offsets: uint32 while they fit (format 4).
+            save_array(self._dir / f"{name}.npy", narrow(arr) if name in _NARROW else arr)
 
 
 def write_postings(directory: Path, ptr: I64, docs: I32, tfs: I32, doclen: I32) -> None:

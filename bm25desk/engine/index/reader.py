@@ -125,8 +125,8 @@ class Index:
         elif len(self.segments) == 1 and self.deleted[0] is None:
             seg = self.segments[0]
             self._lexicon = seg.lexicon
-            self._df = np.diff(seg.ptr)
-            self._cf = seg.cf
+            self._df = np.diff(seg.ptr).astype(np.int64)
+            self._cf = seg.cf  # uint32 (format 4, while it fits) or int64: widened where used
         elif not self.segments:
             self._lexicon = None  # type: ignore[assignment]
             self._df = np.zeros(0, dtype=np.int64)
@@ -322,8 +322,9 @@ class Index:
         """Return the ``n`` terms with the highest collection frequency as (term, df, cf)."""
         if self._lexicon is None or n <= 0:
             return []
-        # Title-only and reserved terms rank last (-1) and are left out.
-        cf = np.where(self._vocab_mask, np.asarray(self._cf), -1)
+        # Title-only and reserved terms rank last (-1) and are left out (cf widened: it may be
+        # stored as uint32).
+        cf = np.where(self._vocab_mask, np.asarray(self._cf, dtype=np.int64), -1)
         n = min(n, cf.size)
         top = np.argpartition(-cf, n - 1)[:n] if n < cf.size else np.arange(cf.size)
         top = top[np.lexsort((top, -cf[top]))]

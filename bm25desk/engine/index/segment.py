@@ -84,6 +84,7 @@ class Segment:
         self.total_len = meta["total_len"]
         self.nnz = meta["nnz"]
         self.lexicon = Lexicon(directory)
+        # Offsets and counts: uint32 or int64 (see layout); read as they are, never copied.
         self.ptr: I64 = load_array(directory / "ptr.npy")
         self.cf: I64 = load_array(directory / "cf.npy")
         self.tptr: I64 = load_array(directory / "tptr.npy")
@@ -171,12 +172,15 @@ class Segment:
         if self.format < 3:
             a, b = int(self.ptr[t0]), int(self.ptr[t1])
             return np.asarray(self.docs[a:b]), np.asarray(self.tfs[a:b])
+        # Only the blocks of these terms (the codec widens narrow offsets: a slice, not the file).
+        bp = np.asarray(self.bptr[t0 : t1 + 1], dtype=np.int64)
+        b0, b1 = int(bp[0]), int(bp[-1])
         try:
             return blocks.decode(
                 self.blocks,
-                self.blk_off,
-                self.blk_last,
-                self.bptr[t0 : t1 + 1],
+                self.blk_off[b0 : b1 + 1],
+                self.blk_last[b0:b1],
+                bp - b0,
                 self.ptr[t0 : t1 + 1],
                 self.n_docs,
                 self.cap,

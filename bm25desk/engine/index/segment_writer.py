@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
-from bm25desk.engine.index.arrays import I32, I64, save_array
+from bm25desk.engine.index.arrays import I32, I64, index_dtype, narrow, save_array
 from bm25desk.engine.index.blobs import BlobWriter, name_bytes
 from bm25desk.engine.index.layout import segment_meta, write_json
-from bm25desk.engine.index.lexicon import sort_terms, write_lexicon
+from bm25desk.engine.index.lexicon import write_lexicon, write_lexicon_bytes
 from bm25desk.engine.index.postings_writer import write_postings
 from bm25desk.engine.index.textstore import ZBlobWriter
 
@@ -41,6 +42,8 @@ class SegmentWriter:
     """
 
     FLUSH_TOKENS = 1_000_000
+    PLACE_POSTINGS = 1 << 18
+    """Postings placed at a time by :meth:`finish` (~40 bytes each of temporaries)."""
 
     def __init__(self, directory: Path, vocabulary: TermIds | None = None) -> None:
         directory.mkdir(parents=True)
@@ -148,7 +151,7 @@ class SegmentWriter:
         tids = np.frombuffer(self._buf, dtype=np.int32)
         first = len(self._doclen)
         lens = np.frombuffer(self._lens, dtype=np.int32)
-        docs = np.repeat(np.arange(first, first + len(lens), dtype=np.int64), lens)
+        docs = np.repeat(np.arange(first, first + len(lens), dtype=np.int32), lens)
         keep = tids >= 0
         if keep.all():
             self._doclen.frombytes(lens.tobytes())
@@ -167,6 +170,73 @@ class SegmentWriter:
         self._buf = array("i")
         self._lens = array("i")
 
+    def _write_lexicon(self, pairs: I64) -> tuple[I32, int]:
+        """Write the lexicon of the terms this segment contains; return provisional → final ids.
+
+        The vocabulary may be shared by several segments: only the terms used here are kept,
+        sorted by UTF-8 bytes — which is code point order, so the strings are sorted as they
+        are (no bytes object or index per term: this was the peak of a build's memory). Terms
+        that do not encode (lone surrogates, written as "?") are sorted by their bytes instead.
+        """
+        used = np.zeros(len(self._ids), dtype=bool)
+        for keys, _ in self._chunks:
+            used[keys >> 32] = True
+        used[pairs >> 32] = True
+        terms = list(itertools.compress(self._ids, used.tolist()))  # insertion order == id
+        del used
+        try:
+            data = "".join(terms).encode("utf-8")
+        except UnicodeEncodeError:
+            terms.sort(key=lambda t: t.encode("utf-8", "replace"))
+            data = b""
+        else:
+            terms.sort()
+            data = "".join(terms).encode("utf-8")
+        n_terms = len(terms)
+        ids = self._ids
+        prov = np.fromiter(map(ids.__getitem__, terms), dtype=np.int64, count=n_terms)
+        new_id = np.full(len(ids), -1, dtype=np.int32)
+        new_id[prov] = np.arange(n_terms, dtype=np.int32)
+        del prov
+        if data and len(data) == sum(map(len, terms)):  # ASCII: a term's bytes are its chars
+            write_lexicon_bytes(self.path, data, np.fromiter(map(len, terms), np.int64, n_terms))
+        else:
+            write_lexicon(self.path, terms)
+        return new_id, n_terms
+
+    def _place_postings(self, new_id: I32, n_terms: int) -> tuple[I64, I32, I32, I64]:
+        """Return ``(ptr, docs, tfs, cf)`` of the segment in final term order, emptying the chunks.
+
+        Each chunk is sorted by (provisional id, doc) and the chunks follow each other in doc
+        order, so a term's postings are its runs in every chunk, in chunk order: each run is
+        placed at its term's next free slot. No sort and no concatenation of the chunks: memory
+        is the output (8 bytes a posting) and the chunks not yet placed (12), each freed once
+        placed (a concatenation and a stable argsort needed ~32 bytes a posting).
+        """
+        counts = np.zeros(n_terms, dtype=np.int64)
+        cf = np.zeros(n_terms, dtype=np.int64)
+        for keys, tfs in self._chunks:
+            tid = new_id[keys >> 32]
+            counts += np.bincount(tid, minlength=n_terms)
+            cf += np.bincount(tid, weights=tfs, minlength=n_terms).astype(np.int64)
+        ptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        del counts
+        nnz = int(ptr[-1])
+        docs = np.empty(nnz, dtype=np.int32)
+        tfs_out = np.empty(nnz, dtype=np.int32)
+        fill = ptr[:-1].copy()  # the next free slot of each term
+        chunks, self._chunks = self._chunks, []
+        chunks.reverse()  # popped from the end: placed in order, each freed once placed
+        while chunks:
+            keys, tfs = chunks.pop()
+            # In pieces (a run cut in two is placed as two runs): small temporaries.
+            for lo in range(0, keys.size, self.PLACE_POSTINGS):
+                hi = lo + self.PLACE_POSTINGS
+                _place(keys[lo:hi], tfs[lo:hi], new_id, fill, docs, tfs_out)
+            del keys, tfs
+        return ptr, docs, tfs_out, cf
+
     def abort(self) -> None:
         """Close the files of a segment that will not be finished (a failed or cancelled build)."""
         for blob in self._blobs.values():
@@ -178,54 +248,23 @@ class SegmentWriter:
         for blob in self._blobs.values():
             blob.close()
         d = self.path
-        if self._chunks:
-            keys = np.concatenate([k for k, _ in self._chunks])
-            tfs = np.concatenate([t for _, t in self._chunks])
-        else:
-            keys = np.zeros(0, dtype=np.int64)
-            tfs = np.zeros(0, dtype=np.int32)
-        self._chunks = []
         if self._extra_keys:
-            # Reserved terms never occur in the body chunks: one more chunk, sorted by key,
-            # keeps "docs ascend per term" for the stable sort below.
+            # Reserved terms never occur in the body chunks: one more chunk, sorted by key, keeps
+            # "docs ascend per term" when the chunks are placed in order.
             ekeys = np.frombuffer(self._extra_keys, dtype=np.int64)
             eorder = np.argsort(ekeys, kind="stable")
-            keys = np.concatenate([keys, ekeys[eorder]])
-            tfs = np.concatenate([tfs, np.frombuffer(self._extra_tfs, dtype=np.int32)[eorder]])
+            etfs = np.frombuffer(self._extra_tfs, dtype=np.int32)[eorder]
+            self._chunks.append((ekeys[eorder], etfs))
             self._extra_keys, self._extra_tfs = array("q"), array("i")
         pairs = np.unique(np.frombuffer(self._title_pairs, dtype=np.int64))
-        # The lexicon: the terms this segment contains (the vocabulary may be shared), sorted.
-        vocab = list(self._ids)  # insertion order == provisional id
-        used = np.zeros(len(vocab), dtype=bool)
-        used[keys >> 32] = True
-        used[pairs >> 32] = True
-        used_ids = np.flatnonzero(used)
-        terms = [vocab[i] for i in used_ids.tolist()]
-        del vocab, used
-        perm = sort_terms(terms)
-        new_id = np.full(len(self._ids), -1, dtype=np.int32)
-        new_id[used_ids[perm]] = np.arange(len(terms), dtype=np.int32)
-        write_lexicon(d, (terms[i] for i in perm.tolist()))
-        n_terms = len(terms)
-        del terms, perm, used_ids
-
-        # Each chunk is sorted by (provisional id, doc) and chunks follow each other in doc
-        # order, so a stable sort by the final term id alone leaves docs ascending per term.
-        tid = new_id[keys >> 32]
-        doc = (keys & 0xFFFFFFFF).astype(np.int32)
-        del keys
-        order = np.argsort(tid, kind="stable")
-        tid, doc, tfs = tid[order], doc[order], tfs[order]
-        del order
-        counts = np.bincount(tid, minlength=n_terms)
-        ptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(counts, out=ptr[1:])
-        cf = np.bincount(tid, weights=tfs, minlength=n_terms).astype(np.int64)
-        del tid
+        new_id, n_terms = self._write_lexicon(pairs)
+        ptr, doc, tfs, cf = self._place_postings(new_id, n_terms)
         doclen = np.frombuffer(self._doclen, dtype=np.int32)
-        save_array(d / "ptr.npy", ptr)
-        save_array(d / "cf.npy", cf)
-        write_postings(d, ptr, doc, tfs.astype(np.int32), doclen)
+        total_len = int(doclen.sum(dtype=np.int64))
+        save_array(d / "ptr.npy", narrow(ptr))
+        # By the occurrences (reserved terms are not in the lengths), as a merge chooses it.
+        save_array(d / "cf.npy", cf.astype(index_dtype(int(cf.sum()))))
+        write_postings(d, ptr, doc, tfs, doclen)
         del doc, tfs
 
         ttid = new_id[pairs >> 32].astype(np.int64)
@@ -234,7 +273,7 @@ class SegmentWriter:
         tcounts = np.bincount(ttid[torder], minlength=n_terms)
         tptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(tcounts, out=tptr[1:])
-        save_array(d / "tptr.npy", tptr)
+        save_array(d / "tptr.npy", narrow(tptr))
         save_array(d / "tdocs.npy", tdoc[torder])
 
         save_array(d / "doclen.npy", doclen)
@@ -243,6 +282,20 @@ class SegmentWriter:
         docid_keys = [name_bytes(docid) for docid in self._docids]
         docid_order = sorted(range(len(docid_keys)), key=docid_keys.__getitem__)
         save_array(d / "docid_order.npy", np.array(docid_order, dtype=np.int32))
-        meta = segment_meta(len(doclen), n_terms, int(ptr[-1]), int(doclen.sum(dtype=np.int64)))
+        meta = segment_meta(len(doclen), n_terms, int(ptr[-1]), total_len)
         write_json(d / "meta.json", meta)
         return meta
+
+
+def _place(keys: I64, tfs: I32, new_id: I32, fill: I64, docs: I32, tfs_out: I32) -> None:
+    """Place postings sorted by (provisional id, doc) at their terms' next free slots."""
+    tid = new_id[keys >> 32]
+    starts = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1]])
+    run_tid = tid[starts]
+    run_len = np.diff(np.r_[starts, tid.size])
+    del tid
+    dest = np.repeat(fill[run_tid] - starts, run_len)
+    dest += np.arange(dest.size, dtype=np.int64)
+    fill[run_tid] += run_len
+    docs[dest] = keys & 0xFFFFFFFF
+    tfs_out[dest] = tfs

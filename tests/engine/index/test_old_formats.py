@@ -1,9 +1,12 @@
-"""Indexes of format 2 (written by bm25desk before the block format) open, answer exactly like a
-fresh build, pass ``check``, and are rewritten in the current format by the next update.
+"""Indexes of formats 2 and 3 (written by earlier bm25desk) open, answer exactly like a fresh
+build, pass ``check``, and are rewritten in the current format by the next update.
 
-``tests/data/format2`` holds such an index, built by the previous release from
+``tests/data/format2`` holds an index built by the release before the block format from
 ``format2/source`` and then updated once (a file removed, one added): two segments with plain
-int32 postings and text, a deletion file and a merged lexicon.
+int32 postings and text, a deletion file and a merged lexicon. ``tests/data/format3`` holds the
+same kind of index written by the release before narrow offsets (main at d623fae: block
+postings, every offset and count int64), whose documents after its update are those of
+``format2/source`` too.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bm25desk.engine.index.build import build_index, update_index
@@ -26,7 +30,9 @@ from bm25desk.engine.scoring.query import parse_terms
 from bm25desk.engine.scoring.search import Searcher
 from bm25desk.engine.scoring.variants import get_variant, variant_classes
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "format2"
+DATA = Path(__file__).resolve().parents[2] / "data"
+SOURCE = DATA / "format2" / "source"
+OLD_FORMATS = (2, 3)
 QUERIES = [
     ["apple"],
     ["pear", "apples"],
@@ -36,13 +42,13 @@ QUERIES = [
 ]
 
 
-@pytest.fixture
-def old_store(tmp_path: Path) -> tuple[IndexStore, Path]:
-    """A store holding a copy of the format 2 index, its source folder copied beside it."""
+@pytest.fixture(params=OLD_FORMATS, ids=[f"format{f}" for f in OLD_FORMATS])
+def old_store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[IndexStore, Path]:
+    """A store holding a copy of an old index, its source folder copied beside it."""
     store = IndexStore(tmp_path / "store")
     store.root.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(DATA / "index", store.root / "old")
-    source = shutil.copytree(DATA / "source", tmp_path / "source")
+    shutil.copytree(DATA / f"format{request.param}" / "index", store.root / "old")
+    source = shutil.copytree(SOURCE, tmp_path / "source")
     path = store.root / "old" / "manifest.json"
     m = json.loads(path.read_text(encoding="utf-8"))
     with Index(store.root / "old") as index:  # the files as the index saw them (git keeps no times)
@@ -70,12 +76,19 @@ def ranking(index: Index, key: str, query: list[str], kernel: bool) -> list[tupl
     ]
 
 
-def test_the_fixture_is_format_2() -> None:
-    m = json.loads((DATA / "index" / "manifest.json").read_text(encoding="utf-8"))
-    assert m["format"] == 2
-    for entry in m["segments"]:
-        assert (DATA / "index" / entry["name"] / "docs.npy").exists()
-        assert Segment(DATA / "index" / entry["name"]).format == 2
+def test_the_fixtures_are_of_their_formats() -> None:
+    for fmt in OLD_FORMATS:
+        index = DATA / f"format{fmt}" / "index"
+        m = json.loads((index / "manifest.json").read_text(encoding="utf-8"))
+        assert m["format"] == fmt
+        for entry in m["segments"]:
+            seg = Segment(index / entry["name"])
+            assert seg.format == fmt
+            assert (index / entry["name"] / ("docs.npy" if fmt == 2 else "blocks.bin")).exists()
+            if fmt == 3:  # every offset and count array int64: what format 4 narrows
+                assert {a.dtype for a in (seg.ptr, seg.cf, seg.bptr, seg.blk_off)} == {
+                    np.dtype(np.int64)
+                }
 
 
 @pytest.mark.parametrize("key", [c.key for c in variant_classes()])
@@ -117,6 +130,7 @@ def test_an_update_rewrites_old_segments_in_the_current_format(
     with store.open("old") as after, store.open("fresh") as fresh:
         assert after.manifest["format"] == FORMAT
         assert all(seg.format == FORMAT for seg in after.segments)
+        assert all(seg.ptr.dtype == np.uint32 for seg in after.segments)
         assert all((seg.path / "blocks.bin").exists() for seg in after.segments)
         assert not any((seg.path / "docs.npy").exists() for seg in after.segments)
         assert any(d is not None for d in after.deleted)  # the deletion survived the rewrite

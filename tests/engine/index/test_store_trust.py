@@ -17,6 +17,7 @@ from bm25desk.engine import IndexStore, Searcher, build_index, update_index
 from bm25desk.engine.index.changes import folder_changes
 from bm25desk.engine.index.check import check_index
 from bm25desk.engine.index.lock import WriterLock
+from bm25desk.engine.index.manifest import FORMAT as MANIFEST_FORMAT
 from bm25desk.engine.index.segment import IndexCorruptError
 from bm25desk.engine.index.store import EmptyBuildError, IndexLockedError, StoreError
 
@@ -235,8 +236,8 @@ def test_an_index_without_checksums_still_opens(store: IndexStore, folder: Path)
     assert report.ok
     assert not report.checksums
     (folder / "a.txt").unlink()
-    update_index("f", store=store)  # the update writes format 3 with checksums
-    assert json.loads(path.read_text(encoding="utf-8"))["format"] == 3
+    update_index("f", store=store)  # the update writes the current format, with checksums
+    assert json.loads(path.read_text(encoding="utf-8"))["format"] == MANIFEST_FORMAT
     assert check_index("f", store=store).checksums
 
 

@@ -453,21 +453,51 @@ done:
     return result;
 }
 
+/* A blob's record offsets: uint32 (format 4, while the blob is under 4 GB) or int64. */
+typedef struct {
+    const void *p;
+    int w;
+    Py_ssize_t n; /* records (offsets - 1) */
+} Offsets;
+
+static inline int64_t
+off_at(const Offsets *o, Py_ssize_t i)
+{
+    return o->w == 4 ? (int64_t)((const uint32_t *)o->p)[i] : ((const int64_t *)o->p)[i];
+}
+
+/* Take an offsets buffer of 4- or 8-byte items. */
+static int
+take_offsets(PyObject *obj, View *view, Offsets *o)
+{
+    if (take(obj, view, 8, "offsets") < 0) {
+        if (!view->have || view->v.itemsize != 4 || view->v.len % 4) {
+            return -1;
+        }
+        PyErr_Clear();
+    }
+    o->p = view->v.buf;
+    o->w = (int)view->v.itemsize;
+    o->n = view->v.len / o->w - 1;
+    return 0;
+}
+
 /* Compare record i of a blob with key (memcmp order, then length). */
 static int
-cmp_record(const uint8_t *data, const int64_t *off, Py_ssize_t i, const uint8_t *key,
+cmp_record(const uint8_t *data, const Offsets *off, Py_ssize_t i, const uint8_t *key,
            Py_ssize_t klen)
 {
-    Py_ssize_t len = (Py_ssize_t)(off[i + 1] - off[i]);
-    int c = memcmp(data + off[i], key, (size_t)(len < klen ? len : klen));
+    int64_t a = off_at(off, i);
+    Py_ssize_t len = (Py_ssize_t)(off_at(off, i + 1) - a);
+    int c = memcmp(data + a, key, (size_t)(len < klen ? len : klen));
     return c ? c : (len > klen) - (len < klen);
 }
 
 /* The records' offsets must ascend within the data (a damaged blob must not be read past). */
 static int
-check_offsets(const int64_t *off, Py_ssize_t n, Py_ssize_t size)
+check_offsets(const Offsets *off, Py_ssize_t size)
 {
-    if (off[0] < 0 || off[n] > size) {
+    if (off_at(off, 0) < 0 || off_at(off, off->n) > size) {
         return -1;
     }
     return 0;
@@ -483,24 +513,24 @@ blocks_find(PyObject *Py_UNUSED(module), PyObject *args)
     }
     View v[2];
     memset(v, 0, sizeof(v));
+    Offsets off;
     PyObject *result = NULL;
-    if (take(data_o, &v[0], 1, "data") < 0 || take(off_o, &v[1], 8, "offsets") < 0) {
+    if (take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
         goto done;
     }
     const uint8_t *data = v[0].v.buf;
-    const int64_t *off = v[1].v.buf;
-    Py_ssize_t n = v[1].v.len / 8 - 1, lo = 0, hi = n > 0 ? n : 0;
-    if (n < 0 || check_offsets(off, n, v[0].v.len) < 0) {
+    Py_ssize_t n = off.n, lo = 0, hi = n > 0 ? n : 0;
+    if (n < 0 || check_offsets(&off, v[0].v.len) < 0) {
         PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
         goto done;
     }
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (off[mid + 1] < off[mid] || off[mid + 1] > v[0].v.len) {
+        if (off_at(&off, mid + 1) < off_at(&off, mid) || off_at(&off, mid + 1) > v[0].v.len) {
             PyErr_SetString(PyExc_ValueError, "find: offsets out of order");
             goto done;
         }
-        int c = cmp_record(data, off, mid, key.buf, key.len);
+        int c = cmp_record(data, &off, mid, key.buf, key.len);
         if (c < 0) {
             lo = mid + 1;
         }
@@ -529,18 +559,19 @@ blocks_strictly_sorted(PyObject *Py_UNUSED(module), PyObject *args)
     }
     View v[2];
     memset(v, 0, sizeof(v));
+    Offsets off;
     PyObject *result = NULL;
-    if (take(data_o, &v[0], 1, "data") < 0 || take(off_o, &v[1], 8, "offsets") < 0) {
+    if (take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
         goto done;
     }
     const uint8_t *data = v[0].v.buf;
-    const int64_t *off = v[1].v.buf;
-    Py_ssize_t n = v[1].v.len / 8 - 1;
-    int ok = n >= 0 && check_offsets(off, n, v[0].v.len) == 0;
+    Py_ssize_t n = off.n;
+    int ok = n >= 0 && check_offsets(&off, v[0].v.len) == 0;
     for (Py_ssize_t i = 0; ok && i < n; i++) {
-        ok = off[i + 1] >= off[i] && off[i + 1] <= v[0].v.len;
+        int64_t a = off_at(&off, i), z = off_at(&off, i + 1);
+        ok = z >= a && z <= v[0].v.len;
         if (ok && i > 0) {
-            ok = cmp_record(data, off, i - 1, data + off[i], (Py_ssize_t)(off[i + 1] - off[i])) < 0;
+            ok = cmp_record(data, &off, i - 1, data + a, (Py_ssize_t)(z - a)) < 0;
         }
     }
     result = PyBool_FromLong(ok);
@@ -551,7 +582,8 @@ done:
 
 static PyMethodDef blocks_methods[] = {
     {"find", (PyCFunction)blocks_find, METH_VARARGS,
-     "find(data, offsets, key) -> the index of record key in a sorted blob, or -1."},
+     "find(data, offsets, key) -> the index of record key in a sorted blob, or -1 (offsets: "
+     "uint32 or int64)."},
     {"strictly_sorted", (PyCFunction)blocks_strictly_sorted, METH_VARARGS,
      "strictly_sorted(data, offsets) -> whether the blob's records ascend strictly (bytes)."},
     {"encode", (PyCFunction)blocks_encode, METH_VARARGS,

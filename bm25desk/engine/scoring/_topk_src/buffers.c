@@ -11,6 +11,8 @@ kind_name(char kind)
         return "int64";
     case 'd':
         return "float64";
+    case 'x':
+        return "uint32 or int64";
     default:
         return "bool/uint8";
     }
@@ -33,6 +35,9 @@ format_matches(const Py_buffer *view, char kind)
         return view->itemsize == 8 && (*f == 'q' || (*f == 'l' && sizeof(long) == 8));
     case 'd':
         return view->itemsize == 8 && *f == 'd';
+    case 'x': /* a segment's offsets or counts: uint32 (format 4, where they fit) or int64 */
+        return (view->itemsize == 4 && (*f == 'I' || (*f == 'L' && sizeof(long) == 4))) ||
+               (view->itemsize == 8 && (*f == 'q' || (*f == 'l' && sizeof(long) == 8)));
     default:
         return view->itemsize == 1 && (*f == '?' || *f == 'B' || *f == 'b');
     }

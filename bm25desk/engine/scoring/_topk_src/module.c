@@ -16,8 +16,9 @@ static PyMethodDef topk_methods[] = {
      "argument."},
     {"stored", (PyCFunction)(void (*)(void))topk_stored, METH_VARARGS | METH_KEYWORDS,
      "stored(arrays, tid, dl_index, cap=32, shift=7) -> PostingList over term tid's blocks in a "
-     "stored segment (format 3). arrays: the segment's (blocks (uint8, padded), blk_off, "
-     "blk_last, ptr, bptr, ovf, tfront_term, tfront_off, tfront); the first three are kept "
+     "stored segment (format 3 or 4). arrays: the segment's (blocks (uint8, padded), blk_off, "
+     "blk_last, ptr, bptr, ovf, tfront_term, tfront_off, tfront; blk_off, ptr and bptr uint32 "
+     "or int64); the first three are kept "
      "referenced, nothing is decoded until a search."},
     {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
      "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},

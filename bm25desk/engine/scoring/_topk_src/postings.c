@@ -384,6 +384,34 @@ stored_frontier(PostingList *pl, Py_ssize_t tid, const Py_buffer *terms, const P
     return 0;
 }
 
+/* Element i of an offsets buffer of kind 'x' (uint32 or int64). */
+static inline int64_t
+offset_at(const Py_buffer *v, Py_ssize_t i)
+{
+    return v->itemsize == 4 ? (int64_t)((const uint32_t *)v->buf)[i] : ((const int64_t *)v->buf)[i];
+}
+
+/* The term's block offsets: the segment's own (int64), or widened into own_off (uint32). */
+static int
+stored_offsets(PostingList *pl, int64_t b0)
+{
+    if (pl->off_view.itemsize == 8) {
+        pl->blk_off = (const int64_t *)pl->off_view.buf + b0;
+        return 0;
+    }
+    pl->own_off = malloc(sizeof(int64_t) * (pl->nblk + 1));
+    if (!pl->own_off) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const uint32_t *src = (const uint32_t *)pl->off_view.buf + b0;
+    for (Py_ssize_t b = 0; b <= pl->nblk; b++) {
+        pl->own_off[b] = (int64_t)src[b];
+    }
+    pl->blk_off = pl->own_off;
+    return 0;
+}
+
 /* The term's postings: counts and block range from ptr/bptr, checked against the arrays. */
 static int
 stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buffer *bptr)
@@ -394,8 +422,8 @@ stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buf
         PyErr_SetString(PyExc_ValueError, "stored: the term or arrays do not fit");
         return -1;
     }
-    const int64_t *p = ptr->buf, *bp = bptr->buf;
-    int64_t a = p[tid], z = p[tid + 1], b0 = bp[tid], b1 = bp[tid + 1];
+    int64_t a = offset_at(ptr, tid), z = offset_at(ptr, tid + 1);
+    int64_t b0 = offset_at(bptr, tid), b1 = offset_at(bptr, tid + 1);
     int64_t B = (int64_t)1 << pl->shift;
     if (a < 0 || z < a || z - a > INT32_MAX || b0 < 0 || b1 > total || b1 - b0 != (z - a + B - 1) / B) {
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
@@ -403,7 +431,9 @@ stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buf
     }
     pl->n = (Py_ssize_t)(z - a);
     pl->nblk = (Py_ssize_t)(b1 - b0);
-    pl->blk_off = (const int64_t *)pl->off_view.buf + b0;
+    if (stored_offsets(pl, b0) < 0) {
+        return -1;
+    }
     pl->blk_last = (const int32_t *)pl->last_view.buf + b0;
     pl->stream = pl->stream_view.buf;
     pl->slen = pl->stream_view.len;
@@ -417,7 +447,7 @@ stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buf
 static int
 stored_init(PostingList *pl, PyObject *arrays, Py_ssize_t tid)
 {
-    static const char kinds[9] = {'b', 'q', 'i', 'q', 'q', 'q', 'i', 'q', 'b'};
+    static const char kinds[9] = {'b', 'x', 'i', 'x', 'x', 'q', 'i', 'q', 'b'};
     static const char *names[9] = {"stream", "blk_off", "blk_last", "ptr", "bptr", "ovf",
                                    "tfront_term", "tfront_off", "tfront"};
     if (!PyTuple_Check(arrays) || PyTuple_GET_SIZE(arrays) != 9) {
