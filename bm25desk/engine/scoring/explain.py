@@ -18,6 +18,7 @@ from bm25desk.engine.scoring import bm25f, explain_text
 from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.constraints import ConstraintCheck, check_document, constraints_of
 from bm25desk.engine.scoring.feedback import Feedback
+from bm25desk.engine.scoring.filters import FILTERED_NOTE
 from bm25desk.engine.scoring.query import ParsedQuery
 from bm25desk.engine.scoring.variant import Variant
 
@@ -127,6 +128,8 @@ def explain_document(
         else r
         for r in rows
     ]
+    if searcher.filters:  # the filters' note beside each term's df and N (engine/scoring/filters)
+        rows = [dataclasses.replace(r, notes=(*r.notes, FILTERED_NOTE)) for r in rows]
     checks = tuple(check_document(index, c, docno) for c in constraints_of(parsed))
     matches, reason = _verdict(bool(by_term), checks)
     rank = searcher.rank_of(parsed, variant, feedback, docno) if with_rank and matches else None

@@ -18,6 +18,7 @@ This module also keeps the names that used to live here (results, explanations, 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import threading
 import time
@@ -36,6 +37,7 @@ from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
 from bm25desk.engine.scoring.explain import Explanation, TermExplanation, explain_document
 from bm25desk.engine.scoring.family import Lucene
 from bm25desk.engine.scoring.feedback import Feedback, rsj_text, rsj_weight, with_feedback
+from bm25desk.engine.scoring.filters import Filters, filtered_allowed
 from bm25desk.engine.scoring.hits import Hits
 from bm25desk.engine.scoring.query import (
     ParsedQuery,
@@ -132,6 +134,22 @@ class Searcher:
         self._dfs: dict[str, int] = {}
         self._lock = threading.Lock()
         self.suggester = Suggester(index)
+        self.filters: Filters | None = None  # set by :meth:`filtered`
+
+    def filtered(self, filters: Filters | None) -> Searcher:
+        """Return a searcher (sharing this one's caches) whose rankings keep to ``filters``.
+
+        Filters restrict the documents returned and counted; N, df and the average length stay
+        the collection's, so each score is the unfiltered one (:mod:`.filters`).
+        """
+        other = copy.copy(self)
+        other.filters = filters if filters else None
+        return other
+
+    def _allowed(self, parsed: ParsedQuery) -> Any:
+        """Return the allowed mask of a ranking: the query's constraints and the filters."""
+        constraints = allowed_mask(self.index, parsed) if parsed.has_constraints else None
+        return filtered_allowed(self.index, constraints, self.filters)
 
     # -- analysis --------------------------------------------------------------------------------
 
@@ -369,7 +387,7 @@ class Searcher:
         analysis = self.analyze(parsed)
         terms = self._weighted(parsed, variant, feedback)
         if isinstance(variant, BM25F):  # fields: an exact numpy path of its own
-            allowed = allowed_mask(self.index, parsed) if parsed.has_constraints else None
+            allowed = self._allowed(parsed)
             hits, n_matches = bm25f.rank(self, variant, terms, k, allowed, contributions)
             n_matches = n_matches if count else -1
         else:
@@ -401,7 +419,7 @@ class Searcher:
         both give the dense float64 ranking bit for bit, so which one ran never shows.
         """
         index = self.index
-        allowed = allowed_mask(index, parsed) if parsed.has_constraints else None
+        allowed = self._allowed(parsed)
         dfs = self._dfs
         postings = sum(dfs.get(t[0], 0) for t in terms)
         detail: Any
@@ -457,8 +475,9 @@ class Searcher:
             scores, matched = impacts.dense(self.index, terms)
         else:
             scores, matched = topk.dense_scores(self.index, terms)
-        if parsed.has_constraints:
-            matched &= allowed_mask(self.index, parsed)
+        allowed = self._allowed(parsed)
+        if allowed is not None:
+            matched &= allowed
         return scores, matched
 
     def rank_of(
