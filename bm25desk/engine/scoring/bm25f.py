@@ -36,11 +36,13 @@ from bm25desk.engine.index.arrays import F64, I32, I64
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.reserved import field_length_term, field_term
 from bm25desk.engine.index.stats import CollectionStats, TermStats
+from bm25desk.engine.scoring.constraints import allowed_mask
 from bm25desk.engine.scoring.formulas import FloatArray, fmt
 from bm25desk.engine.scoring.variant import ParamSpec, Variant, VariantError, k1_field, param
 
 if TYPE_CHECKING:
     from bm25desk.engine.scoring.hits import Hits
+    from bm25desk.engine.scoring.query import ParsedQuery
     from bm25desk.engine.scoring.search import Searcher
     from bm25desk.engine.scoring.topk import TermSpec
 
@@ -545,6 +547,22 @@ def _detail(per: list[tuple[I64, I32, F64]], top: I64) -> tuple[I32, F64]:
         tfs[hit, t] = tf[at[hit]]
         parts[hit, t] = part[at[hit]]
     return tfs, parts
+
+
+def matched_mask(searcher: Searcher, parsed: ParsedQuery, variant: BM25F) -> Any:
+    """Return the mask (by docno) of the documents bm25f matches, before any filter.
+
+    A match has a query term in a scored field and satisfies the query's constraints (what
+    facets count: :func:`~bm25desk.engine.scoring.facets.facets`).
+    """
+    index = searcher.index
+    fields = scored_fields(searcher, variant)
+    ok = np.zeros(index.n_slots, dtype=bool)
+    for term, _ in parsed.scored:
+        ok[term_postings(index, term, fields)[0]] = True
+    if parsed.has_constraints:
+        ok &= allowed_mask(index, parsed)
+    return ok
 
 
 def _top(scores: F64, cand: I64, k: int) -> tuple[I64, F64]:

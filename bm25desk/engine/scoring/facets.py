@@ -89,12 +89,15 @@ def facets(
     filters: Filters | None = None,
     *,
     keys: Sequence[str] | None = None,
+    matched: Any = None,
 ) -> Facets:
     """Return the facet counts of ``parsed`` (None: every document) under ``filters``.
 
     Each key counts the documents that match the query and every filter but the key's own
     (:meth:`Filters.without`; ``year`` also leaves out the modified-date range). ``keys``
     chooses which keys (default: every metadata key of the index, :func:`~.filters.meta_keys`).
+    ``matched`` is the query's match mask when a variant decides it otherwise than the body's
+    postings (bm25f: :func:`~.bm25f.matched_mask`); default :func:`matching_mask`.
 
     Raises
     ------
@@ -104,7 +107,8 @@ def facets(
     filters = filters or Filters()
     if filters:
         filter_mask(index, filters)  # a bad filter fails here, whatever keys are counted
-    matched = matching_mask(index, parsed)
+    if matched is None:
+        matched = matching_mask(index, parsed)
     out = []
     for key in keys if keys is not None else meta_keys(index):
         values, docnos, ordinals = _pairs(index, key)

@@ -20,6 +20,10 @@ def _variant_with_params(draw: st.DrawFn, key: str) -> Variant:
         p.name: draw(st.sampled_from([p.lo, p.hi, p.default]) | st.floats(p.lo, p.hi))
         for p in cls.params()
     }
+    if key == "bm25f" and values["w_text"] == 0.0:
+        # Text weight 0 leaves the title alone, and these corpora have none: bm25f says so in
+        # an error (tested in test_bm25f.py), which is not what a sweep of rankings is about.
+        values["w_text"] = cls().w_text
     return get_variant(key, **values)
 
 

@@ -305,3 +305,26 @@ def test_relevance_feedback_counts_every_scored_field(make_segmented: Any) -> No
     no_title = searcher.weight("cat", get_variant("bm25f", w_title=0.0), marked)
     assert no_title is not None
     assert "r = 0 contain it" in no_title.idf_text
+
+
+def test_facets_count_what_bm25f_matches(make_segmented: Any) -> None:
+    from bm25desk.engine.scoring import bm25f
+    from bm25desk.engine.scoring.facets import facets
+
+    kinds = ["md", "txt", "md", "html", "txt", "md", "txt"]
+
+    def document(i: int, text: str) -> Document:
+        return Document(
+            docid=f"d{i}", text=text, title=TITLES[i], fields=EXTRA[i], meta=(("type", kinds[i]),)
+        )
+
+    index: Index = make_segmented([TEXTS], document=document)
+    searcher = Searcher(index)
+    variant = get_variant("bm25f", w_name=1.0)
+    parsed = searcher.parse("misc")  # only in d6's name field, never in a text or title
+    assert [h.docid for h in searcher.search_parsed(parsed, variant).hits] == ["d6"]
+    matched = bm25f.matched_mask(searcher, parsed, variant)
+    assert facets(index, parsed, matched=matched).as_dict(10) == {
+        "type": [{"value": "txt", "count": 1}]
+    }
+    assert facets(index, parsed).as_dict(10) == {"type": []}  # the body's postings alone

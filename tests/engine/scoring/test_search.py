@@ -134,6 +134,11 @@ def reference_scores(
                 inner = math.log(c + p["delta"]) if c + p["delta"] > 0 else -math.inf
                 part = 1 + math.log(1 + inner) if inner > -1 else 0.0
                 w = math.log((n + 1) / d) * max(part, 0.0)
+            elif key == "bm25f":  # no titles or fields here: the text alone
+                bt = p["b_text"]
+                ptf = p["w_text"] * tf / (1 - bt + bt * L / (avgdl if avgdl > 0 else 1.0))
+                part = ptf * (k1 + 1) / (k1 + ptf) if ptf > 0 else 0.0
+                w = math.log(1 + (n - d + 0.5) / (d + 0.5)) * part
             elif key == "bim":
                 w = rsj(d)
             elif key == "bim-tf":
