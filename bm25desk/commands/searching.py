@@ -155,8 +155,7 @@ FACET_VALUES = 50
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Search an index."""
-    from bm25desk.engine.scoring import bm25f
-    from bm25desk.engine.scoring.facets import facets
+    from bm25desk.engine.scoring.facets import search_facets
     from bm25desk.engine.scoring.filters import FilterError, filter_mask
     from bm25desk.engine.scoring.search import Searcher, variant_dict
 
@@ -185,11 +184,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         "filters": filters.as_dict(),
         "hits": [hit_dict(h) for h in result.hits],
     }
-    counts = None
-    if args.facets:  # bm25f matches over its fields, not the body's postings alone
-        fields = isinstance(variant, bm25f.BM25F)
-        matched = bm25f.matched_mask(searcher, a.parsed, variant) if fields else None
-        counts = facets(index, a.parsed, filters, matched=matched)
+    counts = search_facets(searcher, a.parsed, variant) if args.facets else None
     if counts is not None:
         data["facets"] = counts.as_dict(FACET_VALUES)
     if csv:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.reserved import meta_term
+from bm25desk.engine.scoring import bm25f
+from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.constraints import allowed_mask
 from bm25desk.engine.scoring.filters import (
     Filters,
@@ -27,8 +29,12 @@ from bm25desk.engine.scoring.filters import (
     values_of,
 )
 from bm25desk.engine.scoring.query import ParsedQuery
+from bm25desk.engine.scoring.variant import Variant
 
-__all__ = ["Facets", "facets", "matching_mask"]
+if TYPE_CHECKING:
+    from bm25desk.engine.scoring.search import Searcher
+
+__all__ = ["Facets", "facets", "matching_mask", "search_facets"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +102,9 @@ def facets(
     Each key counts the documents that match the query and every filter but the key's own
     (:meth:`Filters.without`; ``year`` also leaves out the modified-date range). ``keys``
     chooses which keys (default: every metadata key of the index, :func:`~.filters.meta_keys`).
-    ``matched`` is the query's match mask when a variant decides it otherwise than the body's
-    postings (bm25f: :func:`~.bm25f.matched_mask`); default :func:`matching_mask`.
+    ``matched`` is the query's match mask when the caller has it (default
+    :func:`matching_mask`: documents with a query term in the body); :func:`search_facets`
+    passes a variant's own, which for ``bm25f`` counts matches in its other fields too.
 
     Raises
     ------
@@ -107,8 +114,7 @@ def facets(
     filters = filters or Filters()
     if filters:
         filter_mask(index, filters)  # a bad filter fails here, whatever keys are counted
-    if matched is None:
-        matched = matching_mask(index, parsed)
+    matched = matching_mask(index, parsed) if matched is None else matched
     out = []
     for key in keys if keys is not None else meta_keys(index):
         values, docnos, ordinals = _pairs(index, key)
@@ -133,3 +139,20 @@ def _pairs(index: Index, key: str) -> tuple[list[str], Any, Any]:
         ordinals = np.repeat(np.arange(len(values), dtype=np.int64), sizes)
         got = cache[key] = (values, docnos, ordinals)
     return got
+
+
+def search_facets(
+    searcher: Searcher,
+    parsed: ParsedQuery | None,
+    variant: Variant | None = None,
+) -> Facets:
+    """Return the facets of a search: ``searcher``'s index and filters, the ranking's matches.
+
+    For ``bm25f`` a document matches when a query term is in any scored field (a file's name,
+    a column), as its ranking counts it; every other variant matches on the body, as
+    :func:`matching_mask` does, without a scoring pass.
+    """
+    matched = None
+    if parsed is not None and parsed.scored and isinstance(variant, BM25F):
+        matched = bm25f.matched_mask(searcher, parsed, variant)  # no scoring pass needed
+    return facets(searcher.index, parsed, searcher.filters, matched=matched)

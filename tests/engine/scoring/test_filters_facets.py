@@ -14,11 +14,11 @@ from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.build import commit, write_segments
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.readers.corpus import Document
-from bm25desk.engine.scoring.facets import facets, matching_mask
+from bm25desk.engine.scoring.facets import facets, matching_mask, search_facets
 from bm25desk.engine.scoring.family import Lucene
 from bm25desk.engine.scoring.filters import FILTERED_NOTE, FilterError, Filters, filter_mask
 from bm25desk.engine.scoring.search import Searcher
-from bm25desk.engine.scoring.variants import all_variants
+from bm25desk.engine.scoring.variants import all_variants, get_variant
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
 WORDS += ["eta", "theta", "iota", "kappa", "lambda", "mu"]
@@ -220,3 +220,21 @@ def test_batch_search_and_the_dense_view_keep_to_the_filters(index: Index) -> No
     _, matched = searcher.scores(parsed, Lucene())
     assert not (matched & ~filter_mask(index, f)).any()
     assert matched.sum() == searcher.search("alpha", k=5).n_matches
+
+
+def test_search_facets_count_what_the_variant_matches(make_index) -> None:  # type: ignore[no-untyped-def]
+    texts = ["apple pie", "plain words", "zebra apple", "nothing here"]
+    names = [(("name", n),) for n in ("zebra notes", "zebra list", "fruit", "other")]
+    meta = [(("type", t),) for t in ("md", "txt", "txt", "md")]
+    ix = make_index(texts, fields=names, meta=meta)
+    searcher = Searcher(ix)
+    parsed = searcher.parse("zebra")
+    body = search_facets(searcher, parsed, Lucene())
+    assert body["type"] == (("txt", 1),)  # only d2 has zebra in its body
+    bm25f = get_variant("bm25f", w_name=1.0)
+    in_names = search_facets(searcher, parsed, bm25f)
+    ranked = searcher.search_parsed(parsed, bm25f, k=10)
+    assert sorted(h.docid for h in ranked.hits) == ["d0", "d1", "d2"]
+    assert in_names["type"] == (("txt", 2), ("md", 1))
+    only_txt = searcher.filtered(Filters.of(types=["txt"]))
+    assert search_facets(only_txt, parsed, bm25f)["type"] == (("txt", 2), ("md", 1))
