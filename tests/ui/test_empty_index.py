@@ -61,6 +61,7 @@ def test_every_view_of_an_empty_index_says_so(
     assert search.empty_label.isVisible()
     window.show_tab(1)
     assert "has no documents" in window.compare_panel.query_label.text()
+    assert "Select a document" not in window.compare_panel.delta_title.text()
     with qtbot.waitSignal(window.stats_panel.stats_jobs.succeeded, timeout=10000):
         window.show_tab(2)
     stats = window.stats_panel

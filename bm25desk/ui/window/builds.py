@@ -135,20 +135,26 @@ class Builds(QObject):
             on_failure=self.delete_failed.emit,
         )
 
+    def _finish(self) -> BuildRequest | None:
+        """Hide the progress and say the builds are idle, before anyone hears how it ended."""
+        request, self.request = self.request, None
+        if request is not None:
+            self.progress.hide()
+            self.busy_changed.emit(False)
+        return request
+
     @Slot(object)
     def _on_jobs_succeeded(self, report: BuildReport) -> None:
-        self.succeeded.emit(report, self.request)
+        self.succeeded.emit(report, self._finish())
 
     @Slot(object)
     def _on_jobs_failed(self, exc: BaseException) -> None:
-        self.failed.emit(exc, self.request)
+        self.failed.emit(exc, self._finish())
 
     @Slot()
     def _on_jobs_cancelled(self) -> None:
-        self.cancelled.emit(self.request)
+        self.cancelled.emit(self._finish())
 
     @Slot()
     def _on_jobs_finished(self) -> None:
-        self.request = None
-        self.progress.hide()
-        self.busy_changed.emit(False)
+        self._finish()  # a dropped build (the others were finished above)
