@@ -19,7 +19,8 @@ SHORTCUTS = (
     ("F3 / Shift+F3", "Next / previous highlighted match in the preview"),
     ("Ctrl+O", "Open the selected document's file"),
     ("Ctrl+Shift+C", "Copy the score ledger as text"),
-    ("Ctrl+1 … Ctrl+4", "Search / Compare / Statistics / Evaluation tab"),
+    ("Ctrl+1 … Ctrl+5", "Search / Compare / Statistics / Evaluation / Terms tab"),
+    ("Ctrl+E", "Export the results (or, on the Terms tab, the term list)"),
     ("Ctrl+N", "New index"),
     ("F5", "Update the selected index from its source"),
     ("Ctrl+R", "Rebuild the selected index"),
@@ -72,6 +73,12 @@ def make_menus(w: Any) -> Actions:
     new = add_action(file_menu, "&New index…", w.new_index, "Ctrl+N")
     sample = add_action(file_menu, "Build the &sample collection", w.build_sample)
     file_menu.addSeparator()
+    look = w.look_inside
+    add_action(file_menu, "&Export…", look.export_current, "Ctrl+E")
+    add_action(file_menu, "Export the &results…", look.export_results)
+    add_action(file_menu, "Export the &ledger…", look.export_ledger)
+    add_action(file_menu, "Export the &term list…", w.terms_panel.export_terms)
+    file_menu.addSeparator()
     add_action(file_menu, "&Quit", w.close, "Ctrl+Q")
     index_menu = bar.addMenu("&Index")
     update = add_action(
@@ -107,7 +114,7 @@ def _make_search_menu(w: Any, menu: QMenu) -> None:
 
 
 def _make_view_menu(w: Any, menu: QMenu) -> None:
-    for i, name in enumerate(("&Search", "&Compare", "S&tatistics", "&Evaluation")):
+    for i, name in enumerate(("&Search", "&Compare", "S&tatistics", "&Evaluation", "Te&rms")):
         add_action(menu, name, lambda _=False, i=i: w.show_tab(i), f"Ctrl+{i + 1}")
     menu.addSeparator()
     add_action(menu, "&Indexes…", w.show_index_manager, "Ctrl+I")
