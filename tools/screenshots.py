@@ -9,8 +9,10 @@ Each (size, theme) gets a fresh temporary data dir (the real user's indexes and 
 touched), builds the bundled sample, and walks the states listed in :data:`STATES`: the start
 page, a build, results with the ledger and each plot, the variants whose plots look different
 (BM25Adpt, TF₁∘δ∘p×IDF, BIM, BM25L, BM25+), relevance feedback, Compare, Statistics, an
-evaluation (results, per query, sweep), the New-index dialog, the index manager, an empty index
-and an error. Files are named ``{size}-{theme}-{nn}-{state}.png``.
+evaluation (results, per query, sweep), the Terms tab with a term's postings and a document's
+terms, the New-index dialog, the index manager, an empty index and an error. ``--only`` visits
+some states only (the start and build always come first). Files are named
+``{size}-{theme}-{nn}-{state}.png``.
 """
 
 from __future__ import annotations
@@ -198,6 +200,29 @@ def evaluation_states(s: Session) -> None:
     w.show_tab(0)
 
 
+def terms_states(s: Session) -> None:
+    """Show the Terms tab (terms starting with "retriev", a term's postings), a document's terms."""
+    w = s.window
+    panel = w.terms_panel
+    w.show_tab(4)
+    s.wait(lambda: panel.terms_model.rowCount() > 0, "terms")
+    s.wait(lambda: panel.postings_model.rowCount() > 0, "postings of the top term")
+    s.shot("terms")
+    panel.filter_edit.setText("retriev")
+    s.wait(lambda: panel.term().startswith("retriev"), "postings of a filtered term")
+    s.wait(lambda: panel.postings_model.rowCount() > 0, "its postings")
+    s.shot("terms-filtered")
+    docno = panel.selected_docno()
+    assert docno is not None
+    w.look_inside.show_doc_terms(docno)
+    dialog = w.look_inside.doc_terms
+    s.wait(lambda: dialog.document() is not None, "a document's terms")
+    s.shot("document-terms", dialog)
+    dialog.close()
+    panel.filter_edit.setText("")
+    w.show_tab(0)
+
+
 def dialogs_and_edges(s: Session) -> None:
     """Show the New-index dialog on a TSV file, the index manager, an empty index, an error."""
     from bm25desk.engine import IndexStore, build_index
@@ -248,6 +273,7 @@ STATES: tuple[Callable[[Session], None], ...] = (
     feedback_state,
     compare_and_statistics,
     evaluation_states,
+    terms_states,
     dialogs_and_edges,
 )
 """The states, in the order they are visited (each starts where the previous one ended)."""
@@ -259,7 +285,14 @@ def main() -> int:
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
     parser.add_argument("--themes", default="light,dark")
+    parser.add_argument("--only", default="", help="comma-separated state names (e.g. terms)")
     opts = parser.parse_args()
+    if opts.only:
+        wanted = {f"{name.strip()}_states" for name in opts.only.split(",")} | {
+            name.strip() for name in opts.only.split(",")
+        }
+        global STATES
+        STATES = (start_and_build, *(f for f in STATES[1:] if f.__name__ in wanted))
     opts.outdir.mkdir(parents=True, exist_ok=True)
     from PySide6.QtCore import QCoreApplication
     from PySide6.QtWidgets import QApplication

@@ -270,8 +270,10 @@ class TermsPanel(QWidget):
             f"{what} starting with “{prefix}”" if prefix else f"{what} in the index"
         )
         self._update_buttons()
-        if page.offset == 0 and page.rows and self._postings is None:
-            self.terms_view.selectRow(0)
+        if page.offset == 0 and page.rows:  # keep the listed term if it is here, else the first
+            listed = [r.term for r in page.rows]
+            term = self._index_term or self.term()
+            self.terms_view.selectRow(listed.index(term) if term in listed else 0)
 
     @Slot(object)
     def _on_term_jobs_failed(self, exc: BaseException) -> None:
