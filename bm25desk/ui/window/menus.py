@@ -42,11 +42,14 @@ class Actions:
     rebuild: QAction
     cancel: QAction
     auto_update: QAction
+    add_docs: QAction
+    remove_docs: QAction
 
     def set_building(self, building: bool) -> None:
         """Disable what would start another build while one runs; enable its Cancel."""
         self.cancel.setEnabled(building)
-        for action in (self.new, self.sample, self.update, self.rebuild):
+        starts = (self.new, self.sample, self.update, self.rebuild, self.add_docs, self.remove_docs)
+        for action in starts:
             action.setEnabled(not building)
 
 
@@ -86,6 +89,15 @@ def make_menus(w: Any) -> Actions:
     )
     rebuild = add_action(index_menu, "&Rebuild", lambda: w.for_selected(w.rebuild_index), "Ctrl+R")
     add_action(index_menu, "&Delete…", lambda: w.for_selected(w.delete_index))
+    index_menu.addSeparator()
+    actions = w.index_actions
+    add_docs = add_action(
+        index_menu, "Add &documents from a file…", lambda: w.for_selected(actions.add_documents)
+    )
+    remove_docs = add_action(
+        index_menu, "Re&move documents…", lambda: w.for_selected(actions.remove_documents)
+    )
+    index_menu.addSeparator()
     add_action(index_menu, "Show in &folder", w.index_panel.show_in_folder)
     index_menu.addSeparator()
     auto_update = add_action(index_menu, "Update folder indexes &automatically", w.set_auto_update)
@@ -98,7 +110,7 @@ def make_menus(w: Any) -> Actions:
     help_menu = bar.addMenu("&Help")
     add_action(help_menu, "&Keyboard shortcuts", w.show_shortcuts, "F1")
     add_action(help_menu, "&About bm25desk", w.show_about)
-    return Actions(new, sample, update, rebuild, cancel, auto_update)
+    return Actions(new, sample, update, rebuild, cancel, auto_update, add_docs, remove_docs)
 
 
 def _make_search_menu(w: Any, menu: QMenu) -> None:
