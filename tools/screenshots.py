@@ -223,6 +223,56 @@ def terms_states(s: Session) -> None:
     w.show_tab(0)
 
 
+def cjk_states(s: Session) -> None:
+    """Show the New-index dialog with the CJK tokenizer, then a Chinese and a Japanese search.
+
+    The collections are the tests' (``tests/data/cjk``): classical and modern Chinese, Japanese
+    novels' openings, Korean sentences, indexed with the ``cjk`` tokenizer.
+    """
+    from bm25desk.engine import IndexStore, build_index
+    from bm25desk.engine.analysis.analyzer import Analyzer
+    from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
+
+    w = s.window
+    data = Path(__file__).resolve().parents[1] / "tests" / "data" / "cjk"
+    dialog = NewIndexDialog(w.store, w, w.runner)
+    dialog.set_source(data / "ja.jsonl")
+    options = dialog.analysis
+    options.tokenizer.setCurrentIndex(options.tokenizer.findData("cjk"))
+    dialog.show()
+    s.shot("new-index-cjk", dialog)
+    dialog.close()
+    merged = Path(os.environ["BM25DESK_DATA_DIR"]) / "cjk.jsonl"
+    merged.write_text(
+        "".join(
+            (data / f"{lang}.jsonl").read_text(encoding="utf-8") for lang in ("zh", "ja", "ko")
+        ),
+        encoding="utf-8",
+    )
+    analyzer = Analyzer.create(tokenizer="cjk", stopwords="en", stemmer="porter")
+    build_index(merged, name="cjk", analyzer=analyzer, store=IndexStore())
+    w.refresh_indexes()
+    for query, name in (("學而時習", "cjk-search-chinese"), ("吾輩は猫", "cjk-search-japanese")):
+        w.open_index("cjk", query=query, force=True)
+        s.wait(
+            lambda q=query: (
+                w.searcher is not None
+                and w.searcher.index.name == "cjk"
+                and w.search_panel.outcome() is not None
+                and w.search_panel.outcome().result.query == q
+            ),
+            f"the CJK search {query}",
+        )
+        s.detail_of_row(0)
+        s.shot(name)
+    w.show_tab(2)
+    s.wait(lambda: w.stats_panel.stats() is not None, "statistics of the CJK index")
+    s.shot("cjk-statistics")
+    w.show_tab(0)
+    w.open_index("cisi-sample", query=QUERY)
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+
+
 def dialogs_and_edges(s: Session) -> None:
     """Show the New-index dialog on a TSV file, the index manager, an empty index, an error."""
     from bm25desk.engine import IndexStore, build_index
@@ -274,6 +324,7 @@ STATES: tuple[Callable[[Session], None], ...] = (
     compare_and_statistics,
     evaluation_states,
     terms_states,
+    cjk_states,
     dialogs_and_edges,
 )
 """The states, in the order they are visited (each starts where the previous one ended)."""
