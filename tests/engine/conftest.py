@@ -129,7 +129,10 @@ IndexFactory = Callable[..., Index]
 
 @pytest.fixture(scope="session")
 def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
-    """Return ``make(texts, analyzer=None, docids=None, titles=None) -> Index``.
+    """Return ``make(texts, analyzer=None, docids=None, titles=None, ...) -> Index``.
+
+    ``fields`` and ``meta`` give each document's (name, value) pairs (reserved terms);
+    ``max_postings`` makes segments that small (several segments, merged lexicon).
 
     Documents are analysed and committed exactly as ``build_index`` does (``write_segments`` +
     ``commit``), in the given order, into a fresh directory. Session-scoped so that hypothesis
@@ -143,18 +146,26 @@ def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
         analyzer: Analyzer | None = None,
         docids: Sequence[str] | None = None,
         titles: Sequence[str] | None = None,
+        fields: Sequence[tuple[tuple[str, str], ...]] | None = None,
+        meta: Sequence[tuple[tuple[str, str], ...]] | None = None,
+        max_postings: int | None = None,
     ) -> Index:
         analyzer = analyzer or Analyzer()
         ids = list(docids) if docids is not None else [f"d{i}" for i in range(len(texts))]
         heads = list(titles) if titles is not None else [""] * len(texts)
+        extra = list(fields) if fields is not None else [()] * len(texts)
+        metas = list(meta) if meta is not None else [()] * len(texts)
         directory = base / f"ix-{next(counter)}"
         directory.mkdir()
         docs: Iterable[Document] = (
-            Document(docid=i, text=t, title=h) for i, t, h in zip(ids, texts, heads, strict=True)
+            Document(docid=i, text=t, title=h, fields=f, meta=m)
+            for i, t, h, f, m in zip(ids, texts, heads, extra, metas, strict=True)
         )
         # No fsync for these throw-away indexes: it is most of their build time.
         with mock.patch("os.fsync"):
-            names, _ = write_segments(directory, iter(docs), analyzer, None)
+            names, _ = write_segments(
+                directory, iter(docs), analyzer, None, max_postings=max_postings
+            )
             commit(
                 directory,
                 name=directory.name,

@@ -40,6 +40,11 @@ class Document:
     separate title — BEIR, MS MARCO documents, SMART — the reader puts the title first, then the
     body, joined by a newline, as BEIR's BM25 does). ``title`` is also indexed on its own as the
     ``title`` field.
+
+    ``fields`` are extra (field, text) pairs indexed separately (file name, headings, chosen
+    columns); ``meta`` are (key, value) keywords for filters and facets (file type, folder,
+    declared columns). Both become reserved terms (:mod:`bm25desk.engine.index.reserved`) and
+    never change the body's terms or lengths.
     """
 
     docid: str
@@ -48,6 +53,8 @@ class Document:
     location: str = ""  # absolute file path, or URL (MS MARCO docs); "" when none
     mtime: float = 0.0  # file modification time (folders), else 0
     size: int = 0  # bytes of the file (folders), else 0
+    fields: tuple[tuple[str, str], ...] = ()
+    meta: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
