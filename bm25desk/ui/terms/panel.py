@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -30,9 +29,9 @@ from bm25desk.ui.common.formatting import plural
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.table_model import ROW_ROLE
-from bm25desk.ui.common.table_view import setup_view
+from bm25desk.ui.common.table_view import paged_table
 from bm25desk.ui.common.widgets import splitter, text_label
-from bm25desk.ui.terms.models import PagedModel, PostingsModel, TermsModel
+from bm25desk.ui.terms.models import PostingsModel, TermsModel
 from bm25desk.ui.terms.work import (
     PostingsLoad,
     PostingsRequest,
@@ -43,18 +42,6 @@ from bm25desk.ui.terms.work import (
 )
 
 DESCENDING, ASCENDING = Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder
-
-
-def paged_view(model: PagedModel) -> QTableView:
-    """Return a view of ``model`` whose header clicks ask the engine to sort."""
-    view = setup_view(QTableView(), compact=True)
-    view.setModel(model)
-    header = view.horizontalHeader()
-    header.setSectionsClickable(True)
-    header.setSortIndicatorShown(True)
-    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    header.setStretchLastSection(False)
-    return view
 
 
 class TermsPanel(QWidget):
@@ -113,7 +100,7 @@ class TermsPanel(QWidget):
         self.terms_count = QLabel()
         self.terms_model = TermsModel(self)
         self.terms_model.more_wanted.connect(self._load_terms)
-        self.terms_view = paged_view(self.terms_model)
+        self.terms_view = paged_table(self.terms_model)
         self.terms_view.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.terms_view.horizontalHeader().setSortIndicator(2, DESCENDING)
         self.terms_view.horizontalHeader().sectionClicked.connect(self._on_terms_header_clicked)
@@ -135,7 +122,7 @@ class TermsPanel(QWidget):
         self.postings_head = text_label(rich=True, selectable=True)
         self.postings_model = PostingsModel(self)
         self.postings_model.more_wanted.connect(self._load_postings)
-        self.postings_view = paged_view(self.postings_model)
+        self.postings_view = paged_table(self.postings_model)
         header = self.postings_view.horizontalHeader()
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSortIndicator(4, DESCENDING)
