@@ -317,6 +317,8 @@ class MainWindow(QMainWindow):
         kind, _, arg = action.partition(":")
         if kind == "skipped" and self.last_report is not None:
             SkipReportDialog(self.last_report, self).exec()
+        elif kind == "cancel-export":
+            self.look_inside.exporter.cancel()
         elif kind == "build-empty":
             self.message_bar.hide()
             self.index_actions.build_empty()

@@ -51,8 +51,13 @@ class LookInside(QObject):
 
     @Slot(str, str, object)
     def export(self, what: str, suggested: str, writer: Writer) -> bool:
-        """Ask where, then save ``what`` with ``writer`` in the background."""
-        return self.exporter.export(what, suggested, writer)
+        """Ask where, then save ``what`` with ``writer`` in the background (with a Cancel link)."""
+        started = self.exporter.export(what, suggested, writer)
+        if started:
+            self.w.message_bar.show_message(
+                f"Saving {what}…", "info", action=("cancel-export", "Cancel")
+            )
+        return started
 
     def export_results(self) -> bool:
         """Save the Search tab's results (the current query) to CSV or JSON."""

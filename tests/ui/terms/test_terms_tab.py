@@ -164,3 +164,31 @@ def test_a_full_disk_keeps_the_old_file_and_leaves_no_part(qtbot, window, tmp_pa
     assert "No space left on device" in blocker.args[0]
     assert target.read_text(encoding="utf-8") == "precious\n"
     assert list(target.parent.iterdir()) == [target]
+
+
+def test_a_long_export_can_be_cancelled_from_the_message_bar(qtbot, window, tmp_path) -> None:
+    import threading
+
+    from bm25desk.engine.progress import Cancelled
+
+    started = threading.Event()
+
+    def slow(out, fmt, cancel):
+        out.write("rows\n")
+        started.set()
+        pause = threading.Event()
+        while not cancel.is_set():
+            pause.wait(0.01)
+        raise Cancelled()
+
+    target = tmp_path / "slow.csv"
+    exporter = window.look_inside.exporter
+    exporter.ask = lambda *_a: target
+    assert window.look_inside.export("a long list", "slow.csv", slow)
+    assert "Saving a long list" in window.message_bar.text.text()
+    qtbot.waitUntil(started.is_set, timeout=5000)
+    with qtbot.waitSignal(exporter.failed, timeout=10000) as blocker:
+        window.message_bar.action_requested.emit("cancel-export")
+    assert "cancelled" in blocker.args[0]
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == [tmp_path / "data"]
