@@ -26,6 +26,7 @@ from bm25desk.engine import Searcher, Variant
 from bm25desk.ui.common.colors import muted_text
 from bm25desk.ui.common.export_writers import postings_writer, terms_writer
 from bm25desk.ui.common.formatting import plural
+from bm25desk.ui.common.hidden_tab import LoadsWhenShown
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.table_model import ROW_ROLE
@@ -44,7 +45,7 @@ from bm25desk.ui.terms.work import (
 DESCENDING, ASCENDING = Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder
 
 
-class TermsPanel(QWidget):
+class TermsPanel(LoadsWhenShown, QWidget):
     """Browses an index's vocabulary and postings.
 
     Signals
@@ -71,8 +72,6 @@ class TermsPanel(QWidget):
         self._terms = TermsRequest()
         self._postings: PostingsRequest | None = None
         self._index_term = ""  # the listed postings' term as indexed (a word is analysed)
-        self._active = False
-        self._dirty = False
         self.term_jobs = LatestOnly(runner, "terms", self)
         self.term_jobs.succeeded.connect(self._on_term_jobs_succeeded)
         self.term_jobs.failed.connect(self._on_term_jobs_failed)
@@ -178,18 +177,10 @@ class TermsPanel(QWidget):
             )
             self._reload_postings()
 
-    def set_active(self, active: bool) -> None:
-        """Load only while the tab is visible."""
-        self._active = active
-        if active and self._dirty:
-            self.refresh()
-
     def refresh(self) -> None:
         """List the terms again from the first page (deferred while the tab is hidden)."""
-        if not self._active:
-            self._dirty = True
+        if self.deferred():
             return
-        self._dirty = False
         if self.searcher is None:
             return
         self.terms_model.reset()

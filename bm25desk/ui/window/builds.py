@@ -111,11 +111,12 @@ class Builds(QObject):
         if store.exists(request.name):
             info = store.info(request.name)
             previous = (info.n_docs, int(info.source.get("size", 0)))
+        work: Work
         if request.kind == "update":
             info = store.info(request.name)
             source, fmt = Path(str(info.source.get("path", ""))), str(info.source.get("format"))
 
-            def work(progress: ProgressFn, cancel: CancelToken) -> BuildReport:
+            def work(progress: ProgressFn, cancel: CancelToken) -> object:
                 return update_index(request.name, store=store, progress=progress, cancel=cancel)
 
         elif request.kind in ("add", "remove"):
@@ -124,7 +125,7 @@ class Builds(QObject):
         else:
             source, fmt = request.source, request.fmt or ""
 
-            def work(progress: ProgressFn, cancel: CancelToken) -> BuildReport:
+            def work(progress: ProgressFn, cancel: CancelToken) -> object:
                 return build_index(
                     request.source,
                     name=request.name,
