@@ -244,6 +244,9 @@ class TermsPanel(LoadsWhenShown, QWidget):
             return
         prefix = load.request.prefix
         what = plural(page.total, "term")
+        if not page.total and not prefix and self.searcher is not None:
+            name = escape(self.searcher.index.name)
+            self._show_postings_head(f"“{name}” has no documents: there are no terms to list.")
         self.terms_count.setText(
             f"{what} starting with “{prefix}”" if prefix else f"{what} in the index"
         )

@@ -88,6 +88,17 @@ def test_activating_a_posting_explains_it_in_search(qtbot, window) -> None:
     assert window.search_panel.detail.ledger.explanation().docno == docno
 
 
+def test_enter_on_a_posting_explains_it_in_search(qtbot, window) -> None:
+    from PySide6.QtCore import Qt
+
+    panel = show_terms(qtbot, window)
+    panel.postings_view.setFocus()
+    docno = panel.selected_docno()
+    with qtbot.waitSignal(window.search_panel.details.succeeded, timeout=10000):
+        qtbot.keyClick(panel.postings_view, Qt.Key.Key_Return)
+    assert window.search_panel.selected_docno() == docno
+
+
 def test_a_long_list_loads_a_page_at_a_time(qtbot, runner, data_dir, tsv_index) -> None:
     """A vocabulary larger than a page is never loaded whole: more comes when scrolled to."""
     words = [f"w{i:05d}" for i in range(1300)]
