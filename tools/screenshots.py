@@ -273,6 +273,51 @@ def cjk_states(s: Session) -> None:
     s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
 
 
+def edit_states(s: Session) -> None:
+    """Show the Remove-documents dialog, then Statistics after documents were added by id."""
+    from bm25desk.engine import IndexStore, build_index
+    from bm25desk.engine.readers.corpus import ColumnMap
+    from bm25desk.ui.indexes.edit_dialogs import RemoveDialog
+
+    w = s.window
+    data = Path(os.environ["BM25DESK_DATA_DIR"])
+    tsv = data / "orchard.tsv"
+    rows = [
+        ("o1", "Apple orchards", "Apple trees grow in orchards; the harvest is in autumn."),
+        ("o2", "Cider", "Cider is made from apple juice, fermented for weeks."),
+        ("o3", "Pears", "Pear trees like sun and need pollination by bees."),
+    ]
+    tsv.write_text(
+        "id\ttitle\ttext\n" + "".join(f"{a}\t{b}\t{c}\n" for a, b, c in rows), encoding="utf-8"
+    )
+    columns = ColumnMap("id", ("text",), "title")
+    build_index(tsv, name="orchard", fmt="tsv-header", columns=columns, store=IndexStore())
+    w.refresh_indexes()
+    w.open_index("orchard", query="apple")
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "orchard", "orchard")
+    dialog = RemoveDialog("orchard", w)
+    dialog.edit.setPlainText("o2\no9")
+    dialog.show()
+    s.shot("remove-documents-dialog", dialog)
+    dialog.close()
+    more = data / "more.tsv"
+    more.write_text(
+        "id\ttitle\ttext\n"
+        "o4\tQuince\tQuince trees bear hard yellow fruit, cooked before eating.\n"
+        "o1\tApple orchards\tApple trees grow in orchards; apples keep all winter.\n",
+        encoding="utf-8",
+    )
+    w.index_actions.ask_corpus_file = lambda _parent, _name: more
+    w.show_tab(2)
+    w.index_actions.add_documents("orchard")
+    s.wait(lambda: w.searcher is not None and w.searcher.index.n_docs == 4, "the added documents")
+    s.wait(lambda: w.stats_panel.stats() is not None and w.stats_panel.stats().n_docs == 4, "N")
+    s.shot("documents-added")
+    w.show_tab(0)
+    w.open_index("cisi-sample", query=QUERY)
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+
+
 def dialogs_and_edges(s: Session) -> None:
     """Show the New-index dialog on a TSV file, the index manager, an empty index, an error."""
     from bm25desk.engine import IndexStore, build_index
@@ -325,6 +370,7 @@ STATES: tuple[Callable[[Session], None], ...] = (
     evaluation_states,
     terms_states,
     cjk_states,
+    edit_states,
     dialogs_and_edges,
 )
 """The states, in the order they are visited (each starts where the previous one ended)."""

@@ -19,7 +19,7 @@ from bm25desk.ui.common.jobs import Job
 from bm25desk.ui.common.messages import readable
 from bm25desk.ui.common.sample import SAMPLE_NAME, SAMPLE_QUERY
 from bm25desk.ui.indexes.build_request import BuildRequest, rebuild_request, sample_request
-from bm25desk.ui.indexes.build_summary import build_summary
+from bm25desk.ui.indexes.build_summary import build_summary, edit_summary
 from bm25desk.ui.indexes.edit_dialogs import ask_corpus_file, ask_ids
 from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
 from bm25desk.ui.window.builds import VERBS, Builds
@@ -186,7 +186,7 @@ class IndexActions(QObject):
         """Say what changed and show the index's new version in every tab."""
         self.w.refresh_indexes()
         self.w.message_bar.show_message(
-            report.summary(),
+            edit_summary(report),
             "warning" if report.n_not_found or report.skipped else "info",
             timeout_ms=0 if report.n_not_found or report.skipped else 12000,
             owner=report.name,

@@ -35,8 +35,9 @@ def test_adding_documents_reopens_the_index_with_the_new_n(qtbot, window, tmp_pa
     assert index.n_docs == 9  # d9 added, d1 replaced, the second d9 skipped
     assert index.docno("d9") is not None
     text = window.message_bar.text.text()
-    assert "Added 1 and replaced 1 documents" in text
-    assert "Skipped 1" in text
+    assert text.startswith("Added 1 document to “orchard” and replaced 1 of the same id in ")
+    assert "It holds 9 documents and " in text
+    assert "Skipped 1 record: 1 × " in text
     with qtbot.waitSignal(window.stats_panel.stats_jobs.succeeded, timeout=10000):
         window.show_tab(2)
     assert window.stats_panel.fields["docs"].text() == "9"
@@ -50,8 +51,9 @@ def test_removing_documents_says_which_ids_were_unknown(qtbot, window) -> None:
         actions.remove_documents(ORCHARD)
     assert window.searcher.index.n_docs == 6
     text = window.message_bar.text.text()
-    assert "Removed 2 documents" in text
-    assert "1 ids are in no document: 'no-such-id'" in text
+    assert text.startswith("Removed 2 documents from “orchard”")
+    assert "It holds 6 documents" in text
+    assert "1 id named no document: no-such-id." in text
 
 
 def test_removing_only_unknown_ids_changes_nothing_and_says_so(qtbot, window) -> None:
