@@ -72,6 +72,7 @@ class TermsPanel(LoadsWhenShown, QWidget):
         self._terms = TermsRequest()
         self._postings: PostingsRequest | None = None
         self._index_term = ""  # the listed postings' term as indexed (a word is analysed)
+        self._stale = False  # the variant changed while the tab was hidden
         self.term_jobs = LatestOnly(runner, "terms", self)
         self.term_jobs.succeeded.connect(self._on_term_jobs_succeeded)
         self.term_jobs.failed.connect(self._on_term_jobs_failed)
@@ -149,7 +150,7 @@ class TermsPanel(LoadsWhenShown, QWidget):
         layout.addWidget(self.postings_head)
         layout.addWidget(self.postings_view, 1)
         layout.addLayout(foot)
-        self._show_postings_head("Select a term to list the documents that contain it.")
+        self.postings_head.setText("Select a term to list the documents that contain it.")
         return self.postings_box
 
     # -- inputs ----------------------------------------------------------------------------------
@@ -164,7 +165,7 @@ class TermsPanel(LoadsWhenShown, QWidget):
         self.postings_model.reset()
         self.terms_count.setText("")
         self.postings_count.setText("")
-        self._show_postings_head("Select a term to list the documents that contain it.")
+        self.postings_head.setText("Select a term to list the documents that contain it.")
         self._update_buttons()
         self.refresh()
 
@@ -175,6 +176,16 @@ class TermsPanel(LoadsWhenShown, QWidget):
             self._postings = PostingsRequest(
                 self._postings.term, variant, self._postings.sort, self._postings.ascending
             )
+            # Dragging a slider in Search re-weighs nothing here until the tab is shown.
+            self._stale = not self._active
+            if self._active:
+                self._reload_postings()
+
+    def set_active(self, active: bool) -> None:
+        """Load only while the tab is visible (postings of a changed variant included)."""
+        super().set_active(active)
+        if active and self._stale:
+            self._stale = False
             self._reload_postings()
 
     def refresh(self) -> None:
@@ -246,7 +257,7 @@ class TermsPanel(LoadsWhenShown, QWidget):
         what = plural(page.total, "term")
         if not page.total and not prefix and self.searcher is not None:
             name = escape(self.searcher.index.name)
-            self._show_postings_head(f"“{name}” has no documents: there are no terms to list.")
+            self.postings_head.setText(f"“{name}” has no documents: there are no terms to list.")
         self.terms_count.setText(
             f"{what} starting with “{prefix}”" if prefix else f"{what} in the index"
         )
@@ -270,7 +281,7 @@ class TermsPanel(LoadsWhenShown, QWidget):
             return
         if page.offset == 0:
             self._index_term = page.term
-            self._show_postings_head(self._describe(load))
+            self.postings_head.setText(self._describe(load))
             if load.items:
                 self.postings_view.selectRow(0)
         shown = self.postings_model.rowCount()
@@ -286,7 +297,7 @@ class TermsPanel(LoadsWhenShown, QWidget):
         self.postings_model.page_failed()
         self.postings_count.setText("")
         if isinstance(exc, KeyError):  # a word that is in no document: say so, not an error
-            self._show_postings_head(escape(str(exc.args[0])))
+            self.postings_head.setText(escape(str(exc.args[0])))
             self._update_buttons()
             return
         self.failed.emit(exc)
@@ -299,9 +310,6 @@ class TermsPanel(LoadsWhenShown, QWidget):
             f"<span style='color:{muted}'>({escape(p.idf_text)})</span><br>"
             f"<span style='color:{muted}'>contributions under {escape(p.variant)}</span>"
         )
-
-    def _show_postings_head(self, html: str) -> None:
-        self.postings_head.setText(html)
 
     def _update_buttons(self) -> None:
         has_doc = self.postings_model.rowCount() > 0

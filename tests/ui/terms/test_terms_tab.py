@@ -63,6 +63,19 @@ def test_a_new_variant_reweighs_the_postings(qtbot, window) -> None:
     assert "k1=0.3" in panel.postings_head.text().replace(" ", "")
 
 
+def test_a_hidden_tab_reweighs_only_when_shown(qtbot, window) -> None:
+    panel = show_terms(qtbot, window)
+    window.show_tab(0)
+    requested = panel.posting_jobs.generation
+    variant = window.search_panel.variant()
+    window.search_panel.set_variant(get_variant(variant.key, b=0.3))
+    qtbot.wait(100)
+    assert panel.posting_jobs.generation == requested  # nothing computed while hidden
+    with qtbot.waitSignal(panel.posting_jobs.succeeded, timeout=10000):
+        window.show_tab(TERMS_TAB)
+    assert "b=0.3" in panel.postings_head.text().replace(" ", "")
+
+
 def test_postings_sort_by_tf_then_toggle_to_ascending(qtbot, window) -> None:
     panel = show_terms(qtbot, window)
     header = panel.postings_view.horizontalHeader()
