@@ -23,6 +23,20 @@ from bm25desk.ui.common.messages import readable
 FILTERS = "CSV (*.csv);;JSON (*.json)"
 
 
+def safe_file_name(name: str) -> str:
+    """Return ``name`` fit for a file name, its extension kept.
+
+    Letters, digits, ``-`` and ``_`` stay (at most 60); anything else becomes one ``-``: a
+    document id may be a path, a query may hold quotes or slashes.
+    """
+    stem, dot, ext = name.rpartition(".")
+    if not dot:
+        stem, ext = name, ""
+    kept = "".join(c if c.isalnum() or c in "-_" else "-" for c in stem.strip())
+    kept = "-".join(part for part in kept.split("-") if part)[:60] or "export"
+    return f"{kept}.{ext}" if ext else kept
+
+
 def format_of(path: Path) -> str:
     """Return ``json`` for a ``.json`` file, else ``csv``."""
     return "json" if path.suffix.lower() == ".json" else "csv"
@@ -101,7 +115,7 @@ class Exporter(QObject):
         if self.jobs.busy():
             self.failed.emit("An export is already being written: wait for it to finish.")
             return False
-        path = self.ask(self.widget, f"Export {what}", suggested)
+        path = self.ask(self.widget, f"Export {what}", safe_file_name(suggested))
         if path is None:
             return False
         self._path, self._what = path, what

@@ -19,12 +19,6 @@ from bm25desk.ui.common.export_writers import Writer, ledger_writer, results_wri
 from bm25desk.ui.terms.doc_terms_dialog import DocTermsDialog
 
 
-def _safe(text: str) -> str:
-    """Return ``text`` usable in a file name (letters, digits, - and _; at most 40)."""
-    kept = "".join(c if c.isalnum() or c in "-_" else "-" for c in text.strip())
-    return kept.strip("-")[:40] or "export"
-
-
 class LookInside(QObject):
     """Wires the Terms tab, the document-terms window and the exports of the main window ``w``."""
 
@@ -66,7 +60,7 @@ class LookInside(QObject):
             self._say("There are no results to export: type a query first.", "info")
             return False
         result = outcome.result
-        name = f"results-{_safe(result.query)}.csv"
+        name = f"results-{result.query}.csv"
         return self.export(f"the results for “{result.query}”", name, results_writer(result))
 
     def export_ledger(self) -> bool:
@@ -77,7 +71,7 @@ class LookInside(QObject):
             return False
         docid = explanation.docid
         return self.export(
-            f"the ledger of {docid}", f"ledger-{_safe(docid)}.csv", ledger_writer(explanation)
+            f"the ledger of {docid}", f"ledger-{docid}.csv", ledger_writer(explanation)
         )
 
     def export_current(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 from bm25desk.engine.scoring.browse import document_terms
 from bm25desk.ui.search.results_model import Column
@@ -95,3 +96,14 @@ def test_ctrl_5_shows_the_terms_tab(qtbot, window) -> None:
     assert terms.shortcut().toString() == "Ctrl+5"
     terms.trigger()
     assert window.tabs.currentWidget() is window.terms_panel
+
+
+def test_suggested_file_names_are_safe() -> None:
+    from bm25desk.ui.common.export_files import format_of, safe_file_name
+
+    assert safe_file_name("terms-of-notes/a b.txt.csv") == "terms-of-notes-a-b-txt.csv"
+    assert safe_file_name('results-"apple" OR ../pear.csv') == "results-apple-OR-pear.csv"
+    assert safe_file_name("results-學而.json") == "results-學而.json"
+    assert safe_file_name("/.csv") == "export.csv"
+    assert format_of(Path("x.JSON")) == "json"
+    assert format_of(Path("x.txt")) == "csv"
