@@ -40,6 +40,9 @@ class LookInside(QObject):
         search.variant_changed.connect(terms.set_variant)
         # After the panel's own entries (connected first): the document's terms and the exports.
         search.view.menu_requested.connect(self._on_results_menu_requested)
+        copy_menu = search.detail.ledger.copy_button.menu()
+        copy_menu.addSeparator()
+        self.save_ledger_action = copy_menu.addAction("Save as CSV or JSON…", self.export_ledger)
 
     # -- exports ---------------------------------------------------------------------------------
 

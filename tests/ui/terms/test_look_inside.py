@@ -69,6 +69,21 @@ def test_exporting_the_results_and_the_ledger_from_the_menu(qtbot, window, tmp_p
     )
 
 
+def test_the_ledgers_copy_menu_saves_it_too(qtbot, window, tmp_path) -> None:
+    panel = window.search_panel
+    with qtbot.waitSignal(panel.results_shown):
+        panel.set_query("pear")
+    qtbot.waitUntil(lambda: panel.detail.ledger.explanation() is not None, timeout=10000)
+    menu = panel.detail.ledger.copy_button.menu()
+    assert window.look_inside.save_ledger_action in menu.actions()
+    target = tmp_path / "ledger.json"
+    window.look_inside.exporter.ask = lambda *_a: target
+    with qtbot.waitSignal(window.look_inside.exporter.saved, timeout=10000):
+        window.look_inside.save_ledger_action.trigger()
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert data == json.loads(json.dumps(panel.detail.ledger.explanation().as_dict()))
+
+
 def test_file_export_saves_what_the_tab_shows(qtbot, window, tmp_path) -> None:
     exporter = window.look_inside.exporter
     saved: list[str] = []
