@@ -180,11 +180,12 @@ def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
 
 @pytest.fixture(scope="session")
 def make_segmented(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
-    """Return ``make(groups, deleted=(), titles=False) -> Index``: one segment per group of texts.
+    """Return ``make(groups, deleted=(), titles=False, document=None) -> Index``: one segment
+    per group of texts.
 
     ``deleted[i]`` lists local docnos of group ``i`` to mark deleted; documents are ``d0``,
-    ``d1``... in order (titled ``title <n>`` with ``titles``). Analysed and committed as
-    ``build_index`` does.
+    ``d1``... in order (titled ``title <n>`` with ``titles``), or ``document(position, text)``
+    when given (titles, fields). Analysed and committed as ``build_index`` does.
     """
     base = tmp_path_factory.mktemp("segmented")
     counter = itertools.count()
@@ -193,6 +194,7 @@ def make_segmented(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
         groups: Sequence[Sequence[str]],
         deleted: Sequence[Sequence[int]] = (),
         titles: bool = False,
+        document: Callable[[int, str], Document] | None = None,
     ) -> Index:
         directory = base / f"ix-{next(counter)}"
         directory.mkdir()
@@ -201,10 +203,12 @@ def make_segmented(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
         n = 0
         with mock.patch("os.fsync"):
             for g, texts in enumerate(groups):
-                docs = (
-                    Document(docid=f"d{n + i}", text=t, title=f"title {n + i}" if titles else "")
-                    for i, t in enumerate(texts)
+                make_doc = document or (
+                    lambda i, t: Document(
+                        docid=f"d{i}", text=t, title=f"title {i}" if titles else ""
+                    )
                 )
+                docs = (make_doc(n + i, t) for i, t in enumerate(texts))
                 names, _ = write_segments(directory, iter(docs), analyzer, None)
                 assert len(names) == 1
                 n += len(texts)

@@ -87,8 +87,10 @@ def write_segments(
                 writer = SegmentWriter(directory / segment_name(), vocabulary)
             title = doc.title
             extra = None
-            if doc.fields or doc.meta:
-                reserved = reserved_postings(doc.fields, doc.meta, analyzer.terms)
+            # The title is also a field of its own (bm25f weighs it apart from the text).
+            fields = (("title", title), *doc.fields) if title else doc.fields
+            if fields or doc.meta:
+                reserved = reserved_postings(fields, doc.meta, analyzer.terms)
                 extra = {vocabulary[t]: tf for t, tf in reserved.items()}
             writer.add_ids(
                 ids_of(doc.text),

@@ -22,6 +22,7 @@ __all__ = [
     "ColumnMap",
     "CorpusError",
     "Document",
+    "ExtraColumns",
     "ExtractError",
     "FileStat",
     "Note",
@@ -128,6 +129,42 @@ class ColumnMap:
     docid: str
     text: tuple[str, ...]
     title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraColumns:
+    """Columns (TSV header names, JSONL keys) read as metadata keywords and as separate fields.
+
+    Parameters
+    ----------
+    meta
+        Columns whose value is one keyword (``lang=en``): filters and facets; a record without
+        a value simply has none.
+    fields
+        Columns indexed as a field named after the column (their text is analysed).
+    """
+
+    meta: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        """Return whether any column is chosen."""
+        return bool(self.meta or self.fields)
+
+    def names(self) -> tuple[str, ...]:
+        """Return every chosen column once, metadata first."""
+        return tuple(dict.fromkeys((*self.meta, *self.fields)))
+
+    def pairs(
+        self, value_of: Callable[[str], str | None]
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+        """Return a record's ``(fields, meta)`` pairs, ``value_of(column)`` giving its text.
+
+        Blank values are left out; a metadata value is stripped (a keyword, kept as written).
+        """
+        fields = tuple((c, v) for c in self.fields if (v := value_of(c)) and v.strip())
+        meta = tuple((c, v.strip()) for c in self.meta if (v := value_of(c)) and v.strip())
+        return fields, meta
 
 
 @dataclass(frozen=True, slots=True)
