@@ -223,6 +223,14 @@ def terms_states(s: Session) -> None:
     w.show_tab(0)
 
 
+def back_to_the_sample(s: Session) -> None:
+    """Show the Search tab of the sample with the usual query (where the next state starts)."""
+    w = s.window
+    w.show_tab(0)
+    w.open_index("cisi-sample", query=QUERY)
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+
+
 def cjk_states(s: Session) -> None:
     """Show the New-index dialog with the CJK tokenizer, then a Chinese and a Japanese search.
 
@@ -268,9 +276,7 @@ def cjk_states(s: Session) -> None:
     w.show_tab(2)
     s.wait(lambda: w.stats_panel.stats() is not None, "statistics of the CJK index")
     s.shot("cjk-statistics")
-    w.show_tab(0)
-    w.open_index("cisi-sample", query=QUERY)
-    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+    back_to_the_sample(s)
 
 
 def edit_states(s: Session) -> None:
@@ -313,9 +319,7 @@ def edit_states(s: Session) -> None:
     s.wait(lambda: w.searcher is not None and w.searcher.index.n_docs == 4, "the added documents")
     s.wait(lambda: w.stats_panel.stats() is not None and w.stats_panel.stats().n_docs == 4, "N")
     s.shot("documents-added")
-    w.show_tab(0)
-    w.open_index("cisi-sample", query=QUERY)
-    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+    back_to_the_sample(s)
 
 
 def dialogs_and_edges(s: Session) -> None:
