@@ -322,6 +322,41 @@ def edit_states(s: Session) -> None:
     back_to_the_sample(s)
 
 
+def facet_states(s: Session) -> None:
+    """Show the facet panel of a folder index, a file type ticked."""
+    from PySide6.QtCore import Qt
+
+    from bm25desk.engine import IndexStore, build_index
+
+    w = s.window
+    folder = Path(os.environ["BM25DESK_DATA_DIR"]) / "garden"
+    (folder / "fruit").mkdir(parents=True, exist_ok=True)
+    texts = {
+        "fruit/apples.txt": "Apple trees and apple cider; apples keep all winter.",
+        "fruit/pears.md": "# Pears\n\nPear trees and apple grafts in spring.",
+        "cider.md": "Cider is made from apple juice, fermented for weeks.",
+        "orchard.html": "<h1>Orchard</h1><p>An apple orchard in autumn.</p>",
+        "bees.txt": "Bees pollinate the trees.",
+    }
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    build_index(folder, name="garden", store=IndexStore())
+    w.refresh_indexes()
+    w.open_index("garden", query="apple")
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "garden", "garden")
+    panel = w.facets.panel
+    s.wait(lambda: len(panel.items()) > 0, "facets")
+    s.settle(0.5)
+    md = next(i for i in panel.items() if i.data(0, Qt.ItemDataRole.UserRole + 1) == ("type", "md"))
+    md.setCheckState(0, Qt.CheckState.Checked)
+    s.wait(lambda: w.search_panel.outcome().result.n_matches == 2, "filtered results")
+    s.detail_of_row(0)
+    s.shot("facets")
+    if w.facets.dock.isFloating():  # a narrow window: the panel floats beside it
+        s.shot("facets-floating", w.facets.dock)
+    back_to_the_sample(s)
+
+
 def dialogs_and_edges(s: Session) -> None:
     """Show the New-index dialog on a TSV file, the index manager, an empty index, an error."""
     from bm25desk.engine import IndexStore, build_index
@@ -375,6 +410,7 @@ STATES: tuple[Callable[[Session], None], ...] = (
     terms_states,
     cjk_states,
     edit_states,
+    facet_states,
     dialogs_and_edges,
 )
 """The states, in the order they are visited (each starts where the previous one ended)."""

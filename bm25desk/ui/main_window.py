@@ -49,6 +49,7 @@ from bm25desk.ui.statistics.panel import StatsPanel
 from bm25desk.ui.terms.panel import TermsPanel
 from bm25desk.ui.window import about, session
 from bm25desk.ui.window.builds import Builds
+from bm25desk.ui.window.facets import FacetWiring
 from bm25desk.ui.window.folder_notice import FolderNotice
 from bm25desk.ui.window.index_actions import IndexActions
 from bm25desk.ui.window.index_switching import IndexSwitcher
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self._make_index_manager()
         self._make_status_bar()
         self.wiring = PanelWiring(self)
+        self.facets = FacetWiring(self)
         self.look_inside = LookInside(self)
         self.menu_actions = make_menus(self)
         self.new_action = self.menu_actions.new

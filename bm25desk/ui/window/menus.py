@@ -129,4 +129,5 @@ def _make_view_menu(w: Any, menu: QMenu) -> None:
     for i, name in enumerate(("&Search", "&Compare", "S&tatistics", "&Evaluation", "Te&rms")):
         add_action(menu, name, lambda _=False, i=i: w.show_tab(i), f"Ctrl+{i + 1}")
     menu.addSeparator()
+    menu.addAction(w.facets.toggle_action)
     add_action(menu, "&Indexes…", w.show_index_manager, "Ctrl+I")
