@@ -95,10 +95,11 @@ class FacetPanel(QWidget):
 
     def items(self) -> list[QTreeWidgetItem]:
         """Return the value items, key by key."""
-        out = []
+        out: list[QTreeWidgetItem] = []
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)
-            out += [top.child(j) for j in range(top.childCount())]
+            if top is not None:
+                out += [c for j in range(top.childCount()) if (c := top.child(j)) is not None]
         return out
 
     @Slot(QTreeWidgetItem, int)
