@@ -9,8 +9,10 @@ Each (size, theme) gets a fresh temporary data dir (the real user's indexes and 
 touched), builds the bundled sample, and walks the states listed in :data:`STATES`: the start
 page, a build, results with the ledger and each plot, the variants whose plots look different
 (BM25Adpt, TF₁∘δ∘p×IDF, BIM, BM25L, BM25+), relevance feedback, Compare, Statistics, an
-evaluation (results, per query, sweep), the New-index dialog, the index manager, an empty index
-and an error. Files are named ``{size}-{theme}-{nn}-{state}.png``.
+evaluation (results, per query, sweep), the Terms tab with a term's postings and a document's
+terms, the New-index dialog, the index manager, an empty index and an error. ``--only`` visits
+some states only (the start and build always come first). Files are named
+``{size}-{theme}-{nn}-{state}.png``.
 """
 
 from __future__ import annotations
@@ -198,6 +200,163 @@ def evaluation_states(s: Session) -> None:
     w.show_tab(0)
 
 
+def terms_states(s: Session) -> None:
+    """Show the Terms tab (terms starting with "retriev", a term's postings), a document's terms."""
+    w = s.window
+    panel = w.terms_panel
+    w.show_tab(4)
+    s.wait(lambda: panel.terms_model.rowCount() > 0, "terms")
+    s.wait(lambda: panel.postings_model.rowCount() > 0, "postings of the top term")
+    s.shot("terms")
+    panel.filter_edit.setText("retriev")
+    s.wait(lambda: panel.term().startswith("retriev"), "postings of a filtered term")
+    s.wait(lambda: panel.postings_model.rowCount() > 0, "its postings")
+    s.shot("terms-filtered")
+    docno = panel.selected_docno()
+    assert docno is not None
+    w.look_inside.show_doc_terms(docno)
+    dialog = w.look_inside.doc_terms
+    s.wait(lambda: dialog.document() is not None, "a document's terms")
+    s.shot("document-terms", dialog)
+    dialog.close()
+    panel.filter_edit.setText("")
+    w.show_tab(0)
+
+
+def back_to_the_sample(s: Session) -> None:
+    """Show the Search tab of the sample with the usual query (where the next state starts)."""
+    w = s.window
+    w.show_tab(0)
+    w.open_index("cisi-sample", query=QUERY)
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "cisi-sample", "reopen")
+
+
+def cjk_states(s: Session) -> None:
+    """Show the New-index dialog with the CJK tokenizer, then a Chinese and a Japanese search.
+
+    The collections are the tests' (``tests/data/cjk``): classical and modern Chinese, Japanese
+    novels' openings, Korean sentences, indexed with the ``cjk`` tokenizer.
+    """
+    from bm25desk.engine import IndexStore, build_index
+    from bm25desk.engine.analysis.analyzer import Analyzer
+    from bm25desk.ui.indexes.new_index_dialog import NewIndexDialog
+
+    w = s.window
+    data = Path(__file__).resolve().parents[1] / "tests" / "data" / "cjk"
+    dialog = NewIndexDialog(w.store, w, w.runner)
+    dialog.set_source(data / "ja.jsonl")
+    options = dialog.analysis
+    options.tokenizer.setCurrentIndex(options.tokenizer.findData("cjk"))
+    dialog.show()
+    s.shot("new-index-cjk", dialog)
+    dialog.close()
+    merged = Path(os.environ["BM25DESK_DATA_DIR"]) / "cjk.jsonl"
+    merged.write_text(
+        "".join(
+            (data / f"{lang}.jsonl").read_text(encoding="utf-8") for lang in ("zh", "ja", "ko")
+        ),
+        encoding="utf-8",
+    )
+    analyzer = Analyzer.create(tokenizer="cjk", stopwords="en", stemmer="porter")
+    build_index(merged, name="cjk", analyzer=analyzer, store=IndexStore())
+    w.refresh_indexes()
+    for query, name in (("學而時習", "cjk-search-chinese"), ("吾輩は猫", "cjk-search-japanese")):
+        w.open_index("cjk", query=query, force=True)
+        s.wait(
+            lambda q=query: (
+                w.searcher is not None
+                and w.searcher.index.name == "cjk"
+                and w.search_panel.outcome() is not None
+                and w.search_panel.outcome().result.query == q
+            ),
+            f"the CJK search {query}",
+        )
+        s.detail_of_row(0)
+        s.shot(name)
+    w.show_tab(2)
+    s.wait(lambda: w.stats_panel.stats() is not None, "statistics of the CJK index")
+    s.shot("cjk-statistics")
+    back_to_the_sample(s)
+
+
+def edit_states(s: Session) -> None:
+    """Show the Remove-documents dialog, then Statistics after documents were added by id."""
+    from bm25desk.engine import IndexStore, build_index
+    from bm25desk.engine.readers.corpus import ColumnMap
+    from bm25desk.ui.indexes.edit_dialogs import RemoveDialog
+
+    w = s.window
+    data = Path(os.environ["BM25DESK_DATA_DIR"])
+    tsv = data / "orchard.tsv"
+    rows = [
+        ("o1", "Apple orchards", "Apple trees grow in orchards; the harvest is in autumn."),
+        ("o2", "Cider", "Cider is made from apple juice, fermented for weeks."),
+        ("o3", "Pears", "Pear trees like sun and need pollination by bees."),
+    ]
+    tsv.write_text(
+        "id\ttitle\ttext\n" + "".join(f"{a}\t{b}\t{c}\n" for a, b, c in rows), encoding="utf-8"
+    )
+    columns = ColumnMap("id", ("text",), "title")
+    build_index(tsv, name="orchard", fmt="tsv-header", columns=columns, store=IndexStore())
+    w.refresh_indexes()
+    w.open_index("orchard", query="apple")
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "orchard", "orchard")
+    dialog = RemoveDialog("orchard", w)
+    dialog.edit.setPlainText("o2\no9")
+    dialog.show()
+    s.shot("remove-documents-dialog", dialog)
+    dialog.close()
+    more = data / "more.tsv"
+    more.write_text(
+        "id\ttitle\ttext\n"
+        "o4\tQuince\tQuince trees bear hard yellow fruit, cooked before eating.\n"
+        "o1\tApple orchards\tApple trees grow in orchards; apples keep all winter.\n",
+        encoding="utf-8",
+    )
+    w.index_actions.ask_corpus_file = lambda _parent, _name: more
+    w.show_tab(2)
+    w.index_actions.add_documents("orchard")
+    s.wait(lambda: w.searcher is not None and w.searcher.index.n_docs == 4, "the added documents")
+    s.wait(lambda: w.stats_panel.stats() is not None and w.stats_panel.stats().n_docs == 4, "N")
+    s.shot("documents-added")
+    back_to_the_sample(s)
+
+
+def facet_states(s: Session) -> None:
+    """Show the facet panel of a folder index, a file type ticked."""
+    from PySide6.QtCore import Qt
+
+    from bm25desk.engine import IndexStore, build_index
+
+    w = s.window
+    folder = Path(os.environ["BM25DESK_DATA_DIR"]) / "garden"
+    (folder / "fruit").mkdir(parents=True, exist_ok=True)
+    texts = {
+        "fruit/apples.txt": "Apple trees and apple cider; apples keep all winter.",
+        "fruit/pears.md": "# Pears\n\nPear trees and apple grafts in spring.",
+        "cider.md": "Cider is made from apple juice, fermented for weeks.",
+        "orchard.html": "<h1>Orchard</h1><p>An apple orchard in autumn.</p>",
+        "bees.txt": "Bees pollinate the trees.",
+    }
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    build_index(folder, name="garden", store=IndexStore())
+    w.refresh_indexes()
+    w.open_index("garden", query="apple")
+    s.wait(lambda: w.searcher is not None and w.searcher.index.name == "garden", "garden")
+    panel = w.facets.panel
+    s.wait(lambda: len(panel.items()) > 0, "facets")
+    s.settle(0.5)
+    md = next(i for i in panel.items() if i.data(0, Qt.ItemDataRole.UserRole + 1) == ("type", "md"))
+    md.setCheckState(0, Qt.CheckState.Checked)
+    s.wait(lambda: w.search_panel.outcome().result.n_matches == 2, "filtered results")
+    s.detail_of_row(0)
+    s.shot("facets")
+    if w.facets.dock.isFloating():  # a narrow window: the panel floats beside it
+        s.shot("facets-floating", w.facets.dock)
+    back_to_the_sample(s)
+
+
 def dialogs_and_edges(s: Session) -> None:
     """Show the New-index dialog on a TSV file, the index manager, an empty index, an error."""
     from bm25desk.engine import IndexStore, build_index
@@ -248,6 +407,10 @@ STATES: tuple[Callable[[Session], None], ...] = (
     feedback_state,
     compare_and_statistics,
     evaluation_states,
+    terms_states,
+    cjk_states,
+    edit_states,
+    facet_states,
     dialogs_and_edges,
 )
 """The states, in the order they are visited (each starts where the previous one ended)."""
@@ -259,7 +422,14 @@ def main() -> int:
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
     parser.add_argument("--themes", default="light,dark")
+    parser.add_argument("--only", default="", help="comma-separated state names (e.g. terms)")
     opts = parser.parse_args()
+    if opts.only:
+        wanted = {f"{name.strip()}_states" for name in opts.only.split(",")} | {
+            name.strip() for name in opts.only.split(",")
+        }
+        global STATES
+        STATES = (start_and_build, *(f for f in STATES[1:] if f.__name__ in wanted))
     opts.outdir.mkdir(parents=True, exist_ok=True)
     from PySide6.QtCore import QCoreApplication
     from PySide6.QtWidgets import QApplication

@@ -22,7 +22,76 @@ from bm25desk.commands.common import (
     write_csv,
 )
 
-__all__ = ["add_browse_commands", "cmd_doc_terms", "cmd_postings", "cmd_terms"]
+__all__ = [
+    "DOC_TERM_HEADER",
+    "POSTING_HEADER",
+    "TERM_HEADER",
+    "add_browse_commands",
+    "cmd_doc_terms",
+    "cmd_postings",
+    "cmd_terms",
+    "doc_term_cells",
+    "doc_terms_data",
+    "posting_cells",
+    "postings_data",
+    "term_cells",
+    "terms_data",
+]
+
+TERM_HEADER = ("term", "df", "cf")
+POSTING_HEADER = ("docno", "docid", "tf", "length", "contribution")
+DOC_TERM_HEADER = ("term", "tf", "df", "idf", "weight")
+
+
+def terms_data(page: Any) -> dict[str, Any]:
+    """Return the ``terms --json`` shape of a :class:`~bm25desk.engine.scoring.browse.TermPage`."""
+    return {"total": page.total, "terms": [asdict(r) for r in page.rows]}
+
+
+def term_cells(r: Any) -> tuple[Any, ...]:
+    """Return the ``terms --csv`` cells of a term row."""
+    return (r.term, r.df, r.cf)
+
+
+def postings_data(page: Any, rows: Any = None) -> dict[str, Any]:
+    """Return the ``postings --json`` shape of a page (``rows``: its rows, or others instead)."""
+    return {
+        "term": page.term,
+        "df": page.df,
+        "cf": page.cf,
+        "idf": page.idf,
+        "idf_formula": page.idf_text,
+        "variant": page.variant,
+        "sort": page.sort,
+        "ascending": page.ascending,
+        "total": page.total,
+        "offset": page.offset,
+        "postings": [asdict(r) for r in (page.rows if rows is None else rows)],
+    }
+
+
+def posting_cells(r: Any) -> tuple[Any, ...]:
+    """Return the ``postings --csv`` cells of a posting row."""
+    return (r.docno, r.docid, r.tf, r.length, r.contribution)
+
+
+def doc_terms_data(doc: Any, rows: Any = None) -> dict[str, Any]:
+    """Return the ``doc-terms --json`` shape of a document's terms (``rows``: a subset)."""
+    return {
+        "docid": doc.docid,
+        "docno": doc.docno,
+        "title": doc.title,
+        "length": doc.length,
+        "variant": doc.variant,
+        "exact": doc.exact,
+        "distinct_terms": len(doc.rows),
+        "terms": [asdict(r) for r in (doc.rows if rows is None else rows)],
+    }
+
+
+def doc_term_cells(r: Any) -> tuple[Any, ...]:
+    """Return the ``doc-terms --csv`` cells of a document's term row."""
+    return (r.term, r.tf, r.df, r.idf, r.weight)
 
 
 def add_browse_commands(
@@ -90,18 +159,15 @@ def cmd_terms(args: argparse.Namespace, _open_searcher: Any = None) -> int:
         searcher.index, sort=args.sort, prefix=args.prefix, limit=None if args.all else args.top
     )
     if csv:
-        write_csv(("term", "df", "cf"), ((r.term, r.df, r.cf) for r in page.rows))
+        write_csv(TERM_HEADER, (term_cells(r) for r in page.rows))
     else:
-        data = {"total": page.total, "terms": [asdict(r) for r in page.rows]}
+        data = terms_data(page)
         lines = [f"{len(page.rows):,} of {page.total:,} terms, by {args.sort}"]
         lines += [f"{r.term:<30} {r.df:>10,} {r.cf:>12,}" for r in page.rows]
         if page.rows:
             lines.insert(1, f"{'term':<30} {'df':>10} {'cf':>12}")
         emit(args, data, "\n".join(lines))
     return EXIT_OK if page.rows else EXIT_EMPTY
-
-
-_POSTING_HEADER = ("docno", "docid", "tf", "length", "contribution")
 
 
 def cmd_postings(args: argparse.Namespace, _open_searcher: Any = None) -> int:
@@ -115,7 +181,7 @@ def cmd_postings(args: argparse.Namespace, _open_searcher: Any = None) -> int:
     try:
         if csv and args.all:  # the one case that may be millions of rows: streamed
             rows = iter_postings(searcher, args.term, variant, sort=args.sort, ascending=ascending)
-            write_csv(_POSTING_HEADER, (_posting_cells(r) for r in rows))
+            write_csv(POSTING_HEADER, (posting_cells(r) for r in rows))
             return EXIT_OK
         page = term_postings(
             searcher,
@@ -132,21 +198,9 @@ def cmd_postings(args: argparse.Namespace, _open_searcher: Any = None) -> int:
     except BrowseError as exc:
         raise BadInput(str(exc)) from None
     if csv:
-        write_csv(_POSTING_HEADER, (_posting_cells(r) for r in page.rows))
+        write_csv(POSTING_HEADER, (posting_cells(r) for r in page.rows))
         return EXIT_OK if page.rows else EXIT_EMPTY
-    data = {
-        "term": page.term,
-        "df": page.df,
-        "cf": page.cf,
-        "idf": page.idf,
-        "idf_formula": page.idf_text,
-        "variant": page.variant,
-        "sort": page.sort,
-        "ascending": page.ascending,
-        "total": page.total,
-        "offset": page.offset,
-        "postings": [asdict(r) for r in page.rows],
-    }
+    data = postings_data(page)
     lines = [
         f"{page.term}: df {page.df:,}, cf {page.cf:,}, idf {page.idf:.4f} under {page.variant}",
         f"postings {page.offset + 1:,}–{page.offset + len(page.rows):,} of {page.total:,} "
@@ -159,10 +213,6 @@ def cmd_postings(args: argparse.Namespace, _open_searcher: Any = None) -> int:
     ]
     emit(args, data, "\n".join(lines))
     return EXIT_OK if page.rows else EXIT_EMPTY
-
-
-def _posting_cells(r: Any) -> tuple[Any, ...]:
-    return (r.docno, r.docid, r.tf, r.length, r.contribution)
 
 
 def cmd_doc_terms(args: argparse.Namespace, _open_searcher: Any = None) -> int:
@@ -179,21 +229,9 @@ def cmd_doc_terms(args: argparse.Namespace, _open_searcher: Any = None) -> int:
         raise BadInput(str(exc.args[0])) from None
     rows = doc.rows[: args.limit] if args.limit else doc.rows
     if csv:
-        write_csv(
-            ("term", "tf", "df", "idf", "weight"),
-            ((r.term, r.tf, r.df, r.idf, r.weight) for r in rows),
-        )
+        write_csv(DOC_TERM_HEADER, (doc_term_cells(r) for r in rows))
         return EXIT_OK
-    data = {
-        "docid": doc.docid,
-        "docno": doc.docno,
-        "title": doc.title,
-        "length": doc.length,
-        "variant": doc.variant,
-        "exact": doc.exact,
-        "distinct_terms": len(doc.rows),
-        "terms": [asdict(r) for r in rows],
-    }
+    data = doc_terms_data(doc, rows)
     lines = [
         f"{doc.docid} ({doc.title or 'no title'}): {doc.length:,} tokens, "
         f"{len(doc.rows):,} distinct terms, weights under {doc.variant}",

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from bm25desk import console
 
@@ -159,13 +159,16 @@ def wants_csv(args: argparse.Namespace) -> bool:
     return False
 
 
-def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """Write ``header`` and ``rows`` to stdout as CSV (see the module docstring).
+def write_csv(
+    header: Sequence[str], rows: Iterable[Sequence[Any]], out: TextIO | None = None
+) -> None:
+    """Write ``header`` and ``rows`` to ``out`` (default stdout) as CSV (see the module docstring).
 
     Rows are written as they come, so a generator streams (a long postings list is never held).
-    Floats keep every digit (``repr``), as ``--json`` does.
+    Floats keep every digit (``repr``), as ``--json`` does. The app's exports write files
+    through here too, so a file saved from the app and the CLI's output have the same shape.
     """
-    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer = csv.writer(sys.stdout if out is None else out, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
         writer.writerow([_cell(v) for v in row])

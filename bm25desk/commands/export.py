@@ -1,12 +1,13 @@
 """CSV shapes of ``search --csv`` (one row a hit) and ``explain --csv`` (one row a ledger line).
 
-Both take the dicts the ``--json`` output is made of, so the two exports cannot disagree.
+Both take the dicts the ``--json`` output is made of, so the two exports cannot disagree; both
+write to stdout unless given ``out`` (the app's File → Export writes files through them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from bm25desk.commands.common import write_csv
 
@@ -28,7 +29,9 @@ LEDGER_COLUMNS = (
 )
 
 
-def write_hits_csv(hits: Sequence[dict[str, Any]], terms: Sequence[str]) -> None:
+def write_hits_csv(
+    hits: Sequence[dict[str, Any]], terms: Sequence[str], out: TextIO | None = None
+) -> None:
     """Write one row per hit: its fields, then ``tf:TERM`` and ``weight:TERM`` per query term."""
     terms = list(dict.fromkeys(terms))
     header = [*_HIT_COLUMNS, *(f"{kind}:{t}" for t in terms for kind in ("tf", "weight"))]
@@ -42,10 +45,10 @@ def write_hits_csv(hits: Sequence[dict[str, Any]], terms: Sequence[str]) -> None
                 cells += [c["tf"], c["weight"]] if c else [0, 0.0]
             yield cells
 
-    write_csv(header, rows())
+    write_csv(header, rows(), out)
 
 
-def write_ledger_csv(explanations: Sequence[dict[str, Any]]) -> None:
+def write_ledger_csv(explanations: Sequence[dict[str, Any]], out: TextIO | None = None) -> None:
     """Write every ledger line of every explained document, prefixed by the document's fields."""
     header = ("docid", "rank", "score", "length", *LEDGER_COLUMNS)
     write_csv(
@@ -55,4 +58,5 @@ def write_ledger_csv(explanations: Sequence[dict[str, Any]]) -> None:
             for e in explanations
             for row in e["contributions"]
         ),
+        out,
     )

@@ -1,4 +1,4 @@
-"""The main window: index list, Search / Compare / Statistics / Evaluation tabs, menus.
+"""The main window: index list, Search / Compare / Statistics / Evaluation / Terms tabs, menus.
 
 It assembles the feature panels and the parts in :mod:`bm25desk.ui.window` (menus, opening
 indexes, builds, the folder notice, the session) and passes the open index between them.
@@ -46,11 +46,14 @@ from bm25desk.ui.indexes.skip_report_dialog import SkipReportDialog
 from bm25desk.ui.indexes.welcome_page import WelcomePage
 from bm25desk.ui.search.panel import SearchPanel
 from bm25desk.ui.statistics.panel import StatsPanel
+from bm25desk.ui.terms.panel import TermsPanel
 from bm25desk.ui.window import about, session
 from bm25desk.ui.window.builds import Builds
+from bm25desk.ui.window.facets import FacetWiring
 from bm25desk.ui.window.folder_notice import FolderNotice
 from bm25desk.ui.window.index_actions import IndexActions
 from bm25desk.ui.window.index_switching import IndexSwitcher
+from bm25desk.ui.window.look_inside import LookInside
 from bm25desk.ui.window.menus import make_menus
 from bm25desk.ui.window.panel_wiring import PanelWiring
 from bm25desk.ui.window.screen_fit import ScreenFit
@@ -102,6 +105,8 @@ class MainWindow(QMainWindow):
         self._make_index_manager()
         self._make_status_bar()
         self.wiring = PanelWiring(self)
+        self.facets = FacetWiring(self)
+        self.look_inside = LookInside(self)
         self.menu_actions = make_menus(self)
         self.new_action = self.menu_actions.new
         self.menu_actions.auto_update.setChecked(self.settings.auto_update_folders)
@@ -138,6 +143,7 @@ class MainWindow(QMainWindow):
         self.stats_panel.stats_jobs.failed.connect(self.show_error)
         self.stats_panel.lookup_jobs.failed.connect(self.show_error)
         self.eval_panel = EvalPanel(self.runner)
+        self.terms_panel = TermsPanel(self.runner)
 
     def _make_central(self) -> None:
         self.tabs = QTabWidget()
@@ -146,6 +152,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.compare_panel, "Compare")
         self.tabs.addTab(self.stats_panel, "Statistics")
         self.tabs.addTab(self.eval_panel, "Evaluation")
+        self.tabs.addTab(self.terms_panel, "Terms")
         self.stack = QStackedWidget()
         self.stack.addWidget(self.welcome)
         self.stack.addWidget(self.tabs)
@@ -312,6 +319,8 @@ class MainWindow(QMainWindow):
         kind, _, arg = action.partition(":")
         if kind == "skipped" and self.last_report is not None:
             SkipReportDialog(self.last_report, self).exec()
+        elif kind == "cancel-export":
+            self.look_inside.exporter.cancel()
         elif kind == "build-empty":
             self.message_bar.hide()
             self.index_actions.build_empty()

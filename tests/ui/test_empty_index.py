@@ -61,12 +61,18 @@ def test_every_view_of_an_empty_index_says_so(
     assert search.empty_label.isVisible()
     window.show_tab(1)
     assert "has no documents" in window.compare_panel.query_label.text()
+    assert "Select a document" not in window.compare_panel.delta_title.text()
     with qtbot.waitSignal(window.stats_panel.stats_jobs.succeeded, timeout=10000):
         window.show_tab(2)
     stats = window.stats_panel
     assert stats.fields["docs"].text() == "0"
     assert stats.histogram_stack.currentIndex() == 0  # a sentence, not an empty plot
     assert "no documents" in stats.histogram_stack.placeholder.text()
+    with qtbot.waitSignal(window.terms_panel.term_jobs.succeeded, timeout=10000):
+        window.show_tab(4)
+    assert "has no documents" in window.terms_panel.postings_head.text()
+    assert window.terms_panel.terms_count.text() == "0 terms in the index"
+    assert not window.terms_panel.export_terms_button.isEnabled()
     window.show_tab(3)
     setup = window.eval_panel.setup
     assert not setup.run_button.isEnabled()

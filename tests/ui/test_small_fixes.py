@@ -164,3 +164,33 @@ def test_the_index_manager_takes_the_keyboard(qtbot, window) -> None:
     assert len(asked) == 1
     assert window.index_panel.current_name() in asked[0]
     assert window.index_panel.names()  # nothing deleted: the answer was No
+
+
+def test_a_cjk_snippet_shows_a_hit_far_into_a_text_without_spaces() -> None:
+    """Chinese has no spaces to cut at: the window starts a little before the hit, not at 0."""
+    from bm25desk.engine.analysis.analyzer import Analyzer
+
+    analyzer = Analyzer.create(tokenizer="cjk", stopwords="none", stemmer="none")
+    text = "天地玄黃宇宙洪荒" * 125 + "學而時習之不亦說乎" + "日月盈昃辰宿列張" * 50
+    snippet = make_snippet(analyzer, text, frozenset({"學而"}))
+    assert snippet.text.startswith("… ")
+    assert snippet.text.endswith(" …")
+    assert [t for _s, _e, t in snippet.spans] == ["學而"]
+    s, e, _t = snippet.spans[0]
+    assert snippet.text[s:e] == "學而"
+    # About a quarter of the 220 columns before the hit: 27 wide characters (two columns each).
+    assert 20 <= s <= 32
+    assert len(snippet.text) <= 2 + 110 + 2  # 220 columns are 110 wide characters
+
+
+def test_a_latin_snippet_still_starts_at_a_space_before_the_hit() -> None:
+    from bm25desk.engine.analysis.analyzer import Analyzer
+
+    analyzer = Analyzer.create(stopwords="en", stemmer="porter")
+    text = "Filler words go here. " * 30 + "The pears ripen in autumn. " + "More filler. " * 30
+    snippet = make_snippet(analyzer, text, frozenset({"pear"}))
+    assert snippet.text.startswith("… ")
+    assert snippet.text[2] != " "
+    assert text.find(snippet.text[2:20]) >= 0  # the window starts at a word
+    s, e, _t = snippet.spans[0]
+    assert snippet.text[s:e] == "pears"

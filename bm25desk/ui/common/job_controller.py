@@ -42,11 +42,11 @@ class JobController(CurrentJobOutcome):
     progressed(int, int)
         ``(done, total)`` of the current job.
     succeeded(object), failed(object), cancelled()
-        How the current job ended (never for a dropped one).
+        How the current job ended (never for a dropped one); :meth:`busy` is already False.
     cancel_requested()
         :meth:`cancel` asked the current job to stop.
     finished()
-        The current job ended or was dropped; the controller is idle again.
+        The current job ended (right after the signal saying how) or was dropped.
     """
 
     started = Signal(object)
@@ -85,10 +85,9 @@ class JobController(CurrentJobOutcome):
         job = Job(work, self.name)
         signals = job.signals
         signals.progressed.connect(self._on_job_progressed)
-        signals.succeeded.connect(self._on_job_succeeded)
-        signals.failed.connect(self._on_job_failed)
-        signals.cancelled.connect(self._on_job_cancelled)
-        signals.finished.connect(self._on_job_finished)
+        signals.succeeded.connect(self._on_own_job_succeeded)
+        signals.failed.connect(self._on_own_job_failed)
+        signals.cancelled.connect(self._on_own_job_cancelled)
         self._job = job
         self.started.emit(job)
         self.runner.start(job, write=self.write)
@@ -133,18 +132,38 @@ class JobController(CurrentJobOutcome):
     def _current(self) -> bool:
         return self._job is not None and self.sender() is self._job.signals
 
+    # (Not overrides of CurrentJobOutcome's slots: PySide gives an overriding slot no sender.)
+
+    def _end(self) -> bool:
+        """Forget the current job if it sent the signal being handled; return whether it did.
+
+        The controller is idle (``busy()`` False, a new job can start) before any of the
+        finishing signals is emitted, so their slots see the state that follows the job.
+        """
+        if not self._current():
+            return False
+        self._job = None
+        return True
+
     @Slot(int, int)
     def _on_job_progressed(self, done: int, total: int) -> None:
         if self._current():
             self.progressed.emit(done, total)
 
-    @Slot()
-    def _on_job_cancelled(self) -> None:
-        if self._current():
-            self.cancelled.emit()
+    @Slot(object)
+    def _on_own_job_succeeded(self, result: object) -> None:
+        if self._end():
+            self.succeeded.emit(result)
+            self.finished.emit()
+
+    @Slot(object)
+    def _on_own_job_failed(self, exc: object) -> None:
+        if self._end():
+            self.failed.emit(exc)
+            self.finished.emit()
 
     @Slot()
-    def _on_job_finished(self) -> None:
-        if self._current():
-            self._job = None
+    def _on_own_job_cancelled(self) -> None:
+        if self._end():
+            self.cancelled.emit()
             self.finished.emit()

@@ -58,3 +58,19 @@ def make_table(
     if sortable:
         view.sortByColumn(sort_column, Qt.SortOrder.AscendingOrder)
     return view, proxy
+
+
+def paged_table(model: QAbstractItemModel) -> QTableView:
+    """Return a view of a model that loads page by page and is sorted by whoever loads it.
+
+    No proxy (it would sort only the rows loaded so far): header clicks are the caller's to
+    turn into a new first page; the header shows the sort indicator the caller sets.
+    """
+    view = setup_view(QTableView(), compact=True)
+    view.setModel(model)
+    header = view.horizontalHeader()
+    header.setSectionsClickable(True)
+    header.setSortIndicatorShown(True)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setStretchLastSection(False)
+    return view

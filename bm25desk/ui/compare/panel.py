@@ -200,7 +200,10 @@ class ComparePanel(QWidget):
         self.delta_jobs.invalidate()
         self.model.set_rows(())
         self.delta_model.set_delta(None, TermColors())
-        self.delta_title.setText(DELTA_EMPTY)
+        # An empty index has no document to select: the query line says why, the pane is blank.
+        searcher = self.searcher
+        empty = searcher is None or searcher.index.n_docs == 0
+        self.delta_title.setText("" if empty else DELTA_EMPTY)
         self.delta_title.setToolTip("")
         self.heat_model.set_heat((), (), TermColors())
         self.summary.setText("")

@@ -36,7 +36,10 @@ SAMPLE_SENTENCES = {
     "it": "I bibliotecari classificavano tremila documenti, ma gli indici mancavano.",
     "nl": "De bibliothecarissen classificeerden drieduizend documenten, maar de indexen ontbraken.",
 }
+CJK_SAMPLE = "吾輩は猫である。東京タワーは１９５８年に完成した。서울은 한국의 수도이다. 學而時習之"
+"""The sample shown while the CJK tokenizer is chosen: Japanese, Korean and Chinese."""
 _LANGUAGE_NAMES = {code: name.capitalize() for code, name in LANGUAGES.items()}
+_TOKENIZER_NAMES = {"cjk": "CJK (Chinese, Japanese, Korean)"}
 
 
 def _stoplist_languages() -> set[str]:
@@ -79,7 +82,7 @@ class AnalysisOptions(QWidget):
         )
         self.tokenizer = QComboBox()
         for key, label in TOKENIZERS.items():
-            self.tokenizer.addItem(key.capitalize(), key)
+            self.tokenizer.addItem(_TOKENIZER_NAMES.get(key, key.capitalize()), key)
             self.tokenizer.setItemData(self.tokenizer.count() - 1, label, 3)  # ToolTipRole
         self.lowercase = QCheckBox("Lowercase")
         self.lowercase.setChecked(True)
@@ -113,6 +116,7 @@ class AnalysisOptions(QWidget):
 
         for combo in (self.language, self.stemmer, self.tokenizer):
             combo.currentIndexChanged.connect(self._on_option_changed)
+        self.tokenizer.currentIndexChanged.connect(self._on_tokenizer_changed)
         self.stopwords.activated.connect(self._on_stopwords_activated)
         self.lowercase.toggled.connect(self._on_option_changed)
         self.min_length.valueChanged.connect(self._on_option_changed)
@@ -229,6 +233,18 @@ class AnalysisOptions(QWidget):
             self.sample.setText(SAMPLE_SENTENCES[code])
         if code not in ("en",) and self.stemmer.currentData() in ("porter", "lancaster"):
             self.stemmer.setCurrentIndex(self.stemmer.findData("snowball"))
+
+    @Slot(int)
+    def _on_tokenizer_changed(self, _index: int) -> None:
+        # A sample left as it was follows the tokenizer: CJK text for the CJK tokenizer.
+        current = self.sample.text()
+        if current not in (*SAMPLE_SENTENCES.values(), CJK_SAMPLE):
+            return
+        code = str(self.language.currentData())
+        cjk = self.tokenizer.currentData() == "cjk"
+        self.sample.setText(
+            CJK_SAMPLE if cjk else SAMPLE_SENTENCES.get(code, SAMPLE_SENTENCES["en"])
+        )
 
     @Slot(int)
     def _on_stopwords_activated(self, _index: int) -> None:

@@ -22,8 +22,9 @@ class BuildRequest:
     analyzer: dict[str, Any] = field(default_factory=dict)  # Analyzer.create keyword arguments
     columns: ColumnMap | None = None
     analyzer_spec: dict[str, Any] | None = None  # a stored spec (rebuilds): used as it is
-    kind: str = "build"  # build | rebuild | update
+    kind: str = "build"  # build | rebuild | update | add | remove (documents, by id)
     allow_empty: bool = False  # build even when no document was found (the user insisted)
+    ids: tuple[str, ...] = ()  # the documents to remove (kind "remove")
 
     def make_analyzer(self) -> Analyzer:
         """Return the analyser (from the stored spec for rebuilds, else from the options)."""

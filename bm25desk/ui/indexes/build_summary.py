@@ -1,4 +1,4 @@
-"""What the window says when a build or an update ends, in the words of its source (Qt-free).
+"""What the window says when a build, an update or an edit by id ends (Qt-free).
 
 A folder's build counts the documents indexed and the files skipped, a corpus file's counts
 records; an update that found nothing to do says so instead of reporting a rate of 0
@@ -8,6 +8,7 @@ documents per second.
 from __future__ import annotations
 
 from bm25desk.engine import BuildReport
+from bm25desk.engine.index.edit import EditReport
 from bm25desk.ui.common.formatting import plural
 
 
@@ -38,4 +39,26 @@ def build_summary(report: BuildReport, source_kind: str = "") -> str:
     if report.skipped:
         reasons = "; ".join(f"{n:,} × {r}" for r, n in report.skip_reasons.items())
         text += f" Skipped {plural(len(report.skipped), unit)}: {reasons}."
+    return text
+
+
+def edit_summary(report: EditReport) -> str:
+    """Return one paragraph about documents added or removed by id (``report``)."""
+    name = f"“{report.name}”"
+    if report.operation == "add":
+        head = f"Added {plural(report.added, 'document')} to {name}"
+        if report.replaced:
+            head += f" and replaced {report.replaced:,} of the same id"
+    else:
+        head = f"Removed {plural(report.removed, 'document')} from {name}"
+    text = (
+        f"{head} in {report.seconds:.1f} s. It holds {plural(report.n_docs, 'document')} and "
+        f"{plural(report.n_terms, 'term')}."
+    )
+    if report.n_not_found:
+        shown = ", ".join(report.not_found[:5]) + (", …" if report.n_not_found > 5 else "")
+        text += f" {plural(report.n_not_found, 'id')} named no document: {shown}."
+    if report.skipped:
+        reasons = "; ".join(f"{n:,} × {r}" for r, n in report.skip_reasons.items())
+        text += f" Skipped {plural(len(report.skipped), 'record')}: {reasons}."
     return text

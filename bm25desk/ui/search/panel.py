@@ -88,6 +88,7 @@ class SearchPanel(RelevanceMarks, QWidget):
         self._outcome: SearchOutcome | None = None
         self._colors = TermColors()
         self._selected_docno: int | None = None
+        self._wanted_docno: int | None = None  # to select when the next ranking arrives
         self._requested_at = 0.0
         self.last_latency = 0.0  # seconds from request to results on screen
 
@@ -208,6 +209,11 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.query_edit.setFocus()
         self.query_edit.selectAll()
 
+    def show_document(self, query: str, docno: int) -> None:
+        """Search for ``query`` and explain document ``docno`` (selected if it is listed)."""
+        self._wanted_docno = docno
+        self.set_query(query)
+
     def selected_docno(self) -> int | None:
         """Return the selected document."""
         return self._selected_docno
@@ -282,6 +288,8 @@ class SearchPanel(RelevanceMarks, QWidget):
         # document; a new query starts at rank 1.
         same_query = previous is not None and previous.result.query == result.query
         keep = self._selected_docno if same_query else None
+        wanted, self._wanted_docno = self._wanted_docno, None
+        keep = keep if wanted is None else wanted
         marks = self.marks.switch(result.query)
         self.model.set_rows(outcome.rows, self._colors)
         self.snippets.fill(self.searcher, outcome)
@@ -307,6 +315,10 @@ class SearchPanel(RelevanceMarks, QWidget):
             self.view.show_row(index.row())
             if row >= 0:
                 self.request_detail()  # same document, new ranking: refresh its ledger
+            elif wanted is not None:  # asked for, below the listed ranks: explain it anyway
+                self.view.clearSelection()
+                self._selected_docno = wanted
+                self.request_detail()
         self.results_shown.emit(outcome)
 
     @Slot(object)

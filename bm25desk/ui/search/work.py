@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
+import unicodedata
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -145,12 +146,17 @@ def make_snippet(
                 break
             if limit >= len(text):
                 break
+    # Widths are in columns, a Chinese, Japanese or Korean character taking two (as on screen),
+    # and the cuts fall at spaces where there are any near: text without spaces (CJK) is cut
+    # between characters, a little before the hit rather than at the document's start.
     start = 0
-    if first > width // 3:
-        start = text.rfind(" ", 0, first - width // 4) + 1
-    end = min(len(text), start + width)
+    if first >= 0 and _columns(text, 0, first) > width // 3:
+        lead = _back(text, first, width // 4)
+        space = text.rfind(" ", max(0, lead - 40), lead)
+        start = space + 1 if space >= 0 else lead
+    end = _forward(text, start, width)
     if end < len(text):
-        cut = text.rfind(" ", start + width // 2, end)
+        cut = text.rfind(" ", _forward(text, start, width // 2), end)
         end = cut if cut > 0 else end
     window = " ".join(text[start:end].split())
     spans = analyzer.spans(window, terms) if terms and first >= 0 else []
@@ -158,6 +164,32 @@ def make_snippet(
     suffix = " …" if end < len(text) else ""
     shift = len(prefix)
     return Snippet(prefix + window + suffix, tuple((s + shift, e + shift, t) for s, e, t in spans))
+
+
+def _wide(c: str) -> bool:
+    return c >= "\u1100" and unicodedata.east_asian_width(c) in "WF"
+
+
+def _columns(text: str, start: int, end: int) -> int:
+    """Return the columns ``text[start:end]`` takes (wide characters count two)."""
+    return sum(2 if _wide(c) else 1 for c in text[start:end])
+
+
+def _back(text: str, pos: int, columns: int) -> int:
+    """Return the position ``columns`` columns before ``pos`` (0 at most)."""
+    while pos > 0 and columns > 0:
+        pos -= 1
+        columns -= 2 if _wide(text[pos]) else 1
+    return pos
+
+
+def _forward(text: str, pos: int, columns: int) -> int:
+    """Return the position ``columns`` columns after ``pos`` (the text's end at most)."""
+    n = len(text)
+    while pos < n and columns > 0:
+        columns -= 2 if _wide(text[pos]) else 1
+        pos += 1
+    return pos
 
 
 _SNIPPETS: weakref.WeakKeyDictionary[Index, OrderedDict[tuple[int, frozenset[str]], Snippet]] = (

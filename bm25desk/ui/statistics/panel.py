@@ -24,6 +24,7 @@ from bm25desk.engine.index.parts import describe_build
 from bm25desk.engine.readers.corpus import FORMATS
 from bm25desk.ui.common.colors import PALETTE, muted_text, status_colors
 from bm25desk.ui.common.formatting import human_size, human_time
+from bm25desk.ui.common.hidden_tab import LoadsWhenShown
 from bm25desk.ui.common.jobs import JobRunner
 from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.common.placeholder import PlaceholderStack
@@ -48,7 +49,7 @@ FIELDS = (
 """The collection's numbers: (key, label)."""
 
 
-class StatsPanel(QWidget):
+class StatsPanel(LoadsWhenShown, QWidget):
     """Shows an index's statistics; loads them in the background when the tab is shown."""
 
     def __init__(self, runner: JobRunner, parent: QWidget | None = None) -> None:
@@ -57,8 +58,6 @@ class StatsPanel(QWidget):
         self.searcher: Searcher | None = None
         self._stats: IndexStats | None = None
         self._lookup: TermLookup | None = None
-        self._active = False
-        self._dirty = False
         self.stats_jobs = LatestOnly(runner, "stats", self)
         self.stats_jobs.succeeded.connect(self._on_stats_jobs_succeeded)
         self.lookup_jobs = LatestOnly(runner, "term lookup", self)
@@ -145,18 +144,10 @@ class StatsPanel(QWidget):
         self.lookup_result.setText("")
         self.refresh()
 
-    def set_active(self, active: bool) -> None:
-        """Load only while the tab is visible."""
-        self._active = active
-        if active and self._dirty:
-            self.refresh()
-
     def refresh(self) -> None:
         """Reload the statistics (deferred while the tab is hidden)."""
-        if not self._active:
-            self._dirty = True
+        if self.deferred():
             return
-        self._dirty = False
         searcher = self.searcher
         if searcher is None:
             return

@@ -1,4 +1,4 @@
-"""Index builds, rebuilds, updates and deletes, one at a time, with progress and Cancel.
+"""Builds, rebuilds, updates, edits by id and deletes of indexes, one at a time, with Cancel.
 
 They run on the write pool; the window decides what to say and what to open afterwards.
 """
@@ -10,13 +10,45 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 
 from bm25desk.engine import BuildReport, IndexStore, build_index, update_index
+from bm25desk.engine.index.edit import EditReport, add_documents, remove_documents
 from bm25desk.engine.progress import CancelToken, ProgressFn
-from bm25desk.ui.common.job_controller import JobController
+from bm25desk.ui.common.job_controller import JobController, Work
 from bm25desk.ui.common.jobs import Job, JobRunner
 from bm25desk.ui.indexes.build_progress import BuildProgress, estimate_docs_per_byte
 from bm25desk.ui.indexes.build_request import BuildRequest
 
-VERBS = {"update": "Updating", "rebuild": "Rebuilding", "build": "Building"}
+VERBS = {
+    "update": "Updating",
+    "rebuild": "Rebuilding",
+    "build": "Building",
+    "add": "Adding documents to",
+    "remove": "Removing documents from",
+}
+
+
+def edit_work(request: BuildRequest, store: IndexStore) -> Work:
+    """Return the work of an edit by id: add a corpus file's documents, or remove ids."""
+    if request.kind == "add":
+
+        def add(progress: ProgressFn, cancel: CancelToken) -> EditReport:
+            return add_documents(
+                request.name,
+                request.source,
+                fmt=request.fmt,
+                columns=request.columns,
+                store=store,
+                progress=progress,
+                cancel=cancel,
+            )
+
+        return add
+
+    def remove(progress: ProgressFn, cancel: CancelToken) -> EditReport:
+        return remove_documents(
+            request.name, request.ids, store=store, progress=progress, cancel=cancel
+        )
+
+    return remove
 
 
 class Builds(QObject):
@@ -27,7 +59,7 @@ class Builds(QObject):
     busy_changed(bool)
         A build started or ended (disable what would start another).
     succeeded(object, object)
-        ``(BuildReport, BuildRequest)``.
+        ``(BuildReport, BuildRequest)``; an :class:`EditReport` for kinds ``add`` and ``remove``.
     failed(object, object)
         ``(exception, BuildRequest)``.
     cancelled(object)
@@ -71,7 +103,7 @@ class Builds(QObject):
         return self.jobs.job
 
     def start(self, request: BuildRequest) -> Job | None:
-        """Build, rebuild or update in the background; None if a build already runs."""
+        """Build, rebuild, update or edit in the background; None if a build already runs."""
         if self.jobs.busy():
             return None
         store = self.store
@@ -79,17 +111,21 @@ class Builds(QObject):
         if store.exists(request.name):
             info = store.info(request.name)
             previous = (info.n_docs, int(info.source.get("size", 0)))
+        work: Work
         if request.kind == "update":
             info = store.info(request.name)
             source, fmt = Path(str(info.source.get("path", ""))), str(info.source.get("format"))
 
-            def work(progress: ProgressFn, cancel: CancelToken) -> BuildReport:
+            def work(progress: ProgressFn, cancel: CancelToken) -> object:
                 return update_index(request.name, store=store, progress=progress, cancel=cancel)
 
+        elif request.kind in ("add", "remove"):
+            source, fmt = request.source, request.fmt or ""
+            work = edit_work(request, store)
         else:
             source, fmt = request.source, request.fmt or ""
 
-            def work(progress: ProgressFn, cancel: CancelToken) -> BuildReport:
+            def work(progress: ProgressFn, cancel: CancelToken) -> object:
                 return build_index(
                     request.source,
                     name=request.name,
@@ -105,9 +141,9 @@ class Builds(QObject):
 
         self.request = request
         verb = VERBS.get(request.kind, "Building")
-        self.progress.start(
-            f"{verb} “{request.name}”…", estimate_docs_per_byte(source, fmt, previous)
-        )
+        # A removal reports ids looked up, not bytes read: no rate in documents to estimate.
+        rate = 0.0 if request.kind == "remove" else estimate_docs_per_byte(source, fmt, previous)
+        self.progress.start(f"{verb} “{request.name}”…", rate)
         job = self.jobs.start(work)
         self.busy_changed.emit(True)
         return job
@@ -135,20 +171,26 @@ class Builds(QObject):
             on_failure=self.delete_failed.emit,
         )
 
+    def _finish(self) -> BuildRequest | None:
+        """Hide the progress and say the builds are idle, before anyone hears how it ended."""
+        request, self.request = self.request, None
+        if request is not None:
+            self.progress.hide()
+            self.busy_changed.emit(False)
+        return request
+
     @Slot(object)
     def _on_jobs_succeeded(self, report: BuildReport) -> None:
-        self.succeeded.emit(report, self.request)
+        self.succeeded.emit(report, self._finish())
 
     @Slot(object)
     def _on_jobs_failed(self, exc: BaseException) -> None:
-        self.failed.emit(exc, self.request)
+        self.failed.emit(exc, self._finish())
 
     @Slot()
     def _on_jobs_cancelled(self) -> None:
-        self.cancelled.emit(self.request)
+        self.cancelled.emit(self._finish())
 
     @Slot()
     def _on_jobs_finished(self) -> None:
-        self.request = None
-        self.progress.hide()
-        self.busy_changed.emit(False)
+        self._finish()  # a dropped build (the others were finished above)

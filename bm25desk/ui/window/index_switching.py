@@ -121,7 +121,7 @@ class IndexSwitcher(QObject):
         self._watch("")
         w = self.w
         w.folder_notice.watch(None)
-        for panel in (w.search_panel, w.compare_panel, w.stats_panel):
+        for panel in (w.search_panel, w.compare_panel, w.stats_panel, w.terms_panel):
             panel.set_searcher(None)
         w.eval_panel.set_index(None, None)
         w.index_panel.set_open_index("")
@@ -140,6 +140,7 @@ class IndexSwitcher(QObject):
         w.search_panel.set_searcher(searcher)
         w.compare_panel.set_searcher(searcher)
         w.stats_panel.set_searcher(searcher)
+        w.terms_panel.set_searcher(searcher)
         w.eval_panel.set_index(index, searcher)
         w.index_panel.set_open_index(name)
         w.index_picker.set_open(name)

@@ -19,7 +19,8 @@ SHORTCUTS = (
     ("F3 / Shift+F3", "Next / previous highlighted match in the preview"),
     ("Ctrl+O", "Open the selected document's file"),
     ("Ctrl+Shift+C", "Copy the score ledger as text"),
-    ("Ctrl+1 … Ctrl+4", "Search / Compare / Statistics / Evaluation tab"),
+    ("Ctrl+1 … Ctrl+5", "Search / Compare / Statistics / Evaluation / Terms tab"),
+    ("Ctrl+E", "Export the results (or, on the Terms tab, the term list)"),
     ("Ctrl+N", "New index"),
     ("F5", "Update the selected index from its source"),
     ("Ctrl+R", "Rebuild the selected index"),
@@ -41,11 +42,14 @@ class Actions:
     rebuild: QAction
     cancel: QAction
     auto_update: QAction
+    add_docs: QAction
+    remove_docs: QAction
 
     def set_building(self, building: bool) -> None:
         """Disable what would start another build while one runs; enable its Cancel."""
         self.cancel.setEnabled(building)
-        for action in (self.new, self.sample, self.update, self.rebuild):
+        starts = (self.new, self.sample, self.update, self.rebuild, self.add_docs, self.remove_docs)
+        for action in starts:
             action.setEnabled(not building)
 
 
@@ -72,6 +76,12 @@ def make_menus(w: Any) -> Actions:
     new = add_action(file_menu, "&New index…", w.new_index, "Ctrl+N")
     sample = add_action(file_menu, "Build the &sample collection", w.build_sample)
     file_menu.addSeparator()
+    look = w.look_inside
+    add_action(file_menu, "&Export…", look.export_current, "Ctrl+E")
+    add_action(file_menu, "Export the &results…", look.export_results)
+    add_action(file_menu, "Export the &ledger…", look.export_ledger)
+    add_action(file_menu, "Export the &term list…", w.terms_panel.export_terms)
+    file_menu.addSeparator()
     add_action(file_menu, "&Quit", w.close, "Ctrl+Q")
     index_menu = bar.addMenu("&Index")
     update = add_action(
@@ -79,6 +89,15 @@ def make_menus(w: Any) -> Actions:
     )
     rebuild = add_action(index_menu, "&Rebuild", lambda: w.for_selected(w.rebuild_index), "Ctrl+R")
     add_action(index_menu, "&Delete…", lambda: w.for_selected(w.delete_index))
+    index_menu.addSeparator()
+    actions = w.index_actions
+    add_docs = add_action(
+        index_menu, "Add &documents from a file…", lambda: w.for_selected(actions.add_documents)
+    )
+    remove_docs = add_action(
+        index_menu, "Re&move documents…", lambda: w.for_selected(actions.remove_documents)
+    )
+    index_menu.addSeparator()
     add_action(index_menu, "Show in &folder", w.index_panel.show_in_folder)
     index_menu.addSeparator()
     auto_update = add_action(index_menu, "Update folder indexes &automatically", w.set_auto_update)
@@ -91,7 +110,7 @@ def make_menus(w: Any) -> Actions:
     help_menu = bar.addMenu("&Help")
     add_action(help_menu, "&Keyboard shortcuts", w.show_shortcuts, "F1")
     add_action(help_menu, "&About bm25desk", w.show_about)
-    return Actions(new, sample, update, rebuild, cancel, auto_update)
+    return Actions(new, sample, update, rebuild, cancel, auto_update, add_docs, remove_docs)
 
 
 def _make_search_menu(w: Any, menu: QMenu) -> None:
@@ -107,7 +126,8 @@ def _make_search_menu(w: Any, menu: QMenu) -> None:
 
 
 def _make_view_menu(w: Any, menu: QMenu) -> None:
-    for i, name in enumerate(("&Search", "&Compare", "S&tatistics", "&Evaluation")):
+    for i, name in enumerate(("&Search", "&Compare", "S&tatistics", "&Evaluation", "Te&rms")):
         add_action(menu, name, lambda _=False, i=i: w.show_tab(i), f"Ctrl+{i + 1}")
     menu.addSeparator()
+    menu.addAction(w.facets.toggle_action)
     add_action(menu, "&Indexes…", w.show_index_manager, "Ctrl+I")

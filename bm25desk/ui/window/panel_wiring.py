@@ -65,6 +65,7 @@ class PanelWiring(QObject):
         w = self.w
         w.compare_panel.set_active(w.tabs.widget(index) is w.compare_panel)
         w.stats_panel.set_active(w.tabs.widget(index) is w.stats_panel)
+        w.terms_panel.set_active(w.tabs.widget(index) is w.terms_panel)
         self.show_search_hint()
 
     @Slot(object)

@@ -108,3 +108,26 @@ def test_wait_empties_the_runner(qtbot, runner, n) -> None:
         runner.run(lambda p, c: time.sleep(0.01))
     assert runner.wait(5000)
     assert not runner.jobs
+
+
+@pytest.mark.parametrize("outcome", ["succeeded", "failed", "cancelled"])
+def test_job_controller_is_idle_before_it_says_how_the_job_ended(qtbot, runner, outcome) -> None:
+    from bm25desk.engine.progress import Cancelled
+    from bm25desk.ui.common.job_controller import JobController
+
+    def work(progress, cancel):
+        if outcome == "failed":
+            raise OSError("disk full")
+        if outcome == "cancelled":
+            raise Cancelled()
+        return 7
+
+    jobs = JobController(runner, "test")
+    seen: list[tuple[str, bool]] = []
+    for name in ("succeeded", "failed", "cancelled", "finished"):
+        getattr(jobs, name).connect(lambda *_a, name=name: seen.append((name, jobs.busy())))
+    with qtbot.waitSignal(jobs.finished, timeout=5000):
+        jobs.start(work)
+    assert seen == [(outcome, False), ("finished", False)]
+    qtbot.wait(50)  # the job's own finished signal arrives later: nothing more is emitted
+    assert len(seen) == 2

@@ -1,0 +1,1 @@
+"""The Terms tab (look inside the index): terms by df/cf, a term's postings, a document's terms."""

@@ -1,0 +1,87 @@
+"""The facet panel beside the Search tab: counts for the current query, a tick filters the results.
+
+The panel is a dock shown for indexes with metadata (folders: type, folder, year; corpus files:
+the columns declared at build); View → Facets hides or shows it. The tabs need ~1,200 pixels, so
+on a narrower window (a 1280×720 laptop) the panel floats beside the window instead of docking.
+Its counts are computed in the background after each ranking;
+ticking a value makes the Search tab rank with a filtered searcher (same N, df and Lavg).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtWidgets import QDockWidget
+
+from bm25desk.engine.scoring.facets import facets
+from bm25desk.engine.scoring.filters import Filters, meta_keys
+from bm25desk.ui.common.latest_only import LatestOnly
+from bm25desk.ui.search.facet_panel import FacetPanel
+from bm25desk.ui.search.work import SearchOutcome
+
+
+class FacetWiring(QObject):
+    """Owns the facet dock of the main window ``w`` and applies its filters to Search."""
+
+    def __init__(self, w: Any) -> None:
+        super().__init__(w)
+        self.w = w
+        self.panel = FacetPanel()
+        self.panel.filters_changed.connect(self._on_panel_filters_changed)
+        self.dock = QDockWidget("Facets", w)
+        self.dock.setObjectName("facets")
+        self.dock.setWidget(self.panel)
+        features = QDockWidget.DockWidgetFeature
+        self.dock.setFeatures(
+            features.DockWidgetMovable | features.DockWidgetFloatable | features.DockWidgetClosable
+        )
+        self.toggle_action = self.dock.toggleViewAction()
+        self.toggle_action.setText("&Facets")
+        w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
+        self.dock.hide()
+        self.jobs = LatestOnly(w.runner, "facets", self)
+        self.jobs.succeeded.connect(self.panel.show_facets)
+        self.jobs.failed.connect(w.show_error)
+        self._parsed: Any = None
+        w.index_opened.connect(self._on_index_opened)
+        w.search_panel.results_shown.connect(self._on_search_results_shown)
+        w.search_panel.query_cleared.connect(lambda: self._count(None))
+
+    @Slot(str)
+    def _on_index_opened(self, _name: str) -> None:
+        self.jobs.invalidate()
+        self.panel.clear()
+        self._parsed = None
+        searcher = self.w.searcher
+        has_keys = searcher is not None and bool(meta_keys(searcher.index))
+        if has_keys and self.dock.isHidden():
+            room = self.w.width() - self.w.tabs.minimumSizeHint().width()
+            self.dock.setFloating(room < self.panel.minimumWidth() + 20)
+        self.dock.setVisible(has_keys)
+        self.toggle_action.setEnabled(has_keys)
+        if has_keys:
+            self._count(None)
+
+    @Slot(object)
+    def _on_search_results_shown(self, outcome: SearchOutcome) -> None:
+        self._count(outcome.result.analysis.parsed)
+
+    def _count(self, parsed: Any) -> None:
+        searcher = self.w.searcher
+        self._parsed = parsed
+        if searcher is None or self.dock.isHidden():
+            return
+        index, filters = searcher.index, self.panel.filters()
+        self.jobs.request(lambda: facets(index, parsed, filters))
+
+    @Slot(object)
+    def _on_panel_filters_changed(self, filters: Filters) -> None:
+        base = self.w.searcher
+        if base is None:
+            return
+        search = self.w.search_panel
+        search.searcher = base.filtered(filters)
+        search.search_now()
+        if not search.query().strip():
+            self._count(None)
