@@ -385,9 +385,20 @@ class Searcher:
         detail: Any
         # One document more than asked for: whether the last hit ties with the next one.
         strategy = self.strategy
-        if strategy == "exhaustive" or (
+        exhaustive = strategy == "exhaustive" or (
             strategy == "auto" and impacts.prefer(index, postings, k + 1)
-        ):
+        )
+        got = (
+            topk.exhaustive_top_k(index, terms, k + 1, allowed, rows=contributions)
+            if exhaustive
+            else None
+        )
+        if got is not None:  # every posting added in C: no per-term state, the count for free
+            top, n_matches = got
+            docnos, scores = top.docnos, top.scores
+            detail = (top.tfs[:k], top.parts[:k])
+            n_matches = n_matches if count else -1
+        elif exhaustive:  # without the kernel: numpy over cached impacts
             docnos, scores, n_matches = impacts.top_k(index, terms, k + 1, allowed)
             top_docnos = docnos[:k]
             detail = lambda: _matrices(index, terms, top_docnos)  # noqa: E731

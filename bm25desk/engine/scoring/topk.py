@@ -119,6 +119,11 @@ class _Postings:
     n: int
     ovf: tuple[I32, I32, I32]  # the postings with tf > cap: positions in the list, docnos, tfs
 
+    @property
+    def n_ovf(self) -> int:
+        """Return the number of postings with tf > cap."""
+        return int(self.ovf[0].size)
+
     def arrays(self) -> tuple[I32, I32]:
         """Return the (local docnos, tfs), decoded."""
         return self.seg.postings(self.tid)
@@ -138,6 +143,8 @@ class _State:
             cap, shift = (seg.cap, seg.shift) if seg.format >= 3 else (CAP, SHIFT)
             self.segments.append(_Seg(seg, b, seg.n_docs, dli, deny, cap, shift))
         self.lock = threading.Lock()
+        # Every segment hands the kernel its stored blocks: a list costs nothing to make again.
+        self.stored = all(sg.seg.format >= 3 for sg in self.segments)
         self.lists: OrderedDict[str, tuple[_Postings | None, ...]] = OrderedDict()
         self.tables: OrderedDict[Any, _Table] = OrderedDict()
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
@@ -150,11 +157,13 @@ class _State:
         Format 3 segments hand the kernel their stored blocks (nothing is read or built here);
         older segments' lists are encoded in memory on first use and kept (LRU).
         """
-        with self.lock:
-            got = self.lists.get(term)
-            if got is not None:
-                self.lists.move_to_end(term)
-                return got
+        got = self.lists.get(term)  # a plain read (atomic): the hot path takes no lock
+        if got is not None:
+            if not self.stored:  # lists encoded in memory are worth keeping: least recent first
+                with self.lock:
+                    if term in self.lists:
+                        self.lists.move_to_end(term)
+            return got
         out = tuple(self._segment_postings(term, sg) for sg in self.segments)
         with self.lock:
             self.lists[term] = out
@@ -376,7 +385,7 @@ def top_k(
     if use:
         got = _top_k_kernel(index, terms, k, allow)
         if got is not None:
-            return got
+            return got[0]
     docnos, scores = _top_k_dense(index, terms, k, allow)
     parts = tf_parts(index, terms, docnos)
     n = len(terms)
@@ -388,48 +397,93 @@ def top_k(
     return TopK(docnos, scores, tfs, vals)
 
 
-def _top_k_kernel(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -> TopK | None:
+def _top_k_kernel(
+    index: Index,
+    terms: Sequence[TermSpec],
+    k: int,
+    allow: Any,
+    exhaustive: bool = False,
+    rows: bool = True,
+) -> tuple[TopK, int] | None:
+    """Return the kernel's top ``k`` and the match count (-1 unless ``exhaustive``), or None.
+
+    None: a weight or a table the kernel cannot take (the caller runs numpy instead). This is
+    the per-query path: plain dict reads, one table look-up per (k1*, cap), no lock when warm.
+    """
     st = _state(index)
+    lists_of = st.lists.get
     per_term = []
     for col, (term, qtf, w) in enumerate(terms):
         qw = qtf * w.idf
         if not math.isfinite(qw):
             return None
-        per_term.append((col, term, qw, w, st.postings(term)))
+        per_term.append((col, term, qw, w, lists_of(term) or st.postings(term)))
     ncols = len(terms)
-    doclen = index.doclen
     prev: Any = None
+    matches = 0 if exhaustive else -1
     search = _topk.search
-    for s, sg in enumerate(st.segments):
-        args = []
-        for col, term, qw, w, lists in per_term:
-            p = lists[s]
-            if p is None:
+    # A query's terms share the variant and statistics: their tables differ by k1* and cap only.
+    tables: dict[tuple[Any, int], _Table] = {}
+    try:
+        for s, sg in enumerate(st.segments):
+            args = []
+            for col, term, qw, w, lists in per_term:
+                p = lists[s]
+                if p is None:
+                    continue
+                table = tables.get((w.k1, sg.cap))
+                if table is None:
+                    table = tables[w.k1, sg.cap] = st.table(w, sg.cap)
+                    if not table.ok:
+                        return None
+                ov = st.overflow_values(term, s, p, w, index.doclen) if p.n_ovf else None
+                args.append((p.pl, qw, table.kernel, None, ov, col))
+            if not args:
                 continue
-            table = st.table(w, sg.cap)
-            if not table.ok:
-                return None
-            ov = st.overflow_values(term, s, p, w, doclen) if p.ovf[0].size else None
-            args.append((p.pl, qw, table.kernel, None, ov, col))
-        if not args:
-            continue
-        seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
-        with _damage_is_corruption(index):
-            prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
+            seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
+            if exhaustive:
+                *got, n = search(
+                    args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev,
+                    exhaustive=True, rows=rows,
+                )  # fmt: skip
+                prev, matches = tuple(got), matches + n
+            else:
+                prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
+    except ValueError as exc:
+        _raise_if_damaged(index, exc)
+        raise
     if prev is None:
         return TopK(
             np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.float64),
             np.zeros((0, ncols), dtype=np.int32),
             np.zeros((0, ncols), dtype=np.float64),
-        )
+        ), matches
     d, sc, tf, part = prev
     return TopK(
         np.frombuffer(d, dtype=np.int64),
         np.frombuffer(sc, dtype=np.float64),
         np.frombuffer(tf, dtype=np.int32).reshape(-1, ncols),
         np.frombuffer(part, dtype=np.float64).reshape(-1, ncols),
-    )
+    ), matches
+
+
+def exhaustive_top_k(
+    index: Index, terms: Sequence[TermSpec], k: int, allowed: Any = None, *, rows: bool = True
+) -> tuple[TopK, int] | None:
+    """Return the top ``k`` by adding every posting in C, and the number of matching documents.
+
+    The same documents and bit-identical scores as :func:`top_k` (and the dense float64 path),
+    without pruning and without any per-term state: each term's stored blocks are decoded and
+    weighted through the variant's tf-part table in one pass. For queries whose postings cover
+    much of a small collection, and for deep k. ``rows=False`` leaves the per-term ``tfs`` and
+    ``parts`` zero (a run needs ids and scores only). None without the compiled kernel, or when
+    a weight or table is one the kernel cannot take (the caller then uses numpy).
+    """
+    k = _check_k(k)
+    if not HAVE_KERNEL:
+        return None
+    return _top_k_kernel(index, terms, k, _as_mask(allowed, index.n_slots), True, rows)
 
 
 def dense_scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
@@ -504,8 +558,13 @@ def _damage_is_corruption(index: Index) -> Iterator[None]:
     try:
         yield
     except ValueError as exc:
-        if "postings changed" not in str(exc):
-            raise
+        _raise_if_damaged(index, exc)
+        raise
+
+
+def _raise_if_damaged(index: Index, exc: ValueError) -> None:
+    """Raise :class:`IndexCorruptError` if ``exc`` is the kernel finding damaged blocks."""
+    if "postings changed" in str(exc):
         raise IndexCorruptError(
             f"index {index.name!r} is damaged (a block of postings does not decode); rebuild it "
             "with 'bm25desk index' or delete it"

@@ -18,6 +18,7 @@ typedef struct {
     Py_ssize_t k, ncols;
     int64_t base;
     int want_stats;
+    int exhaustive, rows;         /* the exhaustive traversal (exhaustive.c); its hits' rows */
     Py_buffer dli, allow, deny, pv[4];
     int have_dli, have_allow, have_deny, have_pv[4];
     Py_ssize_t ndocs, np_prev;
@@ -74,12 +75,14 @@ release(Search *s)
 static int
 read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, PyObject **prev)
 {
-    static char *kwlist[] = {"terms", "dl_index", "k",     "ncols", "allow", "deny",
-                             "base",  "prev",     "stats", "seed",  NULL};
+    static char *kwlist[] = {"terms", "dl_index", "k",          "ncols", "allow",
+                             "deny",  "base",     "prev",       "stats", "seed",
+                             "exhaustive", "rows", NULL};
     PyObject *terms, *dli, *k, *ncols, *allow = Py_None, *deny = Py_None, *base = NULL;
     *prev = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|OOOOpd", kwlist, &terms, &dli, &k, &ncols,
-                                     &allow, &deny, &base, prev, &s->want_stats, seed_ratio)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|OOOOpdpp", kwlist, &terms, &dli, &k, &ncols,
+                                     &allow, &deny, &base, prev, &s->want_stats, seed_ratio,
+                                     &s->exhaustive, &s->rows)) {
         return -1;
     }
     /* k beyond the postings means "all of them": a huge k is clamped, not an overflow. */
@@ -536,11 +539,55 @@ build_result(Search *s)
     return Py_BuildValue("(NNNN)", bd, bs, bt, bp);
 }
 
+/* The exhaustive traversal (exhaustive.c) instead of the pruning one: the result of
+ * build_result with the number of matching documents appended. */
+static PyObject *
+search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
+{
+    if (take_previous(s, prev) < 0 || start_heap(s) < 0) {
+        return NULL;
+    }
+    prepare_query(s, seed_ratio);
+    Py_ssize_t nd = s->ndocs ? s->ndocs : 1;
+    double *acc = calloc((size_t)nd, sizeof(double));
+    uint8_t *seen = calloc((size_t)nd, 1);
+    int32_t *touched = malloc(sizeof(int32_t) * (size_t)nd);
+    Py_ssize_t *slot_of = s->rows ? malloc(sizeof(Py_ssize_t) * (size_t)nd) : NULL;
+    if (!acc || !seen || !touched || (s->rows && !slot_of)) {
+        free(acc);
+        free(seen);
+        free(touched);
+        free(slot_of);
+        return PyErr_NoMemory();
+    }
+    long long matches;
+    Py_BEGIN_ALLOW_THREADS
+    matches = exhaustive(&s->q, s->ndocs, s->rows, acc, seen, touched, slot_of);
+    Py_END_ALLOW_THREADS
+    free(acc);
+    free(seen);
+    free(touched);
+    free(slot_of);
+    if (s->q.broken) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return NULL;
+    }
+    PyObject *got = build_result(s);
+    if (!got) {
+        return NULL;
+    }
+    PyObject *out = Py_BuildValue("(OOOOL)", PyTuple_GET_ITEM(got, 0), PyTuple_GET_ITEM(got, 1),
+                                  PyTuple_GET_ITEM(got, 2), PyTuple_GET_ITEM(got, 3), matches);
+    Py_DECREF(got);
+    return out;
+}
+
 PyObject *
 topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
     Search s;
     memset(&s, 0, sizeof(s));
+    s.rows = 1;
     double seed_ratio = 4.0;
     PyObject *prev, *result = NULL;
     if (read_arguments(&s, args, kwds, &seed_ratio, &prev) < 0 || allocate_scratch(&s) < 0) {
@@ -550,6 +597,10 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         if (setup_term(&s, i) < 0) {
             goto done;
         }
+    }
+    if (s.exhaustive) {
+        result = search_exhaustive(&s, prev, seed_ratio);
+        goto done;
     }
     if (block_maxima(&s) < 0 || take_previous(&s, prev) < 0 || start_heap(&s) < 0) {
         goto done;

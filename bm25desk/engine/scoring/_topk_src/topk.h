@@ -19,6 +19,7 @@
  *   table.c      Table: a tf-part table and its bound table, checked once;
  *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
+ *   exhaustive.c the exhaustive traversal: every posting added into a score array;
  *   count.c      count(): documents in the union of posting lists;
  *   module.c     the module and its types.
  *
@@ -528,5 +529,15 @@ typedef struct {
 
 /* Rank the segment's documents into q->h (called without the GIL). */
 void traverse(Query *q);
+
+/* ------------------------------------------------------------------------------------------ */
+/* exhaustive.c: every posting added into a score array                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed,
+ * ndocs each; touched: ndocs scratch), push the allowed live ones into q->h, and with `rows` fill the hits' rows
+ * (slot_of: ndocs scratch). Returns the number of matching documents. Without the GIL. */
+long long exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen,
+                     int32_t *touched, Py_ssize_t *slot_of);
 
 #endif
