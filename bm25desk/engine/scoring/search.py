@@ -212,11 +212,43 @@ class Searcher:
         table[term] = w
         return w
 
+    def _weigh_many(
+        self,
+        table: dict[str, TermWeight | None],
+        terms: Sequence[str],
+        variant: Variant,
+        feedback: Feedback | None,
+    ) -> None:
+        """Weigh the distinct ``terms`` not in ``table`` yet, together (one idf call), into it."""
+        if len(terms) < 2 or feedback is not None:
+            for term in terms:
+                self._weigh(table, term, variant, feedback)
+            return
+        statistics = self.statistics
+        known = []
+        for term in terms:
+            stats = statistics.term_stats(term)
+            if stats is None:
+                table[term] = None
+            else:
+                known.append(stats)
+        weights = variant.weigh_many(known, statistics.stats)
+        if len(table) + len(known) >= self.CACHE_SIZE:
+            table.clear()  # bounded; a search fills back what it needs
+        own = statistics is self.index
+        for stats, w in zip(known, weights, strict=True):
+            local = stats if own else self.index.term_stats(stats.term)
+            self._dfs[stats.term] = local.df if local is not None else 0
+            table[stats.term] = w
+
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
     ) -> list[topk.TermSpec]:
         """Return (term, qtf, weighting) of the scored terms in query order, unknown ones out."""
         table = self._table(variant, feedback)
+        missing = [term for term, _ in parsed.scored if term not in table]
+        if missing:
+            self._weigh_many(table, missing, variant, feedback)
         out = []
         for term, qtf in parsed.scored:
             w = table[term] if term in table else self._weigh(table, term, variant, feedback)
@@ -305,10 +337,9 @@ class Searcher:
         parsed = [self._as_parsed(q, syntax) for q in queries]
         # Weigh every distinct term once, here, rather than racing to in several threads.
         table = self._table(variant, feedback)
-        for p in parsed:
-            for term, _ in p.scored:
-                if term not in table:
-                    self._weigh(table, term, variant, feedback)
+        missing = dict.fromkeys(t for p in parsed for t, _ in p.scored if t not in table)
+        if missing:
+            self._weigh_many(table, list(missing), variant, feedback)
 
         def one(p: ParsedQuery) -> SearchResult | QueryError:
             try:
