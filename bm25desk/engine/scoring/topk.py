@@ -460,8 +460,14 @@ def _top_k_kernel(
             np.zeros((0, ncols), dtype=np.float64),
         ), matches
     d, sc, tf, part = prev
+    docnos = np.frombuffer(d, dtype=np.int64)
+    if not rows:  # the kernel kept no rows: zeros of the shape a caller may still look at
+        shape = (docnos.size, ncols)
+        return TopK(
+            docnos, np.frombuffer(sc, dtype=np.float64), np.zeros(shape, np.int32), np.zeros(shape)
+        ), matches
     return TopK(
-        np.frombuffer(d, dtype=np.int64),
+        docnos,
         np.frombuffer(sc, dtype=np.float64),
         np.frombuffer(tf, dtype=np.int32).reshape(-1, ncols),
         np.frombuffer(part, dtype=np.float64).reshape(-1, ncols),

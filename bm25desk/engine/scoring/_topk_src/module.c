@@ -13,7 +13,7 @@ static PyMethodDef topk_methods[] = {
      "or None, column), where table is a Table (and bound table None) or a float64 array (and "
      "bound table its bounds, checked on each call). prev: a previous segment's result "
      "(docnos, scores, tfs, parts). exhaustive: add every posting instead of pruning; the result "
-     "then ends with the number of matching documents, and its rows are filled only with rows. Raises ValueError or TypeError for any inconsistent "
+     "then ends with the number of matching documents, and its rows are returned only with rows (else empty: prev then must be such a result too). Raises ValueError or TypeError for any inconsistent "
      "argument."},
     {"stored", (PyCFunction)(void (*)(void))topk_stored, METH_VARARGS | METH_KEYWORDS,
      "stored(arrays, tid, dl_index, cap=32, shift=7) -> PostingList over term tid's blocks in a "

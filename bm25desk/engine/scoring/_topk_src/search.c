@@ -544,6 +544,9 @@ build_result(Search *s)
 static PyObject *
 search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
 {
+    if (!s->rows) {
+        s->ncols = 0; /* no rows: none allocated, copied or returned (the columns were checked) */
+    }
     if (take_previous(s, prev) < 0 || start_heap(s) < 0) {
         return NULL;
     }
