@@ -541,9 +541,6 @@ def test_a_searcher_weighs_a_query_like_one_term_at_a_time(cisi_index: Index) ->
         assert [t for t, _, _ in together] == ["library", "the", "retrieval"]
         for term, qtf, w in together:
             want = alone.weight(term, v)
-            assert want is not None and (w.idf, w.idf_text, w.k1) == (
-                want.idf,
-                want.idf_text,
-                want.k1,
-            )
+            assert want is not None
+            assert (w.idf, w.idf_text, w.k1) == (want.idf, want.idf_text, want.k1)
             assert qtf == (2 if term == "library" else 1)

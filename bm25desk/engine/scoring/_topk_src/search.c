@@ -476,17 +476,54 @@ typedef struct {
     Py_ssize_t slot;
 } Entry;
 
-static int
-cmp_entry(const void *a, const void *b)
+/* x ranks before y: higher score, then lower docno. */
+static inline int
+entry_before(const Entry *x, const Entry *y)
 {
-    const Entry *x = (const Entry *)a, *y = (const Entry *)b;
-    if (x->s > y->s) {
-        return -1;
+    return x->s > y->s || (x->s == y->s && x->d < y->d);
+}
+
+/* Sort e[0..n) best first: quicksort with the comparison inlined (qsort's call per comparison
+ * was a fifth of an evaluation search at k = 1000), insertion sort below 16 entries. */
+static void
+sort_entries(Entry *e, Py_ssize_t n)
+{
+    while (n > 16) {
+        Entry pivot = e[n / 2];
+        Py_ssize_t i = 0, j = n - 1;
+        while (i <= j) {
+            while (entry_before(&e[i], &pivot)) {
+                i++;
+            }
+            while (entry_before(&pivot, &e[j])) {
+                j--;
+            }
+            if (i <= j) {
+                Entry t = e[i];
+                e[i++] = e[j];
+                e[j--] = t;
+            }
+        }
+        /* recurse into the smaller part, loop on the larger (stack depth O(log n)) */
+        if (j + 1 < n - i) {
+            sort_entries(e, j + 1);
+            e += i;
+            n -= i;
+        }
+        else {
+            sort_entries(e + i, n - i);
+            n = j + 1;
+        }
     }
-    if (x->s < y->s) {
-        return 1;
+    for (Py_ssize_t a = 1; a < n; a++) {
+        Entry x = e[a];
+        Py_ssize_t b = a - 1;
+        while (b >= 0 && entry_before(&x, &e[b])) {
+            e[b + 1] = e[b];
+            b--;
+        }
+        e[b + 1] = x;
     }
-    return (x->d > y->d) - (x->d < y->d);
 }
 
 /* Step 8: the top k sorted (score descending, docno ascending) as bytes: docnos (int64),
@@ -504,7 +541,7 @@ build_result(Search *s)
         es[i].d = s->h.d[i];
         es[i].slot = s->h.slot[i];
     }
-    qsort(es, (size_t)m, sizeof(Entry), cmp_entry);
+    sort_entries(es, m);
     PyObject *bd = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(int64_t)));
     PyObject *bs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
     PyObject *bt = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * nc * sizeof(int32_t)));
@@ -571,6 +608,9 @@ search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
     free(seen);
     free(touched);
     free(slot_of);
+    if (matches < 0) {
+        return PyErr_NoMemory();
+    }
     if (s->q.broken) {
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         return NULL;

@@ -536,7 +536,8 @@ void traverse(Query *q);
 
 /* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed,
  * ndocs each; touched: ndocs scratch), push the allowed live ones into q->h, and with `rows` fill the hits' rows
- * (slot_of: ndocs scratch). Returns the number of matching documents. Without the GIL. */
+ * (slot_of: ndocs scratch). Returns the number of matching documents (-1: out of memory).
+ * Without the GIL. */
 long long exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen,
                      int32_t *touched, Py_ssize_t *slot_of);
 
