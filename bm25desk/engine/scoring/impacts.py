@@ -1,4 +1,9 @@
-"""Exhaustive scoring over per-term impacts cached per (variant, parameters, term).
+"""Exhaustive scoring over per-term impacts cached per (variant, parameters, term) — without C.
+
+With the compiled kernel, exhaustive scoring runs in C from the stored blocks with no per-term
+state (:func:`~bm25desk.engine.scoring.topk.exhaustive_top_k`); this module is the numpy path
+behind it (no compiler, ``BM25DESK_NO_EXTENSIONS=1``, or weights the kernel cannot take), the
+dense view of :meth:`~bm25desk.engine.scoring.search.Searcher.scores`, and :func:`prefer`.
 
 The pruning kernel (:mod:`~bm25desk.engine.scoring.topk`) wins when it can skip most postings:
 large collections, short queries, a shallow top k. When the query's postings cover much of a

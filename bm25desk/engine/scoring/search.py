@@ -405,9 +405,10 @@ class Searcher:
     ) -> tuple[Hits, int]:
         """Return the top ``k`` as lazy hits, and the match count (-1 unless ``count``).
 
-        Exhaustive scoring over cached impacts (:mod:`~bm25desk.engine.scoring.impacts`) when
-        the postings cover much of a small collection or k is deep, else the pruning kernel:
-        both give the dense float64 ranking bit for bit, so which one ran never shows.
+        Exhaustive scoring (in C from the stored blocks, or numpy over cached impacts without
+        the kernel: :mod:`~bm25desk.engine.scoring.impacts`) on small collections, when the
+        postings cover much of the collection or k is deep; else the pruning kernel. All give
+        the dense float64 ranking bit for bit, so which one ran never shows.
         """
         index = self.index
         allowed = allowed_mask(index, parsed) if parsed.has_constraints else None

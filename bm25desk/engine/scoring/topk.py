@@ -37,6 +37,11 @@ every variant and any parameters, without visiting every posting:
   of format 1 and 2 (plain int32 postings) are encoded into blocks in memory on first use of a
   term, as before.
 
+**Exhaustive traversal** (:func:`exhaustive_top_k`, ``_topk_src/exhaustive.c``): when the postings
+cover much of a small collection or k is deep, the same kernel adds every posting of each term's
+stored blocks into a score array in query order (the same table look-ups, the same sums), then
+takes the top k: nothing is skipped, nothing is cached per term, and the match count is free.
+
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
 identical results.
@@ -63,6 +68,9 @@ from bm25desk.engine.index import blocks
 from bm25desk.engine.index.arrays import F64, I32, I64, IndexCorruptError
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import Segment
+from bm25desk.engine.scoring.dense import dense_scores as dense_scores  # re-exported
+from bm25desk.engine.scoring.dense import length_index as length_index  # re-exported
+from bm25desk.engine.scoring.dense import top_k_dense as _top_k_dense
 from bm25desk.engine.scoring.variant import TermWeight
 
 _topk: Any = native.load("bm25desk.engine.scoring._topk")
@@ -134,7 +142,7 @@ class _State:
 
     def __init__(self, index: Index) -> None:
         doclen = np.asarray(index.doclen)
-        self.dl_values, self.dl_index = _length_index(doclen)
+        self.dl_values, self.dl_index = length_index(doclen)
         self.segments: list[_Seg] = []
         for seg, base, dele in zip(index.segments, index.bases, index.deleted, strict=False):
             b = int(base)
@@ -257,29 +265,6 @@ def _overflow_of(docs: I32, tfs: I32, cap: int) -> tuple[I32, I32, I32]:
     """Return the (positions, docnos, tfs) of the postings with tf > cap."""
     pos = np.flatnonzero(np.asarray(tfs) > cap).astype(np.int32)
     return pos, np.asarray(docs[pos]), np.asarray(tfs[pos])
-
-
-def _length_index(doclen: Any) -> tuple[F64, Any]:
-    """Return (distinct lengths ascending as float64, each document's index into them)."""
-    doclen = np.asarray(doclen)
-    if doclen.size == 0:
-        return np.zeros(1, dtype=np.float64), np.zeros(0, dtype=np.uint8)
-    top = int(doclen.max())
-    if int(doclen.min()) >= 0 and top <= max(4 * doclen.size, 1 << 20):
-        present = np.zeros(top + 1, dtype=np.bool_)
-        present[doclen] = True
-        values = np.flatnonzero(present)
-        rank = np.cumsum(present, dtype=np.int32) - 1
-        index = rank[doclen]
-    else:
-        values, inverse = np.unique(doclen, return_inverse=True)
-        index = inverse.astype(np.int32)
-    # The narrowest type that holds the rows: the kernel reads one entry per document it scores,
-    # at random, and an array of a byte per document (passages have a few hundred distinct
-    # lengths) stays in cache where one of four bytes does not.
-    n = values.size
-    dtype = np.uint8 if n <= 1 << 8 else np.uint16 if n <= 1 << 16 else np.int32
-    return values.astype(np.float64), np.ascontiguousarray(index, dtype=dtype)
 
 
 def build_table(w: TermWeight, dl_values: F64, cap: int = 0) -> _Table:
@@ -490,36 +475,6 @@ def exhaustive_top_k(
     if not HAVE_KERNEL:
         return None
     return _top_k_kernel(index, terms, k, _as_mask(allowed, index.n_slots), True, rows)
-
-
-def dense_scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
-    """Return (score by docno, match mask by docno): search.py's dense float64 scoring."""
-    n = index.n_slots
-    scores = np.zeros(n, dtype=np.float64)
-    matched = np.zeros(n, dtype=bool)
-    doclen = index.doclen
-    for term, qtf, w in terms:
-        docnos, tfs = index.postings(term)
-        tf_part = w.tf_part(tfs.astype(np.float64), doclen[docnos].astype(np.float64))
-        scores[docnos] += (qtf * w.idf) * tf_part
-        matched[docnos] = True
-    return scores, matched
-
-
-def _top_k_dense(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -> tuple[I64, F64]:
-    scores, matched = dense_scores(index, terms)
-    if allow is not None:
-        matched &= allow
-    cand = np.flatnonzero(matched)
-    if cand.size == 0:
-        return cand.astype(np.int64), np.zeros(0, dtype=np.float64)
-    sc = scores[cand]
-    if cand.size > k:
-        kth = np.partition(sc, cand.size - k)[cand.size - k]
-        keep = sc >= kth
-        cand, sc = cand[keep], sc[keep]
-    order = np.lexsort((cand, -sc))[:k]
-    return np.asarray(cand[order], dtype=np.int64), np.asarray(sc[order], dtype=np.float64)
 
 
 # -- matches and explanations ---------------------------------------------------------------

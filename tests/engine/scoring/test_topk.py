@@ -167,7 +167,7 @@ def test_table_entries_equal_the_dense_evaluation(make_index: object) -> None:
     texts = [" ".join(["a"] * (i % 7 + 1) + ["b"] * (i % 3) + ["c"] * i) for i in range(60)]
     index = make_index(texts)  # type: ignore[operator]
     searcher = Searcher(index)
-    dl_values, dl_index = topk._length_index(index.doclen)
+    dl_values, dl_index = topk.length_index(index.doclen)
     assert (dl_values[dl_index] == index.doclen).all()
     for key in KEYS:
         for term in ("a", "b", "c"):
