@@ -120,39 +120,14 @@ enters(const Heap *h, double s, int64_t d)
     return s > h->s[0] || (s == h->s[0] && d < h->d[0]);
 }
 
-typedef struct {
-    double s;
-    int64_t d;
-} Cand;
-
-/* a ranks before b: higher score, then lower docno (the tie rule). */
-static inline int
-before(const Cand *a, const Cand *b)
-{
-    return a->s > b->s || (a->s == b->s && a->d < b->d);
-}
-
 /* Reorder c[0..n) so that its first k are the k best (in no order): quickselect. */
 static void
-select_best(Cand *c, Py_ssize_t n, Py_ssize_t k)
+select_best(Entry *c, Py_ssize_t n, Py_ssize_t k)
 {
     Py_ssize_t lo = 0, hi = n - 1;
     while (lo < hi) {
-        Cand pivot = c[lo + (hi - lo) / 2];
-        Py_ssize_t i = lo, j = hi;
-        while (i <= j) {
-            while (before(&c[i], &pivot)) {
-                i++;
-            }
-            while (before(&pivot, &c[j])) {
-                j--;
-            }
-            if (i <= j) {
-                Cand t = c[i];
-                c[i++] = c[j];
-                c[j--] = t;
-            }
-        }
+        Py_ssize_t i, j;
+        partition_entries(c, lo, hi, &i, &j);
         if (k - 1 <= j) {
             hi = j;
         }
@@ -173,7 +148,7 @@ take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
 {
     Heap *h = q->h;
     Py_ssize_t n = 0;
-    Cand *c = malloc(sizeof(Cand) * (size_t)(nt + h->size + 1));
+    Entry *c = malloc(sizeof(Entry) * (size_t)(nt + h->size + 1));
     if (!c) {
         return -1;
     }

@@ -470,40 +470,14 @@ prepare_query(Search *s, double seed_ratio)
     q->total_postings = s->total_postings;
 }
 
-typedef struct {
-    double s;
-    int64_t d;
-    Py_ssize_t slot;
-} Entry;
-
-/* x ranks before y: higher score, then lower docno. */
-static inline int
-entry_before(const Entry *x, const Entry *y)
-{
-    return x->s > y->s || (x->s == y->s && x->d < y->d);
-}
-
 /* Sort e[0..n) best first: quicksort with the comparison inlined (qsort's call per comparison
  * was a fifth of an evaluation search at k = 1000), insertion sort below 16 entries. */
 static void
 sort_entries(Entry *e, Py_ssize_t n)
 {
     while (n > 16) {
-        Entry pivot = e[n / 2];
-        Py_ssize_t i = 0, j = n - 1;
-        while (i <= j) {
-            while (entry_before(&e[i], &pivot)) {
-                i++;
-            }
-            while (entry_before(&pivot, &e[j])) {
-                j--;
-            }
-            if (i <= j) {
-                Entry t = e[i];
-                e[i++] = e[j];
-                e[j--] = t;
-            }
-        }
+        Py_ssize_t i, j;
+        partition_entries(e, 0, n - 1, &i, &j);
         /* recurse into the smaller part, loop on the larger (stack depth O(log n)) */
         if (j + 1 < n - i) {
             sort_entries(e, j + 1);

@@ -531,6 +531,47 @@ typedef struct {
 void traverse(Query *q);
 
 /* ------------------------------------------------------------------------------------------ */
+/* ranked entries: sorting the result (search.c) and selecting the k best (exhaustive.c)       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    double s;
+    int64_t d;
+    Py_ssize_t slot;
+} Entry;
+
+/* x ranks before y: higher score, then lower docno (the tie rule). */
+static inline int
+entry_before(const Entry *x, const Entry *y)
+{
+    return x->s > y->s || (x->s == y->s && x->d < y->d);
+}
+
+/* Hoare partition of e[lo..hi] around its middle entry: afterwards e[lo..*j] rank no later
+ * than it, e[*i..hi] no earlier, and anything between equals it (*j < *i). */
+static inline void
+partition_entries(Entry *e, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t *pi, Py_ssize_t *pj)
+{
+    Entry pivot = e[lo + (hi - lo) / 2];
+    Py_ssize_t i = lo, j = hi;
+    while (i <= j) {
+        while (entry_before(&e[i], &pivot)) {
+            i++;
+        }
+        while (entry_before(&pivot, &e[j])) {
+            j--;
+        }
+        if (i <= j) {
+            Entry t = e[i];
+            e[i++] = e[j];
+            e[j--] = t;
+        }
+    }
+    *pi = i;
+    *pj = j;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* exhaustive.c: every posting added into a score array                                        */
 /* ------------------------------------------------------------------------------------------ */
 
