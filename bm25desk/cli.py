@@ -23,7 +23,7 @@ from bm25desk import __version__, console, logfile, paths
 from bm25desk.commands import add_commands
 from bm25desk.commands.common import BadInput, err, ranking_options, store
 from bm25desk.commands.indexing import cmd_index, cmd_update
-from bm25desk.commands.searching import cmd_explain, cmd_search, cmd_variants
+from bm25desk.commands.searching import cmd_explain, cmd_search, cmd_variants, filter_options
 from bm25desk.commands.stores import cmd_check, cmd_delete, cmd_info, cmd_list
 
 EXIT_OK, EXIT_EMPTY, EXIT_INPUT, EXIT_DAMAGED, EXIT_WRITE, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5
@@ -110,6 +110,18 @@ def _index_command(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="docid=COL,text=COL[+COL],title=COL",
         help="column mapping for a TSV with a header row",
     )
+    p.add_argument(
+        "--meta-column",
+        action="append",
+        metavar="COL",
+        help="TSV/JSONL: a column of keywords to filter and facet by (repeatable)",
+    )
+    p.add_argument(
+        "--field-column",
+        action="append",
+        metavar="COL",
+        help="TSV/JSONL: a column indexed as its own field (repeatable)",
+    )
     p.add_argument("--include", action="append", metavar="GLOB", help="folder: only these files")
     p.add_argument("--exclude", action="append", metavar="GLOB", help="folder: skip these files")
     p.add_argument(
@@ -161,6 +173,7 @@ def _search_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
     p.add_argument("--explain", action="store_true", help="print each hit's score ledger")
     p.add_argument("--csv", action="store_true", help="CSV: one row a hit, tf and weight a term")
+    filter_options(p)
     _variant_options(p)
 
     p = sub.add_parser("explain", parents=[common], help="explain documents' scores for a query")

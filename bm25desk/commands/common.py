@@ -97,13 +97,40 @@ def ranking_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--b", type=float, help="b (length normalisation)")
     g.add_argument("--delta", type=float, help="δ (bm25l, bm25plus, tfldp)")
     g.add_argument("--epsilon", type=float, help="ε (okapi's negative-idf floor)")
+    field_options(g)
 
 
-def variant_from(args: argparse.Namespace) -> Any:
-    """Return the variant chosen by :func:`ranking_options`."""
+def field_options(g: Any) -> None:
+    """Add bm25f's repeatable ``--field-weight FIELD=W`` and ``--field-b FIELD=B`` to ``g``."""
+    g.add_argument(
+        "--field-weight",
+        action="append",
+        default=[],
+        metavar="FIELD=W",
+        help="bm25f: a field's weight, e.g. title=2.5 (repeatable; fields: see 'info')",
+    )
+    g.add_argument(
+        "--field-b",
+        action="append",
+        default=[],
+        metavar="FIELD=B",
+        help="bm25f: a field's length normalisation b, e.g. title=0.3 (repeatable)",
+    )
+
+
+def variant_from(args: argparse.Namespace, index: Any = None) -> Any:
+    """Return the variant chosen by :func:`ranking_options` (fields checked against ``index``)."""
+    from bm25desk.engine.scoring.bm25f import check_named_fields, field_params
     from bm25desk.engine.scoring.variants import get_variant
 
-    return get_variant(args.variant, k1=args.k1, b=args.b, delta=args.delta, epsilon=args.epsilon)
+    fields = field_params(args.field_weight, args.field_b)
+    if fields and args.variant != "bm25f":
+        raise BadInput("--field-weight and --field-b apply to --variant bm25f only")
+    if fields and index is not None:
+        check_named_fields(index, fields)
+    return get_variant(
+        args.variant, k1=args.k1, b=args.b, delta=args.delta, epsilon=args.epsilon, **fields
+    )
 
 
 def column_map(spec: str | None) -> Any:

@@ -77,7 +77,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.name is not None and not args.name.strip():
         raise BadInput("--name is empty: give the index a name, or leave --name out")
     analyzer = analyzer_from(args)
+    extra = extra_columns(args)
     if args.engine != "bm25desk":
+        if extra:
+            raise BadInput(f"--meta-column/--field-column do not go with --engine {args.engine}")
         report = index_with_engine(args, analyzer)
         if not args.json:
             print_skips(report)
@@ -94,6 +97,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             fmt=args.fmt,
             analyzer=analyzer,
             columns=column_map(args.columns),
+            extra=extra,
             include=args.include,
             exclude=args.exclude,
             store=store(),
@@ -108,6 +112,20 @@ def cmd_index(args: argparse.Namespace) -> int:
         print_skips(report)
     emit(args, report_dict(report), report.summary())
     return EXIT_OK
+
+
+def extra_columns(args: argparse.Namespace) -> Any:
+    """Return the ``--meta-column`` / ``--field-column`` choice (an ExtraColumns, maybe empty)."""
+    from bm25desk.engine.readers.document import ExtraColumns
+
+    names = [*(args.meta_column or ()), *(args.field_column or ())]
+    for name in names:
+        if not name.strip() or "\x1f" in name:
+            raise BadInput(f"bad column name {name!r} for --meta-column/--field-column")
+    return ExtraColumns(
+        tuple(dict.fromkeys(c.strip() for c in args.meta_column or ())),
+        tuple(dict.fromkeys(c.strip() for c in args.field_column or ())),
+    )
 
 
 def index_with_engine(args: argparse.Namespace, analyzer: Any) -> Any:

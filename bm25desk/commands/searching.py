@@ -85,15 +85,92 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def filter_options(p: argparse.ArgumentParser) -> None:
+    """Add the filter options and ``--facets`` to a search command."""
+    g = p.add_argument_group(
+        "filters (which documents may be returned; N, df and Lavg stay the whole collection's)"
+    )
+    g.add_argument(
+        "--type", action="append", dest="types", metavar="EXT", help="file type, e.g. pdf"
+    )
+    g.add_argument(
+        "--folder",
+        action="append",
+        dest="folders",
+        metavar="DIR",
+        help="folder relative to the indexed one, with its subfolders",
+    )
+    g.add_argument("--modified-since", metavar="YYYY-MM-DD", help="modified on or after the day")
+    g.add_argument("--modified-until", metavar="YYYY-MM-DD", help="modified on or before the day")
+    g.add_argument(
+        "--where",
+        action="append",
+        metavar="KEY=VALUE",
+        help="metadata KEY has VALUE (every option repeats: values of one key are "
+        "alternatives, different keys must all hold)",
+    )
+    g.add_argument(
+        "--facets",
+        action="store_true",
+        help="count the matching documents per type, folder, year and metadata value",
+    )
+
+
+def filters_from(args: argparse.Namespace) -> Any:
+    """Return the :class:`~bm25desk.engine.scoring.filters.Filters` the options ask for."""
+    from bm25desk.engine.scoring.filters import FilterError, Filters
+
+    pairs = []
+    for item in args.where or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise BadInput(f"--where {item!r}: expected KEY=VALUE, e.g. --where lang=en")
+        pairs.append((key.strip(), value))
+    try:
+        return Filters.of(
+            types=args.types or (),
+            folders=args.folders or (),
+            modified_from=args.modified_since,
+            modified_to=args.modified_until,
+            where=pairs,
+        )
+    except FilterError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def facet_lines(facets: Any, shown: int = 8) -> list[str]:
+    """Return the text lines of the facet counts (the first ``shown`` values of each key)."""
+    lines = ["facets:"] if len(facets) else ["facets: this index has no metadata"]
+    for key in facets:
+        pairs = facets[key]
+        text = ", ".join(f"{v} {c:,}" for v, c in pairs[:shown]) or "—"
+        more = f", … {len(pairs) - shown:,} more" if len(pairs) > shown else ""
+        lines.append(f"  {key}: {text}{more}")
+    return lines
+
+
+FACET_VALUES = 50
+"""The most values per key that ``search --facets --json`` lists (the most frequent first)."""
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     """Search an index."""
+    from bm25desk.engine.scoring.facets import facets
+    from bm25desk.engine.scoring.filters import FilterError, filter_mask
     from bm25desk.engine.scoring.search import Searcher, variant_dict
 
     if args.k < 1:
         raise BadInput("-k must be at least 1")
     csv = wants_csv(args)
-    variant = variant_from(args)
-    searcher = Searcher(store().open(args.name))
+    filters = filters_from(args)
+    index = store().open(args.name)
+    variant = variant_from(args, index)
+    try:
+        if filters:
+            filter_mask(index, filters)  # an unknown key is a bad input, said before searching
+    except FilterError as exc:
+        raise BadInput(str(exc)) from None
+    searcher = Searcher(index).filtered(filters)
     result = searcher.search(args.query, variant, args.k, syntax=not args.no_syntax)
     a = result.analysis
     data: dict[str, Any] = {
@@ -104,8 +181,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         "variant": variant_dict(variant),
         "matches": result.n_matches,
         "seconds": round(result.seconds, 6),
+        "filters": filters.as_dict(),
         "hits": [hit_dict(h) for h in result.hits],
     }
+    counts = facets(index, a.parsed, filters) if args.facets else None
+    if counts is not None:
+        data["facets"] = counts.as_dict(FACET_VALUES)
     if csv:
         search_csv(args, searcher, result, data)
         return EXIT_OK if result.hits else EXIT_EMPTY
@@ -117,6 +198,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         f"{variant.display_with_params()} ({result.seconds * 1000:.1f} ms)"
     ]
     lines.extend(f"note: {w}" for w in a.parsed.warnings)
+    if filters:
+        lines.append(f"filtered ({filter_text(filters)}): N, df and Lavg are the collection's")
     if a.unknown:
         lines.append(f"not in any document: {', '.join(a.unknown)}")
     if a.stopped:
@@ -128,8 +211,24 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.explain:
             expl = searcher.explain_docno(a.parsed, h.docno, variant)
             lines.extend("      " + line for line in expl.as_text().splitlines())
+    if counts is not None:
+        lines.extend(facet_lines(counts))
     emit(args, data, "\n".join(lines))
     return EXIT_OK if result.hits else EXIT_EMPTY
+
+
+def filter_text(filters: Any) -> str:
+    """Return the filters in a few words: ``type pdf|md; folder notes; modified 2024-01-01 …``."""
+    parts = []
+    if filters.types:
+        parts.append("type " + "|".join(filters.types))
+    if filters.folders:
+        parts.append("folder " + "|".join(filters.folders))
+    if filters.modified_from or filters.modified_to:
+        lo, hi = filters.modified_from, filters.modified_to
+        parts.append(f"modified {lo or '…'} to {hi or '…'}")
+    parts.extend(f"{k} {'|'.join(v)}" for k, v in filters.where)
+    return "; ".join(parts)
 
 
 def search_csv(args: argparse.Namespace, searcher: Any, result: Any, data: Any) -> None:
@@ -137,7 +236,7 @@ def search_csv(args: argparse.Namespace, searcher: Any, result: Any, data: Any) 
     from bm25desk.commands.export import write_hits_csv, write_ledger_csv
 
     if args.explain:
-        parsed, variant = result.analysis.parsed, variant_from(args)
+        parsed, variant = result.analysis.parsed, result.variant
         ledgers = []
         for h in result.hits:
             ledgers.append({**searcher.explain_docno(parsed, h.docno, variant).as_dict()})
@@ -152,8 +251,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from bm25desk.engine.scoring.search import Searcher
 
     csv = wants_csv(args)
-    variant = variant_from(args)
     searcher = Searcher(store().open(args.name))
+    variant = variant_from(args, searcher.index)
     parsed = searcher.parse(args.query, syntax=not args.no_syntax)
     if not parsed.scored:
         from bm25desk.engine.scoring.search import QueryError, _empty_reason

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from bm25desk.commands.common import EXIT_DAMAGED, EXIT_OK, emit, human, store
 from bm25desk.commands.edit import describe_edits
@@ -44,12 +45,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     """Describe an index."""
     from bm25desk.engine.index.parts import describe_build
+    from bm25desk.engine.scoring.bm25f import describe_fields
 
     indexes = store()
     index = indexes.open(args.name)
     info = indexes.info(args.name)
     top = index.top_terms(args.top_terms)
     built = describe_build(index.manifest.get("build") or {})
+    meta = metadata_counts(index)
+    meta_text = ", ".join(f"{k} ({n:,} values)" for k, n in meta.items())
+    fields = describe_fields(index)
     data = {
         "name": index.name,
         "documents": index.n_docs,
@@ -66,6 +71,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         "fingerprint": index.fingerprint,
         "build": index.manifest.get("build", {}),
         "top_terms": [{"term": t, "df": df, "cf": cf} for t, df, cf in top],
+        "metadata": meta,
+        "fields": fields,
         "warnings": index.warnings,
     }
     text = "\n".join(
@@ -74,17 +81,30 @@ def cmd_info(args: argparse.Namespace) -> int:
             f"{index.total_len:,} tokens, average length {index.avgdl:.2f}",
             f"source:   {index.source.get('path', '')} ({index.source.get('format', '')})",
             f"analyzer: {index.analyzer.describe()}",
+            "fields:   "
+            + ", ".join(
+                f"{f['field']} (average length {f['avg_length']:.2f}, {f['documents']:,} docs)"
+                for f in fields
+            ),
             f"stored:   {index.path} ({human(info.size_bytes, 'B')}, "
             f"{len(index.segments)} segment(s))",
             f"updated:  {index.manifest.get('updated', '')}",
             *filter(None, [describe_edits(index.source)]),
             *([f"built:    {built}"] if built else []),
+            *([f"metadata: {meta_text}"] if meta else []),
             "top terms: " + ", ".join(f"{t} ({cf:,})" for t, _, cf in top),
             *(f"warning: {w}" for w in index.warnings),
         ]
     )
     emit(args, data, text)
     return EXIT_OK
+
+
+def metadata_counts(index: Any) -> dict[str, int]:
+    """Return each metadata key of ``index`` (filters, facets) with its number of values."""
+    from bm25desk.engine.scoring.filters import meta_keys, values_of
+
+    return {key: len(values_of(index, key)) for key in meta_keys(index)}
 
 
 def cmd_delete(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from bm25desk.engine.progress import Cancelled
+from bm25desk.engine.scoring import bm25f
 from bm25desk.engine.scoring.variants import VariantError, get_variant
 from bm25desk.evaluation.cli_inputs import (
     BadInput,
@@ -113,6 +114,14 @@ def _add_eval_parser(
             type=float,
             default=None,
             help=f"{name} for every chosen variant that has it (default: each variant's own)",
+        )
+    for flag, what in (("--field-weight", "weight"), ("--field-b", "b")):
+        ev.add_argument(
+            flag,
+            action="append",
+            default=[],
+            metavar=f"FIELD={what.upper()[0]}",
+            help=f"bm25f: a field's {what}, e.g. title=2.5 (repeatable)",
         )
     ev.add_argument(
         "--metrics",
@@ -286,11 +295,13 @@ def cmd_eval(args: argparse.Namespace, open_searcher: OpenSearcher) -> int:
         if args.permutations < 1:
             raise BadInput("--permutations must be at least 1")
         globals_ = {n: getattr(args, n) for n in PARAM_FLAGS if getattr(args, n) is not None}
-        configs = choose_variants(args.variants, globals_)
+        fields = bm25f.field_params(args.field_weight, args.field_b)
+        configs = bm25f.with_fields(choose_variants(args.variants, globals_), fields)
         base = find_baseline(configs, args.baseline) if args.baseline is not None else None
         queries, qrels = read_inputs(args)
         report_inputs(queries, qrels)
         searcher = open_index(open_searcher, args.index)
+        bm25f.check_named_fields(searcher.index, fields)
         started = time.perf_counter()
         with Progress("eval") as progress:
             result = run_experiment(

@@ -129,7 +129,10 @@ IndexFactory = Callable[..., Index]
 
 @pytest.fixture(scope="session")
 def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
-    """Return ``make(texts, analyzer=None, docids=None, titles=None) -> Index``.
+    """Return ``make(texts, analyzer=None, docids=None, titles=None, ...) -> Index``.
+
+    ``fields`` and ``meta`` give each document's (name, value) pairs (reserved terms);
+    ``max_postings`` makes segments that small (several segments, merged lexicon).
 
     Documents are analysed and committed exactly as ``build_index`` does (``write_segments`` +
     ``commit``), in the given order, into a fresh directory. Session-scoped so that hypothesis
@@ -143,18 +146,26 @@ def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
         analyzer: Analyzer | None = None,
         docids: Sequence[str] | None = None,
         titles: Sequence[str] | None = None,
+        fields: Sequence[tuple[tuple[str, str], ...]] | None = None,
+        meta: Sequence[tuple[tuple[str, str], ...]] | None = None,
+        max_postings: int | None = None,
     ) -> Index:
         analyzer = analyzer or Analyzer()
         ids = list(docids) if docids is not None else [f"d{i}" for i in range(len(texts))]
         heads = list(titles) if titles is not None else [""] * len(texts)
+        extra = list(fields) if fields is not None else [()] * len(texts)
+        metas = list(meta) if meta is not None else [()] * len(texts)
         directory = base / f"ix-{next(counter)}"
         directory.mkdir()
         docs: Iterable[Document] = (
-            Document(docid=i, text=t, title=h) for i, t, h in zip(ids, texts, heads, strict=True)
+            Document(docid=i, text=t, title=h, fields=f, meta=m)
+            for i, t, h, f, m in zip(ids, texts, heads, extra, metas, strict=True)
         )
         # No fsync for these throw-away indexes: it is most of their build time.
         with mock.patch("os.fsync"):
-            names, _ = write_segments(directory, iter(docs), analyzer, None)
+            names, _ = write_segments(
+                directory, iter(docs), analyzer, None, max_postings=max_postings
+            )
             commit(
                 directory,
                 name=directory.name,
@@ -169,11 +180,12 @@ def make_index(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
 
 @pytest.fixture(scope="session")
 def make_segmented(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
-    """Return ``make(groups, deleted=(), titles=False) -> Index``: one segment per group of texts.
+    """Return ``make(groups, deleted=(), titles=False, document=None) -> Index``: one segment
+    per group of texts.
 
     ``deleted[i]`` lists local docnos of group ``i`` to mark deleted; documents are ``d0``,
-    ``d1``... in order (titled ``title <n>`` with ``titles``). Analysed and committed as
-    ``build_index`` does.
+    ``d1``... in order (titled ``title <n>`` with ``titles``), or ``document(position, text)``
+    when given (titles, fields). Analysed and committed as ``build_index`` does.
     """
     base = tmp_path_factory.mktemp("segmented")
     counter = itertools.count()
@@ -182,6 +194,7 @@ def make_segmented(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
         groups: Sequence[Sequence[str]],
         deleted: Sequence[Sequence[int]] = (),
         titles: bool = False,
+        document: Callable[[int, str], Document] | None = None,
     ) -> Index:
         directory = base / f"ix-{next(counter)}"
         directory.mkdir()
@@ -190,10 +203,12 @@ def make_segmented(tmp_path_factory: pytest.TempPathFactory) -> IndexFactory:
         n = 0
         with mock.patch("os.fsync"):
             for g, texts in enumerate(groups):
-                docs = (
-                    Document(docid=f"d{n + i}", text=t, title=f"title {n + i}" if titles else "")
-                    for i, t in enumerate(texts)
+                make_doc = document or (
+                    lambda i, t: Document(
+                        docid=f"d{i}", text=t, title=f"title {i}" if titles else ""
+                    )
                 )
+                docs = (make_doc(n + i, t) for i, t in enumerate(texts))
                 names, _ = write_segments(directory, iter(docs), analyzer, None)
                 assert len(names) == 1
                 n += len(texts)

@@ -66,6 +66,7 @@ def build_index(
     columns: Any = None,
     include: list[str] | None = None,
     exclude: list[str] | None = None,
+    extra: Any = None,
     store: IndexStore | None = None,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
@@ -89,6 +90,9 @@ def build_index(
     asking for workers (the CLI asks for None).
     ``documents(count)`` is told how many documents were analysed so far (every 256; one-process
     builds only), for a documents/s figure beside the byte progress.
+    ``extra`` (:class:`~bm25desk.engine.readers.ExtraColumns`) names the columns of a TSV or
+    JSONL corpus read as metadata keywords and fields; the manifest records them, so updates
+    and appends read them again.
 
     Raises
     ------
@@ -99,6 +103,7 @@ def build_index(
         :class:`IndexWriteError` when the disk is full or a file-size limit is reached.
     """
     from bm25desk.engine.readers import corpus
+    from bm25desk.engine.readers.api import check_extra_columns
 
     store = store or IndexStore()
     if name is not None and not name.strip():
@@ -109,13 +114,17 @@ def build_index(
     path = path.resolve()
     name = store.validate_name(name or default_name(path))
     fmt = fmt or corpus.detect_format(path)
+    check_extra_columns(fmt, extra)
     analyzer = analyzer or Analyzer()
     n_workers = choose_workers(path, fmt, workers)
     plan = NewGeneration(
         name=name,
         # The prefix is measured before reading: what a later update checks to append only a
         # grown file's new records (engine/index/grown.py).
-        source={**source_info(path, fmt, columns, include, exclude), **prefix_record(path, fmt)},
+        source={
+            **source_info(path, fmt, columns, include, exclude, extra),
+            **prefix_record(path, fmt),
+        },
         analyzer=analyzer,
         build=build_record({"engine": "bm25desk", "processes": n_workers}),
         replace=replace,
@@ -128,13 +137,15 @@ def build_index(
         def produce(directory: Path, report: ReadReport) -> tuple[Entries, int]:
             staging = store.temp_dir(name)  # removed here, or by the next writer if killed
             try:
-                parts = build_parallel(staging, path, fmt, analyzer, n_workers, progress, cancel)
+                parts = build_parallel(
+                    staging, path, fmt, analyzer, n_workers, progress, cancel, extra
+                )
                 return install_parts(directory, parts, report, cancel)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
 
     else:
-        reading = _Reading(path, fmt, columns, include, exclude)
+        reading = _Reading(path, fmt, columns, include, exclude, extra)
 
         def produce(directory: Path, report: ReadReport) -> tuple[Entries, int]:
             docs = reading.documents(report, progress, cancel)
@@ -156,6 +167,7 @@ class _Reading:
     columns: Any
     include: list[str] | None
     exclude: list[str] | None
+    extra: Any = None
 
     def documents(
         self, report: ReadReport, progress: ProgressFn | None, cancel: CancelToken | None
@@ -175,6 +187,7 @@ class _Reading:
             self.path,
             self.fmt,
             columns=self.columns,
+            extra=self.extra,
             report=report,
             progress=Throttle(progress),
             cancel=cancel,

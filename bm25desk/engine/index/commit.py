@@ -29,6 +29,7 @@ from bm25desk.engine.index.manifest import (
     keep_generation_copy,
     write_manifest,
 )
+from bm25desk.engine.index.reserved import reserved_bounds
 from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.snapshot import WRITER_FILES, generation_manifests
 
@@ -70,7 +71,10 @@ def commit(
         lexicon = f"lex-g{generation}"
         n_terms = _write_merged_lexicon(directory / lexicon, opened, masks)
     elif opened:
-        n_terms = int((np.diff(opened[0].ptr) > 0).sum())
+        seg = opened[0]
+        df = np.diff(seg.ptr)
+        lo, hi = reserved_bounds(seg.lexicon.term_bytes, len(seg.lexicon))
+        n_terms = int((df > 0).sum()) - int((df[lo:hi] > 0).sum())  # body and title terms
     else:
         n_terms = 0
     manifest = {
@@ -176,7 +180,10 @@ def _write_merged_lexicon(
     write_lexicon(directory, sorted_terms)
     save_array(directory / "df.npy", df_all)
     save_array(directory / "cf.npy", cf_all)
-    return len(sorted_terms)
+    lo, hi = reserved_bounds(
+        lambda i: sorted_terms[i].encode("utf-8", "replace"), len(sorted_terms)
+    )
+    return len(sorted_terms) - (hi - lo)  # the vocabulary size leaves out reserved terms
 
 
 _RUN = 1 << 22

@@ -37,7 +37,7 @@ from bm25desk.engine.index.ingest import write_segments
 from bm25desk.engine.index.inplace import Change, commit_in_place, deletion_entries
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.report import BuildReport, reason_counts
-from bm25desk.engine.index.source import read_skips, skip_records
+from bm25desk.engine.index.source import read_skips, recorded_columns, skip_records
 from bm25desk.engine.index.store import EmptyBuildError, IndexStore, StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
 from bm25desk.engine.readers.detect import detect_format
@@ -112,8 +112,9 @@ def add_documents(
     """Add the documents of corpus file ``source`` to index ``name``, replacing any of equal id.
 
     ``source`` may be in any supported format (detected unless ``fmt`` is given; ``columns`` for a
-    TSV with a header row); its documents are analysed with the index's own analyser. Progress is
-    reported in bytes of ``source``.
+    TSV with a header row); its documents are analysed with the index's own analyser, and the
+    metadata and field columns the index was built with are read from a TSV or JSONL source too.
+    Progress is reported in bytes of ``source``.
 
     Raises
     ------
@@ -134,8 +135,16 @@ def add_documents(
         index = _open_editable(store, name)
         try:
             edit = _Edit()
+            # The index's metadata and field columns, where the added file has named columns.
+            extra = recorded_columns(index.source)[1] if fmt in api.COLUMN_FORMATS else None
             docs = api.read_corpus(
-                path, fmt, columns=columns, report=edit.report, progress=progress, cancel=cancel
+                path,
+                fmt,
+                columns=columns,
+                extra=extra,
+                report=edit.report,
+                progress=progress,
+                cancel=cancel,
             )
             ids: list[str] = []
             edit.docs = _recorded(docs, ids)
@@ -246,13 +255,13 @@ def append_grown(
 
     src = index.source
     path = Path(src["path"])
-    cols = src.get("columns")
-    columns = ColumnMap(cols["docid"], tuple(cols["text"]), cols.get("title")) if cols else None
+    columns, extra = recorded_columns(src)
     edit = _Edit()
     docs = api.read_corpus(
         path,
         src.get("format"),
         columns=columns,
+        extra=extra,
         report=edit.report,
         progress=progress,
         cancel=cancel,

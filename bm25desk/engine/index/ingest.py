@@ -16,6 +16,7 @@ from pathlib import Path
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.layout import FORMAT, read_meta
 from bm25desk.engine.index.merge import merge_segments
+from bm25desk.engine.index.reserved import reserved_postings
 from bm25desk.engine.index.segment_writer import SegmentWriter, TermIds
 from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.engine.readers.corpus import Document
@@ -85,6 +86,12 @@ def write_segments(
             if writer is None:
                 writer = SegmentWriter(directory / segment_name(), vocabulary)
             title = doc.title
+            extra = None
+            # The title is also a field of its own (bm25f weighs it apart from the text).
+            fields = (("title", title), *doc.fields) if title else doc.fields
+            if fields or doc.meta:
+                reserved = reserved_postings(fields, doc.meta, analyzer.terms)
+                extra = {vocabulary[t]: tf for t, tf in reserved.items()}
             writer.add_ids(
                 ids_of(doc.text),
                 set(ids_of(title)) if title else (),
@@ -94,6 +101,7 @@ def write_segments(
                 text=doc.text,
                 mtime=doc.mtime,
                 size=doc.size,
+                extra=extra,
             )
             count += 1
             if count % 256 == 0:

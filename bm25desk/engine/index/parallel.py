@@ -48,6 +48,7 @@ def _range_worker(
     fmt: str,
     spec: dict[str, Any],
     staging: str,
+    extra: Any,
     byte_range: tuple[int, int],
     slot: int,
     attempt: int,
@@ -68,6 +69,7 @@ def _range_worker(
             staging,
             part=slot,
             byte_range=byte_range,
+            extra=extra,
             attempt=attempt,
             progress=progress,
             cancel=CancelToken(stop),
@@ -130,11 +132,13 @@ def build_parallel(
     n_workers: int,
     progress: ProgressFn | None,
     cancel: CancelToken | None,
+    extra: Any = None,
 ) -> list[PartInfo]:
     """Write one part per byte range of ``path`` into ``staging`` in worker processes.
 
     Workers are started with "spawn" (safe beside GUI threads). Returns the accepted attempt of
-    every part, in file order.
+    every part, in file order. ``extra`` (:class:`~bm25desk.engine.readers.ExtraColumns`) are
+    read as every document's metadata and fields.
     """
     import multiprocessing as mp
 
@@ -144,7 +148,7 @@ def build_parallel(
     ctx = mp.get_context("spawn")
     pool = _Pool(
         ctx,
-        (str(path), fmt, analyzer.spec(), str(staging)),
+        (str(path), fmt, analyzer.spec(), str(staging), extra),
         ranges,
         ctx.Array("q", len(ranges), lock=False),
         ctx.Event(),

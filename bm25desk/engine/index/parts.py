@@ -45,7 +45,7 @@ from bm25desk.engine.index.manifest import FORMAT, write_json_synced
 from bm25desk.engine.index.rows import RowDocuments
 from bm25desk.engine.index.store import StoreError
 from bm25desk.engine.progress import CancelToken, ProgressFn
-from bm25desk.engine.readers.corpus import ColumnMap, Document, ReadReport
+from bm25desk.engine.readers.corpus import ColumnMap, Document, ExtraColumns, ReadReport
 
 __all__ = [
     "PART_FILE",
@@ -393,6 +393,7 @@ def write_file_part(
     part: int,
     byte_range: tuple[int, int] | None = None,
     columns: ColumnMap | None = None,
+    extra: ExtraColumns | None = None,
     attempt: str | int | None = None,
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
@@ -414,6 +415,7 @@ def write_file_part(
         progress=progress,
         cancel=cancel,
         byte_range=byte_range,
+        extra=extra,
     )
     lines = count_lines(Path(path), byte_range) if byte_range is not None else 0
     origin: dict[str, Any] = {"path": str(path)}

@@ -30,6 +30,7 @@ from bm25desk.engine.index.manifest import (
     segment_entries,
     verify_manifest_checksum,
 )
+from bm25desk.engine.index.reserved import is_reserved, reserved_bounds
 from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.index.snapshot import ReaderLease
 from bm25desk.engine.index.stats import CollectionStats, TermStats
@@ -183,12 +184,39 @@ class Index:
         return int(self._vocab_mask.sum()) if self._lexicon is not None else 0
 
     @cached_property
+    def reserved_ids(self) -> tuple[int, int]:
+        """Return the lexicon id range ``[lo, hi)`` of the reserved (field, metadata) terms."""
+        if self._lexicon is None:
+            return 0, 0
+        return reserved_bounds(self._lexicon.term_bytes, len(self._lexicon))
+
+    @cached_property
+    def _user_df(self) -> I64:
+        """Return df with the reserved terms' entries 0: what statistics and browsing count."""
+        lo, hi = self.reserved_ids
+        if lo == hi:
+            return self._df
+        df = np.array(self._df, dtype=np.int64)
+        df[lo:hi] = 0
+        return df
+
+    @cached_property
     def _vocab_mask(self) -> npt_bool:
-        return np.asarray(self._df > 0)
+        return np.asarray(self._user_df > 0)
 
     def _live_dfs(self) -> I64:
-        """Return df for every vocabulary term (title-only terms, with df 0, excluded)."""
-        return np.asarray(self._df[self._df > 0], dtype=np.int64)
+        """Return df for every vocabulary term (title-only and reserved terms excluded)."""
+        return np.asarray(self._user_df[self._vocab_mask], dtype=np.int64)
+
+    def reserved_table(self, prefix: str) -> tuple[I64, I64, I64]:
+        """Return ``(term ids, df, cf)`` of the live reserved terms starting with ``prefix``.
+
+        ``prefix`` is a :mod:`~bm25desk.engine.index.reserved` prefix (e.g. ``meta_prefix``):
+        the values of one metadata key, the terms of one field.
+        """
+        if not is_reserved(prefix):
+            raise ValueError(f"not a reserved prefix: {prefix!r}")
+        return self._table(prefix, self._df)
 
     @property
     def fingerprint(self) -> str:
@@ -294,14 +322,15 @@ class Index:
         """Return the ``n`` terms with the highest collection frequency as (term, df, cf)."""
         if self._lexicon is None or n <= 0:
             return []
-        cf = np.asarray(self._cf)
+        # Title-only and reserved terms rank last (-1) and are left out.
+        cf = np.where(self._vocab_mask, np.asarray(self._cf), -1)
         n = min(n, cf.size)
         top = np.argpartition(-cf, n - 1)[:n] if n < cf.size else np.arange(cf.size)
         top = top[np.lexsort((top, -cf[top]))]
         return [
             (self._lexicon.term(int(i)), int(self._df[i]), int(cf[i]))
             for i in top
-            if self._df[i] > 0
+            if self._vocab_mask[i]
         ]
 
     def vocabulary(self, min_df: int = 1) -> list[str]:
@@ -309,7 +338,7 @@ class Index:
         if self._lexicon is None:
             return []
         terms = self._lexicon.terms()
-        df = np.asarray(self._df)
+        df = np.asarray(self._user_df)
         return [t for t, keep in zip(terms, (df >= max(min_df, 1)).tolist(), strict=True) if keep]
 
     def term_table(self, prefix: str = "") -> tuple[I64, I64, I64]:
@@ -318,6 +347,9 @@ class Index:
         Ids ascend, which is the terms' order by UTF-8 bytes (:meth:`term_name` gives a term);
         title-only terms (df 0) are left out. Nothing is loaded but the two count arrays' slice.
         """
+        return self._table(prefix, self._user_df)
+
+    def _table(self, prefix: str, dfs: I64) -> tuple[I64, I64, I64]:
         if self._lexicon is None:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty
@@ -327,7 +359,7 @@ class Index:
             lo = self._lower_bound(key)
             hi = self._lower_bound(key + b"\xff")  # 0xff never occurs in UTF-8
         ids = np.arange(lo, hi, dtype=np.int64)
-        df = np.asarray(self._df[lo:hi], dtype=np.int64)
+        df = np.asarray(dfs[lo:hi], dtype=np.int64)
         keep = df > 0
         return ids[keep], df[keep], np.asarray(self._cf[lo:hi], dtype=np.int64)[keep]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +50,8 @@ class SegmentWriter:
         self._lens = array("i")  # entries of _buf per document in the current buffer
         self._chunks: list[tuple[I64, I32]] = []  # (key = tid << 32 | doc, tf)
         self._title_pairs = array("q")  # tid << 32 | doc
+        self._extra_keys = array("q")  # reserved terms (fields, metadata): tid << 32 | doc
+        self._extra_tfs = array("i")
         self._doclen = array("i")  # documents before the current buffer
         self._n_docs = 0
         self._mtime = array("d")
@@ -78,8 +80,12 @@ class SegmentWriter:
         text: str,
         mtime: float = 0.0,
         size: int = 0,
+        extra: Mapping[str, int] | None = None,
     ) -> None:
-        """Add one analysed document (its terms, its title's terms and its stored fields)."""
+        """Add one analysed document (its terms, its title's terms and its stored fields).
+
+        ``extra`` maps reserved terms (:mod:`~bm25desk.engine.index.reserved`) to their tfs.
+        """
         ids = self._ids
         self.add_ids(
             array("i", map(ids.__getitem__, terms)),
@@ -90,6 +96,7 @@ class SegmentWriter:
             text=text,
             mtime=mtime,
             size=size,
+            extra={ids[t]: tf for t, tf in extra.items()} if extra else None,
         )
 
     def add_ids(
@@ -103,8 +110,13 @@ class SegmentWriter:
         text: str,
         mtime: float = 0.0,
         size: int = 0,
+        extra: Mapping[int, int] | None = None,
     ) -> None:
-        """Add one document as ids of this writer's vocabulary (-1 = a dropped token, skipped)."""
+        """Add one document as ids of this writer's vocabulary (-1 = a dropped token, skipped).
+
+        ``extra`` maps ids of reserved terms to their tfs: postings that do not count in the
+        document's length.
+        """
         doc = self._n_docs
         self._n_docs += 1
         self._buf.extend(term_ids)
@@ -113,6 +125,12 @@ class SegmentWriter:
         for t in title_ids:
             if t >= 0:
                 pairs.append((t << 32) | doc)
+        if extra:
+            for t, tf in extra.items():
+                if tf > 0:
+                    self._extra_keys.append((t << 32) | doc)
+                    self._extra_tfs.append(tf)
+                    self.n_postings += 1
         self._mtime.append(mtime)
         self._size.append(size)
         self._docids.append(docid)
@@ -167,6 +185,14 @@ class SegmentWriter:
             keys = np.zeros(0, dtype=np.int64)
             tfs = np.zeros(0, dtype=np.int32)
         self._chunks = []
+        if self._extra_keys:
+            # Reserved terms never occur in the body chunks: one more chunk, sorted by key,
+            # keeps "docs ascend per term" for the stable sort below.
+            ekeys = np.frombuffer(self._extra_keys, dtype=np.int64)
+            eorder = np.argsort(ekeys, kind="stable")
+            keys = np.concatenate([keys, ekeys[eorder]])
+            tfs = np.concatenate([tfs, np.frombuffer(self._extra_tfs, dtype=np.int32)[eorder]])
+            self._extra_keys, self._extra_tfs = array("q"), array("i")
         pairs = np.unique(np.frombuffer(self._title_pairs, dtype=np.int64))
         # The lexicon: the terms this segment contains (the vocabulary may be shared), sorted.
         vocab = list(self._ids)  # insertion order == provisional id

@@ -11,11 +11,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bm25desk.engine.readers.corpus import Skip
+from bm25desk.engine.readers.corpus import ColumnMap, ExtraColumns, Skip
+from bm25desk.engine.readers.folder import FOLDER_FIELDS, FOLDER_META
 
 
-def source_info(path: Path, fmt: str, columns: Any, include: Any, exclude: Any) -> dict[str, Any]:
-    """Return the manifest's ``source`` entry for building ``path`` as ``fmt``."""
+def source_info(
+    path: Path, fmt: str, columns: Any, include: Any, exclude: Any, extra: Any = None
+) -> dict[str, Any]:
+    """Return the manifest's ``source`` entry for building ``path`` as ``fmt``.
+
+    Besides where the source is and how it was read, it says which metadata keys (``meta_keys``)
+    and fields (``fields``) its documents can have: a folder's own, or the ``extra`` columns
+    chosen for a corpus file (also kept as ``meta_columns`` / ``field_columns`` so that updates
+    and appends read them again).
+    """
     # Only a folder of documents is updated file by file (its own mtime says whether files came
     # or went); a BEIR dataset or LISA folder is one corpus, rebuilt when it changes.
     mtime, size = (path.stat().st_mtime, 0) if fmt == "folder" else corpus_state(path)
@@ -36,7 +45,24 @@ def source_info(path: Path, fmt: str, columns: Any, include: Any, exclude: Any) 
         info["include"] = list(include)
     if exclude:
         info["exclude"] = list(exclude)
+    if extra:
+        info["meta_columns"] = list(extra.meta)
+        info["field_columns"] = list(extra.fields)
+    if fmt == "folder":
+        info["meta_keys"], info["fields"] = list(FOLDER_META), list(FOLDER_FIELDS)
+    else:
+        info["meta_keys"] = list(extra.meta) if extra else []
+        info["fields"] = list(extra.fields) if extra else []
     return info
+
+
+def recorded_columns(source: dict[str, Any]) -> tuple[ColumnMap | None, ExtraColumns | None]:
+    """Return the column mapping and the extra columns a manifest's ``source`` recorded."""
+    cols = source.get("columns")
+    columns = ColumnMap(cols["docid"], tuple(cols["text"]), cols.get("title")) if cols else None
+    meta, fields = source.get("meta_columns") or [], source.get("field_columns") or []
+    extra = ExtraColumns(tuple(meta), tuple(fields)) if meta or fields else None
+    return columns, extra
 
 
 def corpus_state(path: Path) -> tuple[float, int]:

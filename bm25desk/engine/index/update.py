@@ -28,6 +28,7 @@ from bm25desk.engine.index.source import (
     folder_filters,
     known_skips,
     read_skips,
+    recorded_columns,
     skip_records,
     source_changed,
 )
@@ -196,18 +197,15 @@ def _rebuild_file(
 ) -> BuildReport:
     """Rebuild a corpus-file index from its (changed) file with the same options."""
     from bm25desk.engine.index.build import build_index  # build re-exports this module
-    from bm25desk.engine.readers import corpus
 
-    cols = src.get("columns")
-    columns = (
-        corpus.ColumnMap(cols["docid"], tuple(cols["text"]), cols.get("title")) if cols else None
-    )
+    columns, extra = recorded_columns(src)
     return build_index(
         Path(src["path"]),
         name=name,
         fmt=src.get("format"),
         analyzer=analyzer,
         columns=columns,
+        extra=extra,
         store=store,
         progress=progress,
         cancel=cancel,

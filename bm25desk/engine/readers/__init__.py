@@ -14,6 +14,7 @@ from bm25desk.engine.extract.common import ExtractError, Extractor
 from bm25desk.engine.extract.decoding import decode_text, read_text
 from bm25desk.engine.extract.registry import EXTRACTORS
 from bm25desk.engine.readers.api import (
+    COLUMN_FORMATS,
     FOLDER_FORMATS,
     FORMATS,
     RANGE_FORMATS,
@@ -25,6 +26,7 @@ from bm25desk.engine.readers.document import (
     ColumnMap,
     CorpusError,
     Document,
+    ExtraColumns,
     FileStat,
     Note,
     ReadReport,
@@ -36,6 +38,7 @@ from bm25desk.engine.readers.summary import FolderSummary, folder_summary
 from bm25desk.engine.readers.tsv import guess_columns, preview_rows, read_tsv_header
 
 __all__ = [
+    "COLUMN_FORMATS",
     "EXTRACTORS",
     "FOLDER_FORMATS",
     "FORMATS",
@@ -45,6 +48,7 @@ __all__ = [
     "ColumnMap",
     "CorpusError",
     "Document",
+    "ExtraColumns",
     "ExtractError",
     "Extractor",
     "FileStat",

@@ -48,7 +48,13 @@ from pathlib import Path
 from bm25desk.engine.progress import CancelToken, ProgressFn, Throttle
 from bm25desk.engine.readers.beir import beir_corpus_file, read_beir
 from bm25desk.engine.readers.detect import detect_format
-from bm25desk.engine.readers.document import ColumnMap, CorpusError, Document, ReadReport
+from bm25desk.engine.readers.document import (
+    ColumnMap,
+    CorpusError,
+    Document,
+    ExtraColumns,
+    ReadReport,
+)
 from bm25desk.engine.readers.folder import read_folder
 from bm25desk.engine.readers.lisa import lisa_files, read_lisa
 from bm25desk.engine.readers.msmarco import read_msmarco_docs, read_msmarco_passages
@@ -60,10 +66,12 @@ from bm25desk.engine.readers.trec import read_trec
 from bm25desk.engine.readers.tsv import read_tsv_rows, resolve_columns
 
 __all__ = [
+    "COLUMN_FORMATS",
     "FOLDER_FORMATS",
     "FORMATS",
     "LINE_FORMATS",
     "RANGE_FORMATS",
+    "check_extra_columns",
     "read_corpus",
     "split_ranges",
 ]
@@ -93,6 +101,10 @@ LINE_FORMATS = RANGE_FORMATS | {"tsv-header"}
 gained are read from where the old file ended; a ``tsv-header`` range after the first byte has
 no header row, the header is read from the file's start)."""
 
+COLUMN_FORMATS = frozenset({"tsv-header", "beir"})
+"""Formats with named columns (header names, JSON keys) that can be read as metadata and fields
+(:class:`~.document.ExtraColumns`)."""
+
 _FILE_READERS: dict[str, Callable[[Source], Iterator[Document]]] = {
     "msmarco-docs": read_msmarco_docs,
     "msmarco-passages": read_msmarco_passages,
@@ -115,6 +127,7 @@ def read_corpus(
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
     byte_range: tuple[int, int] | None = None,
+    extra: ExtraColumns | None = None,
 ) -> Iterator[Document]:
     """Stream the documents of a corpus file or folder.
 
@@ -141,6 +154,9 @@ def read_corpus(
         For the line-based formats in :data:`LINE_FORMATS` (uncompressed): read only the lines
         that start in ``[start, end)``; ``start`` must be a line start (see :func:`split_ranges`).
         Line numbers in the report are then counted from ``start``.
+    extra
+        For the formats in :data:`COLUMN_FORMATS`: columns read as metadata keywords and as
+        separate fields.
 
     Returns
     -------
@@ -157,6 +173,7 @@ def read_corpus(
         fmt = detect_format(p)
     elif fmt not in FORMATS:
         raise CorpusError(f"unknown corpus format {fmt!r} (known: {', '.join(FORMATS)})")
+    check_extra_columns(fmt, extra)
     report = report if report is not None else ReadReport()
     cancel = cancel or CancelToken()
     if fmt == "folder":
@@ -175,10 +192,19 @@ def read_corpus(
             )
         return _read_lisa_files(files, report, Throttle(progress), cancel)
     check_file(p)
-    header_columns = resolve_columns(p, columns) if fmt == "tsv-header" else None
+    header_columns = resolve_columns(p, columns, extra) if fmt == "tsv-header" else None
     if byte_range is not None and fmt not in LINE_FORMATS:
         raise CorpusError(f"format {fmt!r} cannot be read in byte ranges")
-    return _read_file(p, fmt, header_columns, report, Throttle(progress), cancel, byte_range)
+    return _read_file(p, fmt, header_columns, report, Throttle(progress), cancel, byte_range, extra)
+
+
+def check_extra_columns(fmt: str, extra: ExtraColumns | None) -> None:
+    """Raise :class:`CorpusError` when ``extra`` columns are chosen for a format without names."""
+    if extra and fmt not in COLUMN_FORMATS:
+        raise CorpusError(
+            f"metadata and field columns need a TSV with a header row or a BEIR/JSONL corpus, "
+            f"not {fmt}"
+        )
 
 
 def split_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:
@@ -211,6 +237,7 @@ def _read_file(
     throttle: Throttle,
     cancel: CancelToken,
     byte_range: tuple[int, int] | None = None,
+    extra: ExtraColumns | None = None,
 ) -> Iterator[Document]:
     cancel.check()
     reader: Callable[[Source], Iterator[Document]]
@@ -221,7 +248,10 @@ def _read_file(
             header=header_columns[0],
             columns=header_columns[1],
             skip_header=byte_range is None or byte_range[0] == 0,
+            extra=extra,
         )
+    elif fmt == "beir":
+        reader = functools.partial(read_beir, extra=extra)
     else:
         reader = _FILE_READERS[fmt]
     with ExitStack() as stack:

@@ -6,12 +6,14 @@ thousands of such records, and its judgements count them); the report notes each
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from bm25desk.engine.extract.common import collapse, is_blank, join_title
-from bm25desk.engine.readers.document import Document
+from bm25desk.engine.readers.document import Document, ExtraColumns
 from bm25desk.engine.readers.records import Admission
 from bm25desk.engine.readers.source import Source
 
@@ -41,7 +43,7 @@ def _json_str(obj: dict[str, object], key: str) -> str | None:
     return None
 
 
-def _record(obj: object) -> tuple[str, str, str] | str:
+def _record(obj: Any) -> tuple[str, str, str] | str:
     """(docid, title, body) of a parsed line, or the reason it is not a record."""
     if not isinstance(obj, dict):
         return f"expected a JSON object, found {type(obj).__name__}"
@@ -59,10 +61,25 @@ def _record(obj: object) -> tuple[str, str, str] | str:
     return docid, collapse(title), body
 
 
-def read_beir(src: Source) -> Iterator[Document]:
-    """Yield the documents of a BEIR ``corpus.jsonl``."""
+def _json_text(obj: dict[str, object], key: str) -> str | None:
+    """Return ``key``'s value as text: a string or number, a list of them joined; else None."""
+    value = obj.get(key)
+    if isinstance(value, list):
+        parts = [_json_text({"v": v}, "v") for v in value]
+        return " ".join(p for p in parts if p) or None
+    text = _json_str(obj, key)
+    return text or None
+
+
+def read_beir(src: Source, extra: ExtraColumns | None = None) -> Iterator[Document]:
+    """Yield the documents of a BEIR ``corpus.jsonl``.
+
+    ``extra`` names keys read as metadata keywords and as fields (a missing, null or non-text
+    value is simply absent).
+    """
     report, name = src.report, src.name
     admit = Admission(report)
+    extra = extra or ExtraColumns()
     for lineno, line in src.lines():
         if not line.strip():
             continue
@@ -77,7 +94,12 @@ def read_beir(src: Source) -> Iterator[Document]:
             report.skip(where, record)
             continue
         docid, title, body = record
-        doc = admit(where, lineno, Document(docid, join_title(title, body), title))
+        fields, meta = extra.pairs(functools.partial(_json_text, obj)) if extra else ((), ())
+        doc = admit(
+            where,
+            lineno,
+            Document(docid, join_title(title, body), title, fields=fields, meta=meta),
+        )
         if doc is not None:
             if is_blank(body):
                 report.note(where, TITLE_ONLY)

@@ -22,6 +22,7 @@ __all__ = [
     "ColumnMap",
     "CorpusError",
     "Document",
+    "ExtraColumns",
     "ExtractError",
     "FileStat",
     "Note",
@@ -40,6 +41,11 @@ class Document:
     separate title — BEIR, MS MARCO documents, SMART — the reader puts the title first, then the
     body, joined by a newline, as BEIR's BM25 does). ``title`` is also indexed on its own as the
     ``title`` field.
+
+    ``fields`` are extra (field, text) pairs indexed separately (file name, headings, chosen
+    columns); ``meta`` are (key, value) keywords for filters and facets (file type, folder,
+    declared columns). Both become reserved terms (:mod:`bm25desk.engine.index.reserved`) and
+    never change the body's terms or lengths.
     """
 
     docid: str
@@ -48,6 +54,8 @@ class Document:
     location: str = ""  # absolute file path, or URL (MS MARCO docs); "" when none
     mtime: float = 0.0  # file modification time (folders), else 0
     size: int = 0  # bytes of the file (folders), else 0
+    fields: tuple[tuple[str, str], ...] = ()
+    meta: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +129,42 @@ class ColumnMap:
     docid: str
     text: tuple[str, ...]
     title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraColumns:
+    """Columns (TSV header names, JSONL keys) read as metadata keywords and as separate fields.
+
+    Parameters
+    ----------
+    meta
+        Columns whose value is one keyword (``lang=en``): filters and facets; a record without
+        a value simply has none.
+    fields
+        Columns indexed as a field named after the column (their text is analysed).
+    """
+
+    meta: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        """Return whether any column is chosen."""
+        return bool(self.meta or self.fields)
+
+    def names(self) -> tuple[str, ...]:
+        """Return every chosen column once, metadata first."""
+        return tuple(dict.fromkeys((*self.meta, *self.fields)))
+
+    def pairs(
+        self, value_of: Callable[[str], str | None]
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+        """Return a record's ``(fields, meta)`` pairs, ``value_of(column)`` giving its text.
+
+        Blank values are left out; a metadata value is stripped (a keyword, kept as written).
+        """
+        fields = tuple((c, v) for c in self.fields if (v := value_of(c)) and v.strip())
+        meta = tuple((c, v.strip()) for c in self.meta if (v := value_of(c)) and v.strip())
+        return fields, meta
 
 
 @dataclass(frozen=True, slots=True)

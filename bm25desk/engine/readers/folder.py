@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,13 @@ from bm25desk.engine.readers.scan import (
     report_unsupported,
 )
 
-__all__ = ["MAX_FILE_SIZE", "read_folder"]
+__all__ = ["FOLDER_FIELDS", "FOLDER_META", "MAX_FILE_SIZE", "file_fields_and_meta", "read_folder"]
+
+FOLDER_META = ("type", "folder", "year")
+"""The metadata keys every folder document has (:func:`file_fields_and_meta`)."""
+
+FOLDER_FIELDS = ("name", "path")
+"""The fields a folder document may have besides its title."""
 
 MAX_FILE_SIZE = extract_limits.SIZE_LIMIT
 """Folder files larger than this many bytes are skipped: they are rarely documents one searches."""
@@ -101,6 +108,29 @@ def read_folder(
         cancel=cancel or CancelToken(),
         workers=WORKERS if workers is None else workers,
     )
+
+
+def file_fields_and_meta(
+    rel: str, mtime: float
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """Return a folder file's ``(fields, meta)`` from its relative POSIX path and mtime.
+
+    Metadata: ``type`` (the extension, lower case, without the dot), ``folder`` (the parent
+    folder relative to the root, ``.`` for the root itself) and ``year`` (of the mtime, local
+    time). Fields: ``name`` (the file name without its extension) and ``path`` (the parent
+    folder's names, as text). Names that are not UTF-8 get U+FFFD for their odd bytes.
+    """
+    rel = printable(rel)
+    parent, _, filename = rel.rpartition("/")
+    stem, ext = os.path.splitext(filename)
+    year = time.localtime(mtime).tm_year if mtime > 0 else None
+    meta = [("type", ext[1:].lower()), ("folder", parent or ".")]
+    if year is not None:
+        meta.append(("year", str(year)))
+    fields = [("name", stem or filename)]
+    if parent:
+        fields.append(("path", " ".join(parent.split("/"))))
+    return tuple(fields), tuple((k, v) for k, v in meta if v)
 
 
 def _sizes(
@@ -255,6 +285,7 @@ class _FileReader:
             return None
         assert st is not None
         title, text = outcome
+        fields, meta = file_fields_and_meta(p.rel, st.st_mtime)
         return Document(
             docid=p.rel,
             text=text,
@@ -262,6 +293,8 @@ class _FileReader:
             location=where,
             mtime=st.st_mtime,
             size=st.st_size,
+            fields=fields,
+            meta=meta,
         )
 
     def _extract(self, p: _Pending) -> tuple[str, str] | str:

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from bm25desk.engine.extract.common import collapse, is_blank, join_title, shorten
-from bm25desk.engine.readers.document import ColumnMap, CorpusError, Document
+from bm25desk.engine.readers.document import ColumnMap, CorpusError, Document, ExtraColumns
 from bm25desk.engine.readers.records import Admission, tsv_records
 from bm25desk.engine.readers.source import Source, check_file, head_lines
 
@@ -124,8 +124,12 @@ def guess_columns(header: Sequence[str]) -> ColumnMap | None:
     return ColumnMap(docid=docid, text=text, title=title)
 
 
-def resolve_columns(path: Path, columns: ColumnMap | None) -> tuple[list[str], ColumnMap]:
+def resolve_columns(
+    path: Path, columns: ColumnMap | None, extra: ExtraColumns | None = None
+) -> tuple[list[str], ColumnMap]:
     """Return the header of ``path`` and the columns to read (guessed when None), checked.
+
+    ``extra`` (metadata and field columns) must name header columns too.
 
     Raises
     ------
@@ -142,7 +146,8 @@ def resolve_columns(path: Path, columns: ColumnMap | None) -> tuple[list[str], C
             )
     if not columns.text:
         raise CorpusError(f"no text column chosen for {path}")
-    for name in (columns.docid, *columns.text, *([columns.title] if columns.title else [])):
+    chosen = (columns.docid, *columns.text, *([columns.title] if columns.title else []))
+    for name in (*chosen, *(extra.names() if extra else ())):
         if name not in header:
             raise CorpusError(
                 f"column {shorten(name)!r} is not in the header of {path} "
@@ -152,14 +157,22 @@ def resolve_columns(path: Path, columns: ColumnMap | None) -> tuple[list[str], C
 
 
 def read_tsv_rows(
-    src: Source, header: list[str], columns: ColumnMap, *, skip_header: bool = True
+    src: Source,
+    header: list[str],
+    columns: ColumnMap,
+    *,
+    skip_header: bool = True,
+    extra: ExtraColumns | None = None,
 ) -> Iterator[Document]:
     """Yield the documents of a TSV file with a header row, from the ``columns`` chosen.
 
     ``skip_header=False`` reads a byte range after the header row (every line a record).
+    ``extra`` columns become each document's metadata and fields.
     """
     admit = Admission(src.report)
     index = {h: i for i, h in reversed(list(enumerate(header)))}
+    extra = extra or ExtraColumns()
+    cells = [(c, index[c]) for c in extra.names()]
     title_col = index[columns.title] if columns.title else None
     text_cols = [index[c] for c in columns.text if c != columns.title]
     records = tsv_records(
@@ -176,7 +189,7 @@ def read_tsv_rows(
         body = "\n".join(
             t for t in (parts[i].decode("utf-8", "replace") for i in text_cols) if not is_blank(t)
         )
-        if (
-            doc := admit(where, lineno, Document(docid, join_title(title, body), title))
-        ) is not None:
+        fields, meta = extra.pairs({c: parts[i].decode("utf-8", "replace") for c, i in cells}.get)
+        doc = Document(docid, join_title(title, body), title, fields=fields, meta=meta)
+        if admit(where, lineno, doc) is not None:
             yield doc

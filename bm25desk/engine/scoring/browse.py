@@ -7,7 +7,9 @@ number is the one the ranking and the ledger use:
 
 - a posting's **contribution** is ``idf · tf_part(tf, L)`` from the same
   :class:`~bm25desk.engine.scoring.variant.TermWeight` the search uses, i.e. exactly what the term
-  adds to that document's score in a one-word query (``qtf`` = 1);
+  adds to that document's score in a one-word query (``qtf`` = 1); under ``bm25f`` the postings
+  are the documents with the term in any scored field, tf summed over them, and the tf part is
+  computed from every field as the ranking does;
 - a document's terms are derived from its **stored text** with the index's own analyser (the
   index keeps no forward index, and needs none for this): the same analysis that built it, so
   the counts are exact — :attr:`DocumentTerms.exact` checks that they add up to the stored length
@@ -28,6 +30,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from bm25desk.engine.scoring import bm25f
+from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.variant import TermWeight, Variant
 
 if TYPE_CHECKING:
@@ -253,10 +257,14 @@ def document_terms(
     rows = []
     for term, tf in counts.items():
         weight = searcher.weight(term, variant)
-        stats = searcher.statistics.term_stats(term)
+        stats = searcher.term_stats_for(term, variant)
         if weight is None or stats is None:
             continue  # only when the analyser changed since the build (then exact is False)
-        part = float(weight.tf_part(np.array([float(tf)]), np.array([length]))[0])
+        if isinstance(variant, BM25F):  # every scored field of this document, as ranked
+            ptf = bm25f.pseudo_tf(bm25f.field_detail(searcher, term, docno, variant))
+            part = float(bm25f.saturate(np.array([ptf]), variant.k1)[0])
+        else:
+            part = float(weight.tf_part(np.array([float(tf)]), np.array([length]))[0])
         rows.append(DocTermRow(term, tf, stats.df, weight.idf, weight.idf * part))
     rows.sort(key=lambda r: (-r.weight, r.term))
     exact = sum(counts.values()) == record.length and len(rows) == len(counts)
@@ -318,12 +326,18 @@ class _Postings:
             )
         found = _index_term(searcher, term)
         weight = searcher.weight(found, variant)
-        stats = searcher.statistics.term_stats(found)
+        stats = searcher.term_stats_for(found, variant)
         if weight is None or stats is None:
             raise KeyError(f"{term!r} is in no document of {searcher.index.name!r}")
-        docnos, tfs = searcher.index.postings(found)
-        lengths = np.asarray(searcher.index.doclen[docnos], dtype=np.int64)
-        part = weight.tf_part(tfs.astype(np.float64), lengths.astype(np.float64))
+        if isinstance(variant, BM25F):  # the documents with it in any scored field, as ranked
+            fields = bm25f.scored_fields(searcher, variant)
+            docnos, tfs, ptf = bm25f.term_postings(searcher.index, found, fields)
+            part = bm25f.saturate(ptf, variant.k1)
+            lengths = np.asarray(searcher.index.doclen[docnos], dtype=np.int64)
+        else:
+            docnos, tfs = searcher.index.postings(found)
+            lengths = np.asarray(searcher.index.doclen[docnos], dtype=np.int64)
+            part = weight.tf_part(tfs.astype(np.float64), lengths.astype(np.float64))
         contrib = np.asarray(weight.idf * part, dtype=np.float64)
         tfs = tfs.astype(np.int64)
         asc = sort == "docno" if ascending is None else ascending

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bm25desk.engine.scoring import explain_text
+from bm25desk.engine.scoring import bm25f, explain_text
+from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.constraints import ConstraintCheck, check_document, constraints_of
 from bm25desk.engine.scoring.feedback import Feedback
+from bm25desk.engine.scoring.filters import FILTERED_NOTE
 from bm25desk.engine.scoring.query import ParsedQuery
 from bm25desk.engine.scoring.variant import Variant
 
@@ -50,6 +52,8 @@ class TermExplanation:
     share: float  # weight / score (0 when the score is 0)
     notes: tuple[str, ...] = ()
     plain: str = ""
+    fields: tuple[bm25f.FieldPart, ...] = ()  # bm25f: each scored field's share of the pseudo-tf
+    pseudo_tf: float = 0.0  # bm25f: t̃f, the fields' shares summed
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,8 @@ def explain_document(
         else r
         for r in rows
     ]
+    if searcher.filters:  # the filters' note beside each term's df and N (engine/scoring/filters)
+        rows = [dataclasses.replace(r, notes=(*r.notes, FILTERED_NOTE)) for r in rows]
     checks = tuple(check_document(index, c, docno) for c in constraints_of(parsed))
     matches, reason = _verdict(bool(by_term), checks)
     rank = searcher.rank_of(parsed, variant, feedback, docno) if with_rank and matches else None
@@ -192,13 +198,18 @@ def _term_row(
     feedback: Feedback | None,
 ) -> TermExplanation:
     w = searcher.weight(term, variant, feedback)
-    stats = searcher.statistics.term_stats(term)
+    stats = searcher.term_stats_for(term, variant, feedback)
     if w is None or stats is None:
         return _row(surface, term, "unknown", qtf=qtf)
     plain = variant.plain_words(stats, searcher.statistics.stats)
-    docnos, tfs = searcher.index.postings(term)
-    i = int(np.searchsorted(docnos, docno))
-    tf = int(tfs[i]) if i < docnos.size and docnos[i] == docno else 0
+    fields: tuple[bm25f.FieldPart, ...] = ()
+    if isinstance(variant, BM25F):
+        fields = tuple(bm25f.field_detail(searcher, term, docno, variant))
+        tf = sum(f.tf for f in fields)
+    else:
+        docnos, tfs = searcher.index.postings(term)
+        i = int(np.searchsorted(docnos, docno))
+        tf = int(tfs[i]) if i < docnos.size and docnos[i] == docno else 0
     if tf == 0:
         return _row(
             surface,
@@ -212,7 +223,14 @@ def _term_row(
             notes=w.notes,
             plain=plain,
         )
-    part = float(w.tf_part(np.array([float(tf)]), np.array([dl]))[0])
+    if isinstance(variant, BM25F):
+        ptf = bm25f.pseudo_tf(fields)
+        part = float(bm25f.saturate(np.array([ptf]), variant.k1)[0])
+        tf_text = bm25f.tf_text(fields, variant.k1)
+    else:
+        ptf = 0.0
+        part = float(w.tf_part(np.array([float(tf)]), np.array([dl]))[0])
+        tf_text = w.tf_text(float(tf), dl)
     return TermExplanation(
         surface,
         term,
@@ -224,11 +242,13 @@ def _term_row(
         w.idf,
         w.idf_text,
         part,
-        w.tf_text(float(tf), dl),
+        tf_text,
         (qtf * w.idf) * part,
         0.0,
         w.notes,
         plain,
+        fields,
+        ptf,
     )
 
 

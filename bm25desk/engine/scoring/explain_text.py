@@ -48,6 +48,7 @@ def as_dict(e: Explanation) -> dict[str, Any]:
                 "share": t.share,
                 "notes": list(t.notes),
                 "plain": t.plain,
+                **(_fields_dict(t) if t.fields else {}),
             }
             for t in e.terms
         ],
@@ -73,10 +74,14 @@ def as_text(e: Explanation) -> str:
                 f"qtf · idf · tf part = {t.qtf} · {fmt(t.idf)} · {fmt(t.tf_part)}"
             )
             lines.append(f"    {fmt(t.idf)} = idf = {t.idf_text}   (df {t.df}, N {e.n_docs})")
-            lines.append(
-                f"    {fmt(t.tf_part)} = tf part = {t.tf_text}   "
-                f"(tf {t.tf}, L {e.length}, Lavg {fmt(e.avgdl)})"
-            )
+            if t.fields:
+                lines.append(f"    {fmt(t.tf_part)} = tf part = {t.tf_text}")
+                lines.extend(f"    {line}" for line in fields_sentences(t))
+            else:
+                lines.append(
+                    f"    {fmt(t.tf_part)} = tf part = {t.tf_text}   "
+                    f"(tf {t.tf}, L {e.length}, Lavg {fmt(e.avgdl)})"
+                )
             lines.extend(f"    note: {n}" for n in t.notes)
             if t.plain:
                 lines.append(f"    in plain words: {t.plain}")
@@ -110,6 +115,32 @@ def as_markdown(e: Explanation) -> str:
         text += "\nConstraints:\n\n" + "\n".join(f"- {_constraint_text(c)}" for c in e.constraints)
         text += "\n"
     return text
+
+
+def _fields_dict(t: TermExplanation) -> dict[str, Any]:
+    """Return bm25f's per-field part of a ledger row: the fields and the pseudo-tf."""
+    return {"fields": [f.as_dict() for f in t.fields], "pseudo_tf": t.pseudo_tf}
+
+
+def fields_sentences(t: TermExplanation) -> list[str]:
+    """Return bm25f's ledger for one term in plain sentences: each field, then the sum."""
+    out = []
+    for f in t.fields:
+        if f.tf == 0:
+            out.append(f"in the {f.field} field: {t.term!r} does not occur (adds nothing).")
+            continue
+        out.append(
+            f"in the {f.field} field: {f.tf} occurrence{'s' if f.tf != 1 else ''} in "
+            f"{fmt(f.length)} terms (average {fmt(f.avg_length)}); weight {fmt(f.weight)} and "
+            f"b {fmt(f.b)} make it {f.text()} = {fmt(f.part)}."
+        )
+    shares = " + ".join(fmt(f.part) for f in t.fields if f.tf > 0)
+    out.append(
+        f"the fields add up to the pseudo-tf t̃f = {shares} = {fmt(t.pseudo_tf)}, which "
+        f"saturates once to the tf part {fmt(t.tf_part)}; times qtf · idf that is "
+        f"{fmt(t.weight)}."
+    )
+    return out
 
 
 def _constraint_text(c: ConstraintCheck) -> str:

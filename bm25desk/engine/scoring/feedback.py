@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bm25desk.engine.index.arrays import I64
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring.formulas import fmt
 from bm25desk.engine.scoring.variant import TermWeight
@@ -47,11 +48,20 @@ def rsj_text(r: float, big_r: float, df: float, n: float) -> str:
 
 
 def with_feedback(
-    index: Index, term: str, w: TermWeight, df: int, feedback: Feedback
+    index: Index,
+    term: str,
+    w: TermWeight,
+    df: int,
+    feedback: Feedback,
+    containing: I64 | None = None,
 ) -> TermWeight:
-    """Return ``w`` with its idf replaced by the RSJ weight for the live relevant documents."""
+    """Return ``w`` with its idf replaced by the RSJ weight for the live relevant documents.
+
+    ``containing`` are the documents that count as containing the term (default: its postings;
+    bm25f passes those with it in any scored field).
+    """
     rel = np.array(sorted(d for d in feedback.relevant if index.is_live(d)), dtype=np.int64)
-    docnos, _ = index.postings(term)
+    docnos = index.postings(term)[0] if containing is None else containing
     r = int(np.isin(rel, docnos, assume_unique=True).sum()) if rel.size else 0
     n, big_r = index.n_docs, int(rel.size)
     value = rsj_weight(r, big_r, df, n)

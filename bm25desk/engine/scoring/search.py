@@ -18,6 +18,7 @@ This module also keeps the names that used to live here (results, explanations, 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import threading
 import time
@@ -29,12 +30,14 @@ import numpy as np
 
 from bm25desk.engine.index.arrays import F64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.stats import Statistics
-from bm25desk.engine.scoring import batch, impacts, topk
+from bm25desk.engine.index.stats import Statistics, TermStats
+from bm25desk.engine.scoring import batch, bm25f, impacts, topk
+from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
 from bm25desk.engine.scoring.explain import Explanation, TermExplanation, explain_document
 from bm25desk.engine.scoring.family import Lucene
 from bm25desk.engine.scoring.feedback import Feedback, rsj_text, rsj_weight, with_feedback
+from bm25desk.engine.scoring.filters import Filters, filtered_allowed
 from bm25desk.engine.scoring.hits import Hits
 from bm25desk.engine.scoring.query import (
     ParsedQuery,
@@ -131,6 +134,22 @@ class Searcher:
         self._dfs: dict[str, int] = {}
         self._lock = threading.Lock()
         self.suggester = Suggester(index)
+        self.filters: Filters | None = None  # set by :meth:`filtered`
+
+    def filtered(self, filters: Filters | None) -> Searcher:
+        """Return a searcher (sharing this one's caches) whose rankings keep to ``filters``.
+
+        Filters restrict the documents returned and counted; N, df and the average length stay
+        the collection's, so each score is the unfiltered one (:mod:`.filters`).
+        """
+        other = copy.copy(self)
+        other.filters = filters if filters else None
+        return other
+
+    def _allowed(self, parsed: ParsedQuery) -> Any:
+        """Return the allowed mask of a ranking: the query's constraints and the filters."""
+        constraints = allowed_mask(self.index, parsed) if parsed.has_constraints else None
+        return filtered_allowed(self.index, constraints, self.filters)
 
     # -- analysis --------------------------------------------------------------------------------
 
@@ -200,17 +219,33 @@ class Searcher:
         feedback: Feedback | None,
     ) -> TermWeight | None:
         """Compute ``term``'s weighting and remember it (and its df) in ``table``."""
-        stats = self.statistics.term_stats(term)
+        stats = self.term_stats_for(term, variant, feedback)
         w = None if stats is None else variant.weigh(stats, self.statistics.stats)
         if w is not None and stats is not None:
             local = stats if self.statistics is self.index else self.index.term_stats(term)
             self._dfs[term] = local.df if local is not None else 0
             if feedback is not None:
-                w = with_feedback(self.index, term, w, stats.df, feedback)
+                w = with_feedback(
+                    self.index, term, w, stats.df, feedback, self._containing(term, variant)
+                )
         if len(table) >= self.CACHE_SIZE:
             table.clear()  # bounded; a search fills back what it needs
         table[term] = w
         return w
+
+    def term_stats_for(
+        self, term: str, variant: Variant, feedback: Feedback | None = None
+    ) -> TermStats | None:
+        """Return ``term``'s df and cf as ``variant`` counts them (bm25f: over its fields)."""
+        if not isinstance(variant, BM25F):
+            return self.statistics.term_stats(term)
+        return bm25f.term_stats(self, term, variant)
+
+    def _containing(self, term: str, variant: Variant) -> Any:
+        """Return the documents feedback counts as containing ``term`` (None: its postings)."""
+        if not isinstance(variant, BM25F):
+            return None
+        return bm25f.term_postings(self.index, term, bm25f.scored_fields(self, variant))[0]
 
     def _weigh_many(
         self,
@@ -220,7 +255,7 @@ class Searcher:
         feedback: Feedback | None,
     ) -> None:
         """Weigh the distinct ``terms`` not in ``table`` yet, together (one idf call), into it."""
-        if len(terms) < 2 or feedback is not None:
+        if len(terms) < 2 or feedback is not None or isinstance(variant, BM25F):
             for term in terms:
                 self._weigh(table, term, variant, feedback)
             return
@@ -382,7 +417,12 @@ class Searcher:
             raise QueryError(_empty_reason(parsed))
         analysis = self.analyze(parsed)
         terms = self._weighted(parsed, variant, feedback)
-        hits, n_matches = self._rank(parsed, terms, k, contributions, count)
+        if isinstance(variant, BM25F):  # fields: an exact numpy path of its own
+            allowed = self._allowed(parsed)
+            hits, n_matches = bm25f.rank(self, variant, terms, k, allowed, contributions)
+            n_matches = n_matches if count else -1
+        else:
+            hits, n_matches = self._rank(parsed, terms, k, contributions, count)
         return SearchResult(
             parsed.text,
             analysis,
@@ -411,7 +451,7 @@ class Searcher:
         the dense float64 ranking bit for bit, so which one ran never shows.
         """
         index = self.index
-        allowed = allowed_mask(index, parsed) if parsed.has_constraints else None
+        allowed = self._allowed(parsed)
         dfs = self._dfs
         postings = sum(dfs.get(t[0], 0) for t in terms)
         detail: Any
@@ -472,12 +512,15 @@ class Searcher:
     ) -> tuple[F64, Any]:
         """Return (score by docno, match mask by docno): the dense view behind a ranking."""
         terms = self._weighted(parsed, variant, feedback)
-        if self.index.n_slots <= impacts.DENSE_MAX_DOCS:
+        if isinstance(variant, BM25F):
+            scores, matched, _ = bm25f.dense(self, variant, terms)
+        elif self.index.n_slots <= impacts.DENSE_MAX_DOCS:
             scores, matched = impacts.dense(self.index, terms)
         else:
             scores, matched = topk.dense_scores(self.index, terms)
-        if parsed.has_constraints:
-            matched &= allowed_mask(self.index, parsed)
+        allowed = self._allowed(parsed)
+        if allowed is not None:
+            matched &= allowed
         return scores, matched
 
     def rank_of(

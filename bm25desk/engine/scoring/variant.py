@@ -229,6 +229,8 @@ class Variant(ABC):
         out = []
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             meta = f.metadata
+            if "lo" not in meta:
+                continue  # not a number a form sets (bm25f's other fields, say)
             out.append(
                 ParamSpec(
                     f.name,
@@ -241,6 +243,16 @@ class Variant(ABC):
                 )
             )
         return tuple(out)
+
+    @classmethod
+    def extra_param(cls, name: str) -> ParamSpec | None:
+        """Return the spec of a parameter beyond :meth:`params` (bm25f's fields), or None."""
+        return None
+
+    @classmethod
+    def from_values(cls, **values: float) -> Variant:
+        """Return the variant with these (checked) parameter values."""
+        return cls(**values)
 
     def values(self) -> dict[str, float]:
         """Return the current parameter values by name."""

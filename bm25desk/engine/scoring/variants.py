@@ -23,6 +23,7 @@ from bm25desk.engine.scoring.adpt import (
     adpt_fit,
     fit_in_plain_words,
 )
+from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.family import (
     ATIRE,
     BIM,
@@ -52,6 +53,7 @@ __all__ = [
     "ATIRE",
     "BIM",
     "BIMTF",
+    "BM25F",
     "BM25L",
     "TFIDF",
     "_ADPT_BINS",
@@ -100,6 +102,7 @@ def register(cls: V) -> V:
 
 BUILT_IN: tuple[type[Variant], ...] = (
     *(TFIDF, Okapi, Lucene, ATIRE, BM25L, BM25Plus, BM25Adpt, TFlDpIDF),
+    BM25F,
     *(BIM, BIMTF, BIMTFLen),
 )
 """The built-in variants, in the order people see them."""
@@ -135,16 +138,16 @@ def get_variant(key: str, **params: float | None) -> Variant:
     given = {k: v for k, v in params.items() if v is not None}
     specs = {p.name: p for p in cls.params()}
     for name, value in given.items():
-        if name not in specs:
+        spec = specs.get(name) or cls.extra_param(name)
+        if spec is None:
             have = ", ".join(specs) or "none"
             raise VariantError(f"variant {key!r} has no parameter {name!r} (it has: {have})")
-        spec = specs[name]
         if not (math.isfinite(value) and spec.lo <= value <= spec.hi):
             raise VariantError(
                 f"{name} = {value:g} is out of range for {key!r}: "
                 f"choose a value in [{spec.lo:g}, {spec.hi:g}]"
             )
-    return cls(**given)
+    return cls.from_values(**given)
 
 
 def variant_from_name(text: str) -> Variant:

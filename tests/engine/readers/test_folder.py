@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -136,14 +137,21 @@ def test_extractor_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     write(tmp_path / "p.pdf", "%PDF")
     report = ReadReport()
     docs = list(read_folder(tmp_path, report=report))
+    mtime = (tmp_path / "t.csv").stat().st_mtime
     assert docs == [
         Document(
             "t.csv",
             "a b c",
             "t.csv",
             str(tmp_path / "t.csv"),
-            (tmp_path / "t.csv").stat().st_mtime,
+            mtime,
             5,
+            fields=(("name", "t"),),
+            meta=(
+                ("type", "csv"),
+                ("folder", "."),
+                ("year", time.strftime("%Y", time.localtime(mtime))),
+            ),
         )
     ]
     assert [s.reason for s in report.skipped] == [

@@ -26,7 +26,7 @@ import json
 import math
 import operator
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,7 @@ _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
 }
 # Symbols as the texts write them → identifiers (longest first: "tf'" before "tf").
 _SYMBOLS = (
+    ("t̃f", "tft"),
     ("mean idf", "mean_idf"),
     ("k1*", "k1s"),
     ("tf'", "tfp"),
@@ -146,7 +147,9 @@ def split_top(text: str, sep: str = ",") -> list[str]:
 _SET_COUNT = re.compile(r"^\|\{d : (.+) (≥|>) (.+)\}\|$")
 
 
-def evaluate_symbolic(text: str, env: dict[str, float], postings: Postings) -> float:
+def evaluate_symbolic(
+    text: str, env: dict[str, float], postings: Postings, fields: Fields = ()
+) -> float:
     """Evaluate a formula as ``bm25desk variants`` writes it (definitions, prose, fallbacks).
 
     ``main, name = definition, ...``: definitions are evaluated first (a set count
@@ -165,7 +168,7 @@ def evaluate_symbolic(text: str, env: dict[str, float], postings: Postings) -> f
         else:
             name, eq, definition = piece.partition(" = ")
             assert eq, f"cannot read {piece!r} of {text!r}"
-            env[to_python(name)] = _definition(definition, env, postings)
+            env[to_python(name)] = _definition(definition, env, postings, fields)
     label, eq, formula = main.partition(" = ")
     formula = formula if eq else label
     formula = re.sub(r"\s*\([a-z ]+\)$", "", formula)  # "1 (presence only)"
@@ -175,7 +178,10 @@ def evaluate_symbolic(text: str, env: dict[str, float], postings: Postings) -> f
     return value
 
 
-def _definition(text: str, env: dict[str, float], postings: Postings) -> float:
+def _definition(text: str, env: dict[str, float], postings: Postings, fields: Fields) -> float:
+    if text.startswith("Σ_f "):  # bm25f's pseudo-tf: the term per field, summed
+        term = text.removeprefix("Σ_f ").replace("_f", "")
+        return sum(evaluate(term, f) for f in fields if f["tf"] > 0)
     match = _SET_COUNT.match(text)
     if match is None:
         return evaluate(text, env)
@@ -225,6 +231,7 @@ def _close(got: float, want: float, text: str) -> None:
 # -- the collections and the cases -----------------------------------------------------------------
 
 Postings = tuple[np.ndarray, np.ndarray]  # (tf, L) of every live document containing the term
+Fields = Sequence[dict[str, float]]  # bm25f: w, b, tf, L, Lavg of each scored field
 
 
 @pytest.fixture(scope="module")
@@ -258,8 +265,10 @@ def _param_sets(spec: dict[str, Any]) -> list[dict[str, float]]:
     """The defaults, and every parameter moved to another value in its range (δ, b to 0 too)."""
     sets: list[dict[str, float]] = [{}]
     alt = {"k1": 0.9, "b": 0.4, "delta": 0.25, "epsilon": 0.5}
+    alt.update(w_text=0.5, b_text=0.4, w_title=3.0, b_title=0.9)  # bm25f
     sets.append({p["name"]: alt[p["name"]] for p in spec["parameters"]})
-    sets.append({p["name"]: 0.0 for p in spec["parameters"] if p["name"] in ("b", "delta")})
+    zero = ("b", "delta", "b_text", "b_title")
+    sets.append({p["name"]: 0.0 for p in spec["parameters"] if p["name"] in zero})
     return sets
 
 
@@ -319,10 +328,26 @@ def _check_collection(
                         env.update(tf=float(row["tf"]), L=float(expl["length"]))
                         norm = 1 - env.get("b", 0.0) + env.get("b", 0.0) * env["L"] / env["Lavg"]
                         env["c"] = env["tfp"] = env["tf"] / norm
-                        _close(evaluate_symbolic(spec["tf"], env, postings), row["tf_part"], key)
+                        fields = _fields_env(row)
+                        if fields:  # bm25f: the pseudo-tf, summed here from the field lines
+                            env["tft"] = sum(
+                                f["w"] * f["tf"] / (1 - f["b"] + f["b"] * f["L"] / f["Lavg"])
+                                for f in fields
+                                if f["tf"] > 0
+                            )
+                        got = evaluate_symbolic(spec["tf"], env, postings, fields)
+                        _close(got, row["tf_part"], key)
                         check_filled(row["tf_formula"], row["tf_part"], env)
                         checked += 1
     return checked
+
+
+def _fields_env(row: dict[str, Any]) -> list[dict[str, float]]:
+    """Return a bm25f ledger row's fields as formula symbols (empty for other variants)."""
+    return [
+        {"w": f["weight"], "b": f["b"], "tf": f["tf"], "L": f["length"], "Lavg": f["avg_length"]}
+        for f in row.get("fields", ())
+    ]
 
 
 def _check_idf(

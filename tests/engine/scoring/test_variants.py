@@ -39,6 +39,7 @@ KEYS = (
     "bm25plus",
     "bm25adpt",
     "tfldp",
+    "bm25f",
     "bim",
     "bim-tf",
     "bim-tf-len",
@@ -97,6 +98,13 @@ HAND: dict[str, tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]] 
         (math.log(2), math.log(4), math.log(4)),
         tuple(1 + math.log(1 + math.log(c + 1)) for c in _C),
         (1.2069607658054133, 3.3556446295460542, 2.0272350986913987),
+    ),
+    # No titles or fields here: the text alone, t̃f = c, and c·2.2/(1.2 + c) is the saturation
+    # above (2·2.2/3.2 = 1.375, (4/3)·2.2/(1.2 + 4/3) = 1.157894…, 0.8·2.2/2 = 0.88): lucene.
+    "bm25f": (
+        (math.log(1.6), math.log(8 / 3), math.log(8 / 3)),
+        _SAT,
+        (0.6462549902128865, 1.6799117584033771, 0.8631297426503193),
     ),
     "bim": ((_LN_06, _LN_53, _LN_53), (1.0, 1.0, 1.0, 1.0), (_LN_06, 0.0, _LN_53)),
     "bim-tf": (
