@@ -32,7 +32,8 @@ from bm25desk.engine.scoring.variants import (
     variant_classes,
 )
 
-KEYS = [c.key for c in variant_classes()]
+# bm25f (fields) ranks by its own numpy path, never by the kernel: tested in its own files.
+KEYS = [c.key for c in variant_classes() if c.key != "bm25f"]
 WORDS = ["a", "b", "c", "d", "e", "f", "g", "h"]
 SWEEP = settings(
     max_examples=60,
