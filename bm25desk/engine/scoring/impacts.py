@@ -1,4 +1,9 @@
-"""Exhaustive scoring over per-term impacts cached per (variant, parameters, term).
+"""Exhaustive scoring over per-term impacts cached per (variant, parameters, term) — without C.
+
+With the compiled kernel, exhaustive scoring runs in C from the stored blocks with no per-term
+state (:func:`~bm25desk.engine.scoring.topk.exhaustive_top_k`); this module is the numpy path
+behind it (no compiler, ``BM25DESK_NO_EXTENSIONS=1``, or weights the kernel cannot take), the
+dense view of :meth:`~bm25desk.engine.scoring.search.Searcher.scores`, and :func:`prefer`.
 
 The pruning kernel (:mod:`~bm25desk.engine.scoring.topk`) wins when it can skip most postings:
 large collections, short queries, a shallow top k. When the query's postings cover much of a
@@ -134,19 +139,26 @@ def impacts(index: Index, term: str, qtf: int, w: TermWeight) -> TermImpacts:
     return cache.get(cache.table(w.variant), term, qtf, w)
 
 
-def prefer(index: Index, postings: int, k: int) -> bool:
+SMALL_DOCS = 1 << 15
+"""Up to this many document slots the compiled exhaustive traversal is always preferred."""
+
+
+def prefer(index: Index, postings: int, k: int, compiled: bool = False) -> bool:
     """Return whether exhaustive scoring is expected to beat the pruning kernel.
 
     ``postings`` is the query's total document frequency. Exhaustive costs about one add per
     posting plus a pass over the collection's score array; the kernel pays several times more
     per posting it reads but may skip most of them, which it cannot when the postings cover a
     good part of the collection or when k is deep. The thresholds were measured on SciFact-sized
-    and 100 k / 1 M-passage collections (``docs/benchmarks/README.md``).
+    and 100 k / 1 M-passage collections (``docs/benchmarks/README.md``). With ``compiled`` (the
+    exhaustive traversal in C, :func:`~bm25desk.engine.scoring.topk.exhaustive_top_k`), small
+    collections always take it: on 5 k documents it beat the pruning kernel on short queries
+    of rare terms too (its score array is at most 256 KB, cheap to clear).
     """
     n = index.n_slots
     if n > DENSE_MAX_DOCS or postings == 0:
         return False
-    return postings * 4 >= n or k * 16 >= n
+    return (compiled and n <= SMALL_DOCS) or postings * 4 >= n or k * 16 >= n
 
 
 def scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:

@@ -247,11 +247,43 @@ class Searcher:
             return None
         return bm25f.term_postings(self.index, term, bm25f.scored_fields(self, variant))[0]
 
+    def _weigh_many(
+        self,
+        table: dict[str, TermWeight | None],
+        terms: Sequence[str],
+        variant: Variant,
+        feedback: Feedback | None,
+    ) -> None:
+        """Weigh the distinct ``terms`` not in ``table`` yet, together (one idf call), into it."""
+        if len(terms) < 2 or feedback is not None or isinstance(variant, BM25F):
+            for term in terms:
+                self._weigh(table, term, variant, feedback)
+            return
+        statistics = self.statistics
+        known = []
+        for term in terms:
+            stats = statistics.term_stats(term)
+            if stats is None:
+                table[term] = None
+            else:
+                known.append(stats)
+        weights = variant.weigh_many(known, statistics.stats)
+        if len(table) + len(known) >= self.CACHE_SIZE:
+            table.clear()  # bounded; a search fills back what it needs
+        own = statistics is self.index
+        for stats, w in zip(known, weights, strict=True):
+            local = stats if own else self.index.term_stats(stats.term)
+            self._dfs[stats.term] = local.df if local is not None else 0
+            table[stats.term] = w
+
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
     ) -> list[topk.TermSpec]:
         """Return (term, qtf, weighting) of the scored terms in query order, unknown ones out."""
         table = self._table(variant, feedback)
+        missing = [term for term, _ in parsed.scored if term not in table]
+        if missing:
+            self._weigh_many(table, missing, variant, feedback)
         out = []
         for term, qtf in parsed.scored:
             w = table[term] if term in table else self._weigh(table, term, variant, feedback)
@@ -340,10 +372,9 @@ class Searcher:
         parsed = [self._as_parsed(q, syntax) for q in queries]
         # Weigh every distinct term once, here, rather than racing to in several threads.
         table = self._table(variant, feedback)
-        for p in parsed:
-            for term, _ in p.scored:
-                if term not in table:
-                    self._weigh(table, term, variant, feedback)
+        missing = dict.fromkeys(t for p in parsed for t, _ in p.scored if t not in table)
+        if missing:
+            self._weigh_many(table, list(missing), variant, feedback)
 
         def one(p: ParsedQuery) -> SearchResult | QueryError:
             try:
@@ -414,9 +445,10 @@ class Searcher:
     ) -> tuple[Hits, int]:
         """Return the top ``k`` as lazy hits, and the match count (-1 unless ``count``).
 
-        Exhaustive scoring over cached impacts (:mod:`~bm25desk.engine.scoring.impacts`) when
-        the postings cover much of a small collection or k is deep, else the pruning kernel:
-        both give the dense float64 ranking bit for bit, so which one ran never shows.
+        Exhaustive scoring (in C from the stored blocks, or numpy over cached impacts without
+        the kernel: :mod:`~bm25desk.engine.scoring.impacts`) on small collections, when the
+        postings cover much of the collection or k is deep; else the pruning kernel. All give
+        the dense float64 ranking bit for bit, so which one ran never shows.
         """
         index = self.index
         allowed = self._allowed(parsed)
@@ -425,9 +457,20 @@ class Searcher:
         detail: Any
         # One document more than asked for: whether the last hit ties with the next one.
         strategy = self.strategy
-        if strategy == "exhaustive" or (
-            strategy == "auto" and impacts.prefer(index, postings, k + 1)
-        ):
+        exhaustive = strategy == "exhaustive" or (
+            strategy == "auto" and impacts.prefer(index, postings, k + 1, topk.HAVE_KERNEL)
+        )
+        got = (
+            topk.exhaustive_top_k(index, terms, k + 1, allowed, rows=contributions)
+            if exhaustive
+            else None
+        )
+        if got is not None:  # every posting added in C: no per-term state, the count for free
+            top, n_matches = got
+            docnos, scores = top.docnos, top.scores
+            detail = (top.tfs[:k], top.parts[:k])
+            n_matches = n_matches if count else -1
+        elif exhaustive:  # without the kernel: numpy over cached impacts
             docnos, scores, n_matches = impacts.top_k(index, terms, k + 1, allowed)
             top_docnos = docnos[:k]
             detail = lambda: _matrices(index, terms, top_docnos)  # noqa: E731

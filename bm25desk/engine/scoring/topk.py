@@ -37,6 +37,11 @@ every variant and any parameters, without visiting every posting:
   of format 1 and 2 (plain int32 postings) are encoded into blocks in memory on first use of a
   term, as before.
 
+**Exhaustive traversal** (:func:`exhaustive_top_k`, ``_topk_src/exhaustive.c``): when the postings
+cover much of a small collection or k is deep, the same kernel adds every posting of each term's
+stored blocks into a score array in query order (the same table look-ups, the same sums), then
+takes the top k: nothing is skipped, nothing is cached per term, and the match count is free.
+
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
 identical results.
@@ -63,6 +68,9 @@ from bm25desk.engine.index import blocks
 from bm25desk.engine.index.arrays import F64, I32, I64, IndexCorruptError
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import Segment
+from bm25desk.engine.scoring.dense import dense_scores as dense_scores  # re-exported
+from bm25desk.engine.scoring.dense import length_index as length_index  # re-exported
+from bm25desk.engine.scoring.dense import top_k_dense as _top_k_dense
 from bm25desk.engine.scoring.variant import TermWeight
 
 _topk: Any = native.load("bm25desk.engine.scoring._topk")
@@ -119,6 +127,11 @@ class _Postings:
     n: int
     ovf: tuple[I32, I32, I32]  # the postings with tf > cap: positions in the list, docnos, tfs
 
+    @property
+    def n_ovf(self) -> int:
+        """Return the number of postings with tf > cap."""
+        return int(self.ovf[0].size)
+
     def arrays(self) -> tuple[I32, I32]:
         """Return the (local docnos, tfs), decoded."""
         return self.seg.postings(self.tid)
@@ -129,7 +142,7 @@ class _State:
 
     def __init__(self, index: Index) -> None:
         doclen = np.asarray(index.doclen)
-        self.dl_values, self.dl_index = _length_index(doclen)
+        self.dl_values, self.dl_index = length_index(doclen)
         self.segments: list[_Seg] = []
         for seg, base, dele in zip(index.segments, index.bases, index.deleted, strict=False):
             b = int(base)
@@ -138,6 +151,8 @@ class _State:
             cap, shift = (seg.cap, seg.shift) if seg.format >= 3 else (CAP, SHIFT)
             self.segments.append(_Seg(seg, b, seg.n_docs, dli, deny, cap, shift))
         self.lock = threading.Lock()
+        # Every segment hands the kernel its stored blocks: a list costs nothing to make again.
+        self.stored = all(sg.seg.format >= 3 for sg in self.segments)
         self.lists: OrderedDict[str, tuple[_Postings | None, ...]] = OrderedDict()
         self.tables: OrderedDict[Any, _Table] = OrderedDict()
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
@@ -150,11 +165,13 @@ class _State:
         Format 3 segments hand the kernel their stored blocks (nothing is read or built here);
         older segments' lists are encoded in memory on first use and kept (LRU).
         """
-        with self.lock:
-            got = self.lists.get(term)
-            if got is not None:
-                self.lists.move_to_end(term)
-                return got
+        got = self.lists.get(term)  # a plain read (atomic): the hot path takes no lock
+        if got is not None:
+            if not self.stored:  # lists encoded in memory are worth keeping: least recent first
+                with self.lock:
+                    if term in self.lists:
+                        self.lists.move_to_end(term)
+            return got
         out = tuple(self._segment_postings(term, sg) for sg in self.segments)
         with self.lock:
             self.lists[term] = out
@@ -248,29 +265,6 @@ def _overflow_of(docs: I32, tfs: I32, cap: int) -> tuple[I32, I32, I32]:
     """Return the (positions, docnos, tfs) of the postings with tf > cap."""
     pos = np.flatnonzero(np.asarray(tfs) > cap).astype(np.int32)
     return pos, np.asarray(docs[pos]), np.asarray(tfs[pos])
-
-
-def _length_index(doclen: Any) -> tuple[F64, Any]:
-    """Return (distinct lengths ascending as float64, each document's index into them)."""
-    doclen = np.asarray(doclen)
-    if doclen.size == 0:
-        return np.zeros(1, dtype=np.float64), np.zeros(0, dtype=np.uint8)
-    top = int(doclen.max())
-    if int(doclen.min()) >= 0 and top <= max(4 * doclen.size, 1 << 20):
-        present = np.zeros(top + 1, dtype=np.bool_)
-        present[doclen] = True
-        values = np.flatnonzero(present)
-        rank = np.cumsum(present, dtype=np.int32) - 1
-        index = rank[doclen]
-    else:
-        values, inverse = np.unique(doclen, return_inverse=True)
-        index = inverse.astype(np.int32)
-    # The narrowest type that holds the rows: the kernel reads one entry per document it scores,
-    # at random, and an array of a byte per document (passages have a few hundred distinct
-    # lengths) stays in cache where one of four bytes does not.
-    n = values.size
-    dtype = np.uint8 if n <= 1 << 8 else np.uint16 if n <= 1 << 16 else np.int32
-    return values.astype(np.float64), np.ascontiguousarray(index, dtype=dtype)
 
 
 def build_table(w: TermWeight, dl_values: F64, cap: int = 0) -> _Table:
@@ -376,7 +370,7 @@ def top_k(
     if use:
         got = _top_k_kernel(index, terms, k, allow)
         if got is not None:
-            return got
+            return got[0]
     docnos, scores = _top_k_dense(index, terms, k, allow)
     parts = tf_parts(index, terms, docnos)
     n = len(terms)
@@ -388,78 +382,99 @@ def top_k(
     return TopK(docnos, scores, tfs, vals)
 
 
-def _top_k_kernel(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -> TopK | None:
+def _top_k_kernel(
+    index: Index,
+    terms: Sequence[TermSpec],
+    k: int,
+    allow: Any,
+    exhaustive: bool = False,
+    rows: bool = True,
+) -> tuple[TopK, int] | None:
+    """Return the kernel's top ``k`` and the match count (-1 unless ``exhaustive``), or None.
+
+    None: a weight or a table the kernel cannot take (the caller runs numpy instead). This is
+    the per-query path: plain dict reads, one table look-up per (k1*, cap), no lock when warm.
+    """
     st = _state(index)
+    lists_of = st.lists.get
     per_term = []
     for col, (term, qtf, w) in enumerate(terms):
         qw = qtf * w.idf
         if not math.isfinite(qw):
             return None
-        per_term.append((col, term, qw, w, st.postings(term)))
+        per_term.append((col, term, qw, w, lists_of(term) or st.postings(term)))
     ncols = len(terms)
-    doclen = index.doclen
     prev: Any = None
+    matches = 0 if exhaustive else -1
     search = _topk.search
-    for s, sg in enumerate(st.segments):
-        args = []
-        for col, term, qw, w, lists in per_term:
-            p = lists[s]
-            if p is None:
+    # A query's terms share the variant and statistics: their tables differ by k1* and cap only.
+    tables: dict[tuple[Any, int], _Table] = {}
+    try:
+        for s, sg in enumerate(st.segments):
+            args = []
+            for col, term, qw, w, lists in per_term:
+                p = lists[s]
+                if p is None:
+                    continue
+                table = tables.get((w.k1, sg.cap))
+                if table is None:
+                    table = tables[w.k1, sg.cap] = st.table(w, sg.cap)
+                    if not table.ok:
+                        return None
+                ov = st.overflow_values(term, s, p, w, index.doclen) if p.n_ovf else None
+                args.append((p.pl, qw, table.kernel, None, ov, col))
+            if not args:
                 continue
-            table = st.table(w, sg.cap)
-            if not table.ok:
-                return None
-            ov = st.overflow_values(term, s, p, w, doclen) if p.ovf[0].size else None
-            args.append((p.pl, qw, table.kernel, None, ov, col))
-        if not args:
-            continue
-        seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
-        with _damage_is_corruption(index):
-            prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
+            seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
+            if exhaustive:
+                *got, n = search(
+                    args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev,
+                    exhaustive=True, rows=rows,
+                )  # fmt: skip
+                prev, matches = tuple(got), matches + n
+            else:
+                prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
+    except ValueError as exc:
+        _raise_if_damaged(index, exc)
+        raise
     if prev is None:
         return TopK(
             np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.float64),
             np.zeros((0, ncols), dtype=np.int32),
             np.zeros((0, ncols), dtype=np.float64),
-        )
+        ), matches
     d, sc, tf, part = prev
+    docnos = np.frombuffer(d, dtype=np.int64)
+    if not rows:  # the kernel kept no rows: zeros of the shape a caller may still look at
+        shape = (docnos.size, ncols)
+        return TopK(
+            docnos, np.frombuffer(sc, dtype=np.float64), np.zeros(shape, np.int32), np.zeros(shape)
+        ), matches
     return TopK(
-        np.frombuffer(d, dtype=np.int64),
+        docnos,
         np.frombuffer(sc, dtype=np.float64),
         np.frombuffer(tf, dtype=np.int32).reshape(-1, ncols),
         np.frombuffer(part, dtype=np.float64).reshape(-1, ncols),
-    )
+    ), matches
 
 
-def dense_scores(index: Index, terms: Sequence[TermSpec]) -> tuple[F64, Any]:
-    """Return (score by docno, match mask by docno): search.py's dense float64 scoring."""
-    n = index.n_slots
-    scores = np.zeros(n, dtype=np.float64)
-    matched = np.zeros(n, dtype=bool)
-    doclen = index.doclen
-    for term, qtf, w in terms:
-        docnos, tfs = index.postings(term)
-        tf_part = w.tf_part(tfs.astype(np.float64), doclen[docnos].astype(np.float64))
-        scores[docnos] += (qtf * w.idf) * tf_part
-        matched[docnos] = True
-    return scores, matched
+def exhaustive_top_k(
+    index: Index, terms: Sequence[TermSpec], k: int, allowed: Any = None, *, rows: bool = True
+) -> tuple[TopK, int] | None:
+    """Return the top ``k`` by adding every posting in C, and the number of matching documents.
 
-
-def _top_k_dense(index: Index, terms: Sequence[TermSpec], k: int, allow: Any) -> tuple[I64, F64]:
-    scores, matched = dense_scores(index, terms)
-    if allow is not None:
-        matched &= allow
-    cand = np.flatnonzero(matched)
-    if cand.size == 0:
-        return cand.astype(np.int64), np.zeros(0, dtype=np.float64)
-    sc = scores[cand]
-    if cand.size > k:
-        kth = np.partition(sc, cand.size - k)[cand.size - k]
-        keep = sc >= kth
-        cand, sc = cand[keep], sc[keep]
-    order = np.lexsort((cand, -sc))[:k]
-    return np.asarray(cand[order], dtype=np.int64), np.asarray(sc[order], dtype=np.float64)
+    The same documents and bit-identical scores as :func:`top_k` (and the dense float64 path),
+    without pruning and without any per-term state: each term's stored blocks are decoded and
+    weighted through the variant's tf-part table in one pass. For queries whose postings cover
+    much of a small collection, and for deep k. ``rows=False`` leaves the per-term ``tfs`` and
+    ``parts`` zero (a run needs ids and scores only). None without the compiled kernel, or when
+    a weight or table is one the kernel cannot take (the caller then uses numpy).
+    """
+    k = _check_k(k)
+    if not HAVE_KERNEL:
+        return None
+    return _top_k_kernel(index, terms, k, _as_mask(allowed, index.n_slots), True, rows)
 
 
 # -- matches and explanations ---------------------------------------------------------------
@@ -504,8 +519,13 @@ def _damage_is_corruption(index: Index) -> Iterator[None]:
     try:
         yield
     except ValueError as exc:
-        if "postings changed" not in str(exc):
-            raise
+        _raise_if_damaged(index, exc)
+        raise
+
+
+def _raise_if_damaged(index: Index, exc: ValueError) -> None:
+    """Raise :class:`IndexCorruptError` if ``exc`` is the kernel finding damaged blocks."""
+    if "postings changed" in str(exc):
         raise IndexCorruptError(
             f"index {index.name!r} is damaged (a block of postings does not decode); rebuild it "
             "with 'bm25desk index' or delete it"

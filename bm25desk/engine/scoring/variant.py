@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -89,6 +90,38 @@ class TermWeight:
     idf_text: str  # the idf formula with the numbers filled in
     k1: float | None = None  # a per-term k1 (BM25Adpt's k1*), else None
     notes: tuple[str, ...] = ()
+    # The df whose idf text is written on first read (see with_text_later), else None.
+    _text_df: float | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def with_text_later(
+        cls, variant: Variant, stats: CollectionStats, idf: float, df: float
+    ) -> TermWeight:
+        """Return the weighting of a term of document frequency ``df``, its idf text unwritten.
+
+        A search reads ``idf`` only; formatting the text of every query term (a few µs each)
+        was most of the cost of weighing a term. It is written, as :meth:`Variant.weigh`
+        writes it, the first time ``idf_text`` is read (equality and ``repr`` read it too).
+        """
+        w = object.__new__(cls)
+        for name, value in (
+            ("variant", variant), ("stats", stats), ("idf", idf), ("k1", None), ("notes", ()),
+            ("_text_df", df),
+        ):  # fmt: skip
+            object.__setattr__(w, name, value)
+        return w
+
+    def __getattr__(self, name: str) -> str:
+        """Write the idf text of a weighting made by :meth:`with_text_later` (only then unset)."""
+        try:
+            df = object.__getattribute__(self, "_text_df")
+        except AttributeError:
+            df = None
+        if name != "idf_text" or df is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        text = f"{self.variant.idf_numbers(df, self.stats)} = {fmt(self.idf)}"
+        object.__setattr__(self, "idf_text", text)  # the same text whichever thread writes it
+        return text
 
     def tf_part(self, tf: FloatArray, dl: FloatArray) -> FloatArray:
         """Return the tf part for arrays of term frequencies and document lengths."""
@@ -156,7 +189,23 @@ class Variant(ABC):
     def weigh(self, term: TermStats, stats: CollectionStats) -> TermWeight:
         """Return how ``term`` is weighted (BM25Adpt overrides this to fit k1 per term)."""
         value = float(self.idf(np.array([term.df], dtype=np.float64), stats)[0])
-        return TermWeight(self, stats, value, f"{self.idf_numbers(term.df, stats)} = {fmt(value)}")
+        return TermWeight.with_text_later(self, stats, value, term.df)
+
+    def weigh_many(self, terms: Sequence[TermStats], stats: CollectionStats) -> list[TermWeight]:
+        """Return :meth:`weigh` of each term, with one vectorised idf call for all of them.
+
+        The idf of an element of a float64 array does not depend on the array's other elements,
+        so the numbers are :meth:`weigh`'s bit for bit (a test checks every variant); a variant
+        that overrides :meth:`weigh` (BM25Adpt fits k1 per term) is asked term by term.
+        """
+        if type(self).weigh is not Variant.weigh or len(terms) < 2:
+            return [self.weigh(t, stats) for t in terms]
+        dfs = np.array([t.df for t in terms], dtype=np.float64)
+        values = np.asarray(self.idf(dfs, stats), dtype=np.float64).tolist()
+        return [
+            TermWeight.with_text_later(self, stats, value, t.df)
+            for t, value in zip(terms, values, strict=True)
+        ]
 
     def tf_text(self, tf: float, dl: float, stats: CollectionStats, k1: float | None) -> str:
         """Return the tf-part formula with numbers and its value."""

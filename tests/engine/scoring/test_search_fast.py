@@ -162,6 +162,8 @@ def test_exhaustive_equals_kernel_for_every_variant(make_segmented, variants, da
     index = make_segmented(groups, deleted)
     parsed = parse_terms(query)
     for key in KEYS:
+        if key == "bm25f":  # fields: its own numpy path (bm25f.rank), neither kernel nor exhaustive
+            continue
         v = data.draw(variants(key), label=key)
         by = {s: Searcher(index, strategy=s) for s in Searcher.STRATEGIES}
         specs = by["auto"]._weighted(parsed, v, None)

@@ -114,6 +114,21 @@ def check(
             assert got.tfs[:, t].tolist() == tf.tolist(), where
             assert got.parts[:, t].view(np.int64).tolist() == part.view(np.int64).tolist(), where
     assert topk.count_matches(index, terms, allowed) == n_ref
+    # The exhaustive traversal in C: the same ranking, rows and match count (None: no kernel).
+    for rows in (True, False):
+        ex = topk.exhaustive_top_k(index, terms, k, allowed, rows=rows)
+        if ex is None:
+            # only where the pruning kernel declines too (weights or tables it cannot take)
+            mask = None if allowed is None else np.asarray(allowed)
+            assert not topk.HAVE_KERNEL or topk._top_k_kernel(index, terms, k, mask) is None
+            break
+        got, n = ex
+        where = f"{variant!r} {list(query)} k={k} exhaustive rows={rows}"
+        assert (got.docnos.tolist(), n) == (ref_d.tolist(), n_ref), where
+        assert got.scores.view(np.int64).tolist() == ref_s.view(np.int64).tolist(), where
+        for t, (tf, part) in enumerate(parts if rows else ()):
+            assert got.tfs[:, t].tolist() == tf.tolist(), where
+            assert got.parts[:, t].view(np.int64).tolist() == part.view(np.int64).tolist(), where
     for i, score in enumerate(ref_s.tolist()):
         total = 0.0
         for (_term, qtf, w), (tf, part) in zip(terms, parts, strict=True):
@@ -155,7 +170,7 @@ def test_table_entries_equal_the_dense_evaluation(make_index: object) -> None:
     texts = [" ".join(["a"] * (i % 7 + 1) + ["b"] * (i % 3) + ["c"] * i) for i in range(60)]
     index = make_index(texts)  # type: ignore[operator]
     searcher = Searcher(index)
-    dl_values, dl_index = topk._length_index(index.doclen)
+    dl_values, dl_index = topk.length_index(index.doclen)
     assert (dl_values[dl_index] == index.doclen).all()
     for key in KEYS:
         for term in ("a", "b", "c"):

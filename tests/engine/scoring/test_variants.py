@@ -517,3 +517,38 @@ def test_analyzer_is_irrelevant_to_the_formulas(make_index) -> None:
     s = Searcher(index)
     scores, _ = s.scores(parse_terms(list(QUERY)), get_variant("lucene"))
     assert scores.tolist() == pytest.approx(HAND["lucene"][2], rel=1e-12)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_weighing_many_terms_at_once_equals_one_by_one(key: str, cisi_index: Index) -> None:
+    """One vectorised idf call per query gives every term the weighting weigh() gives it alone
+    (the idf's bits, its text, k1* and notes), whatever df, under default and other parameters."""
+    terms = [
+        t
+        for t in ("the", "of", "library", "retrieval", "zygote", "index", "a")
+        if cisi_index.term_stats(t)
+    ]
+    stats = [cisi_index.term_stats(t) for t in terms]
+    cls = type(get_variant(key))
+    others = {p.name: p.lo + (p.hi - p.lo) / 3 for p in cls.params()}
+    for v in (get_variant(key), get_variant(key, **others)):
+        many = v.weigh_many(stats, cisi_index.stats)
+        for st_, w in zip(stats, many, strict=True):
+            want = v.weigh(st_, cisi_index.stats)
+            assert np.float64(w.idf).tobytes() == np.float64(want.idf).tobytes(), (v, st_.term)
+            assert (w.idf_text, w.k1, w.notes) == (want.idf_text, want.k1, want.notes)
+
+
+def test_a_searcher_weighs_a_query_like_one_term_at_a_time(cisi_index: Index) -> None:
+    """The searcher weighs a query's new terms together; each equals weight() on a fresh one."""
+    query = parse_terms(["library", "the", "nosuchword", "retrieval", "library"])
+    for key in KEYS:
+        v = get_variant(key)
+        together = Searcher(cisi_index)._weighted(query, v, None)
+        alone = Searcher(cisi_index)
+        assert [t for t, _, _ in together] == ["library", "the", "retrieval"]
+        for term, qtf, w in together:
+            want = alone.weight(term, v)
+            assert want is not None
+            assert (w.idf, w.idf_text, w.k1) == (want.idf, want.idf_text, want.k1)
+            assert qtf == (2 if term == "library" else 1)

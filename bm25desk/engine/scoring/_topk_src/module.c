@@ -7,12 +7,13 @@ PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
      "search(terms, dl_index, k, ncols, allow=None, deny=None, base=0, prev=None, stats=False, "
-     "seed=4.0)\n-> (docnos, scores, tfs, parts[, stats]) as bytes (int64, float64, int32 and "
+     "seed=4.0, exhaustive=False, rows=True)\n-> (docnos, scores, tfs, parts[, stats]) as bytes (int64, float64, int32 and "
      "float64 rows of ncols)\n\n"
      "terms: sequence, in query order, of (PostingList, qw, table, bound table, overflow values "
      "or None, column), where table is a Table (and bound table None) or a float64 array (and "
      "bound table its bounds, checked on each call). prev: a previous segment's result "
-     "(docnos, scores, tfs, parts). Raises ValueError or TypeError for any inconsistent "
+     "(docnos, scores, tfs, parts). exhaustive: add every posting instead of pruning; the result "
+     "then ends with the number of matching documents, and its rows are returned only with rows (else empty: prev then must be such a result too). Raises ValueError or TypeError for any inconsistent "
      "argument."},
     {"stored", (PyCFunction)(void (*)(void))topk_stored, METH_VARARGS | METH_KEYWORDS,
      "stored(arrays, tid, dl_index, cap=32, shift=7) -> PostingList over term tid's blocks in a "

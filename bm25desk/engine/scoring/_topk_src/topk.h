@@ -19,6 +19,7 @@
  *   table.c      Table: a tf-part table and its bound table, checked once;
  *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
+ *   exhaustive.c the exhaustive traversal: every posting added into a score array;
  *   count.c      count(): documents in the union of posting lists;
  *   module.c     the module and its types.
  *
@@ -528,5 +529,57 @@ typedef struct {
 
 /* Rank the segment's documents into q->h (called without the GIL). */
 void traverse(Query *q);
+
+/* ------------------------------------------------------------------------------------------ */
+/* ranked entries: sorting the result (search.c) and selecting the k best (exhaustive.c)       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    double s;
+    int64_t d;
+    Py_ssize_t slot;
+} Entry;
+
+/* x ranks before y: higher score, then lower docno (the tie rule). */
+static inline int
+entry_before(const Entry *x, const Entry *y)
+{
+    return x->s > y->s || (x->s == y->s && x->d < y->d);
+}
+
+/* Hoare partition of e[lo..hi] around its middle entry: afterwards e[lo..*j] rank no later
+ * than it, e[*i..hi] no earlier, and anything between equals it (*j < *i). */
+static inline void
+partition_entries(Entry *e, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t *pi, Py_ssize_t *pj)
+{
+    Entry pivot = e[lo + (hi - lo) / 2];
+    Py_ssize_t i = lo, j = hi;
+    while (i <= j) {
+        while (entry_before(&e[i], &pivot)) {
+            i++;
+        }
+        while (entry_before(&pivot, &e[j])) {
+            j--;
+        }
+        if (i <= j) {
+            Entry t = e[i];
+            e[i++] = e[j];
+            e[j--] = t;
+        }
+    }
+    *pi = i;
+    *pj = j;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* exhaustive.c: every posting added into a score array                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed,
+ * ndocs each; touched: ndocs scratch), push the allowed live ones into q->h, and with `rows` fill the hits' rows
+ * (slot_of: ndocs scratch). Returns the number of matching documents (-1: out of memory).
+ * Without the GIL. */
+long long exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen,
+                     int32_t *touched, Py_ssize_t *slot_of);
 
 #endif
