@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QDockWidget
 
-from bm25desk.engine.scoring.facets import facets
+from bm25desk.engine.scoring.facets import search_facets
 from bm25desk.engine.scoring.filters import Filters, meta_keys
 from bm25desk.ui.common.latest_only import LatestOnly
 from bm25desk.ui.search.facet_panel import FacetPanel
@@ -72,8 +72,9 @@ class FacetWiring(QObject):
         self._parsed = parsed
         if searcher is None or self.dock.isHidden():
             return
-        index, filters = searcher.index, self.panel.filters()
-        self.jobs.request(lambda: facets(index, parsed, filters))
+        # The ranking's own matches (bm25f counts a term in any scored field), under the filters.
+        filtered, variant = searcher.filtered(self.panel.filters()), self.w.search_panel.variant()
+        self.jobs.request(lambda: search_facets(filtered, parsed, variant))
 
     @Slot(object)
     def _on_panel_filters_changed(self, filters: Filters) -> None:
