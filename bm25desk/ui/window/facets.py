@@ -1,8 +1,9 @@
 """The facet panel beside the Search tab: counts for the current query, a tick filters the results.
 
 The panel is a dock shown for indexes with metadata (folders: type, folder, year; corpus files:
-the columns declared at build); View → Facets hides or shows it. The tabs need ~1,200 pixels, so
-on a narrower window (a 1280×720 laptop) the panel floats beside the window instead of docking.
+the columns declared at build); View → Facets (Ctrl+Shift+F) hides or shows it. The tabs need
+~1,200 pixels, so on a narrower window (a 1280×720 laptop) the panel is not opened by itself (the
+status bar says it is there) and floats in the window's bottom-right corner when opened.
 Its counts are computed in the background after each ranking;
 ticking a value makes the Search tab rank with a filtered searcher (same N, df and Lavg).
 """
@@ -38,12 +39,14 @@ class FacetWiring(QObject):
         )
         self.toggle_action = self.dock.toggleViewAction()
         self.toggle_action.setText("&Facets")
+        self.toggle_action.setShortcut("Ctrl+Shift+F")
         w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
         self.dock.hide()
         self.jobs = LatestOnly(w.runner, "facets", self)
         self.jobs.succeeded.connect(self.panel.show_facets)
         self.jobs.failed.connect(w.show_error)
         self._parsed: Any = None
+        self.dock.visibilityChanged.connect(self._on_dock_visibility_changed)
         w.index_opened.connect(self._on_index_opened)
         w.search_panel.results_shown.connect(self._on_search_results_shown)
         w.search_panel.query_cleared.connect(lambda: self._count(None))
@@ -55,13 +58,36 @@ class FacetWiring(QObject):
         self._parsed = None
         searcher = self.w.searcher
         has_keys = searcher is not None and bool(meta_keys(searcher.index))
+        show = has_keys
         if has_keys and self.dock.isHidden():
             room = self.w.width() - self.w.tabs.minimumSizeHint().width()
-            self.dock.setFloating(room < self.panel.minimumWidth() + 20)
-        self.dock.setVisible(has_keys)
+            narrow = room < self.panel.minimumWidth() + 20
+            self.dock.setFloating(narrow)
+            if narrow:
+                # A floating panel opened by itself would cover the query field: on a narrow
+                # window the user opens it (View → Facets), and it floats over the plots' corner.
+                show = False
+                self._place_floating()
+                self.w.statusBar().showMessage(
+                    "This index has facets (type, folder, year…): View → Facets (Ctrl+Shift+F)",
+                    10000,
+                )
+        self.dock.setVisible(show)
         self.toggle_action.setEnabled(has_keys)
         if has_keys:
             self._count(None)
+
+    @Slot(bool)
+    def _on_dock_visibility_changed(self, visible: bool) -> None:
+        if visible:  # counts are not kept up to date while hidden: catch up with the query
+            self._count(self._parsed)
+
+    def _place_floating(self) -> None:
+        """Put the floating panel in the window's bottom-right corner, clear of the query bar."""
+        frame = self.w.geometry()
+        width, height = max(self.panel.minimumWidth(), 260), min(360, frame.height() // 2)
+        self.dock.resize(width, height)
+        self.dock.move(frame.right() - width - 24, frame.bottom() - height - 48)
 
     @Slot(object)
     def _on_search_results_shown(self, outcome: SearchOutcome) -> None:

@@ -20,10 +20,12 @@ def _folder(tmp_path):
 def test_facets_count_the_query_and_a_tick_filters(qtbot, make_window, data_dir, tmp_path) -> None:
     build_index(_folder(tmp_path), name="notes", store=IndexStore())
     window = make_window()
+    window.resize(1920, 1080)
     window.show()
     qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
     wiring = window.facets
     assert not wiring.dock.isHidden()
+    assert not wiring.dock.isFloating()
     search = window.search_panel
 
     def items():
@@ -44,6 +46,37 @@ def test_facets_count_the_query_and_a_tick_filters(qtbot, make_window, data_dir,
     # The scores are the unfiltered ones (filters never change N, df or Lavg).
     plain = {h.docid: h.score for h in window.searcher.search("apple", search.variant(), 10).hits}
     assert all(h.score == plain[h.docid] for h in search.outcome().result.hits)
+
+
+def test_a_narrow_window_offers_the_panel_without_covering_the_query(
+    qtbot, make_window, data_dir, tmp_path
+) -> None:
+    build_index(_folder(tmp_path), name="notes", store=IndexStore())
+    window = make_window()
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    wiring = window.facets
+    assert wiring.dock.isHidden()
+    assert wiring.toggle_action.isEnabled()
+    assert "View → Facets" in window.statusBar().currentMessage()
+    with qtbot.waitSignal(window.search_panel.results_shown, timeout=10000):
+        window.search_panel.set_query("apple")
+    wiring.toggle_action.trigger()
+    assert not wiring.dock.isHidden()
+    assert wiring.dock.isFloating()
+
+    def items():
+        return {i.data(0, Qt.ItemDataRole.UserRole + 1): i for i in wiring.panel.items()}
+
+    # Counted on opening, for the query typed while the panel was closed.
+    qtbot.waitUntil(
+        lambda: ("type", "txt") in items() and items()[("type", "txt")].text(0) == "txt  (1)",
+        timeout=10000,
+    )
+    query = window.search_panel.query_edit
+    top_left = query.mapToGlobal(query.rect().topLeft())
+    assert not wiring.dock.frameGeometry().contains(top_left)
 
 
 def test_no_dock_for_an_index_without_metadata(qtbot, window) -> None:
