@@ -135,3 +135,19 @@ def test_a_layout_left_on_a_laptop_grows_with_a_larger_window(qtbot, make_window
 def test_a_splitter_state_of_another_shape_is_left_to_qt() -> None:
     assert saved_sizes(QByteArray(b"not a splitter state")) is None
     assert saved_sizes(QByteArray()) is None
+
+
+def test_every_variant_fits_a_1280_window(qtbot, make_window, sample_index) -> None:
+    """bm25f's five parameters in the query row: spin boxes only, the window stays 1280 wide."""
+    from bm25desk.engine import all_variants
+
+    window = make_window()
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    picker = window.search_panel.picker
+    for variant in all_variants():
+        picker.set_variant(variant)
+        qtbot.wait(10)
+        assert window.minimumSizeHint().width() <= 1280, variant.key
+        assert window.width() == 1280, variant.key

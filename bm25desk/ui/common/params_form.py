@@ -84,6 +84,7 @@ class ParamsForm(QWidget):
         super().__init__(parent)
         self._compact = compact
         self._controls: dict[str, ParamControl] = {}
+        self._sliders = True
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setHorizontalSpacing(6)
@@ -110,6 +111,9 @@ class ParamsForm(QWidget):
         self._controls = {}
         values = variant.values()
         specs = type(variant).params()
+        # In one row, more than two sliders do not fit a 1280-pixel window (bm25f has five
+        # parameters): spin boxes only, then; the slider still holds the value in step.
+        self._sliders = not (self._compact and len(specs) > 2)
         for i, spec in enumerate(specs):
             control = ParamControl(spec, values.get(spec.name, spec.default))
             self._controls[spec.name] = control
@@ -122,7 +126,8 @@ class ParamsForm(QWidget):
             else:
                 row, col = i, 0
             self._grid.addWidget(control.label, row, col)
-            self._grid.addWidget(control.slider, row, col + 1)
+            if self._sliders:
+                self._grid.addWidget(control.slider, row, col + 1)
             self._grid.addWidget(control.spin, row, col + 2)
         if specs:
             pos = (0, len(specs) * 3) if self._compact else (len(specs), 2)
@@ -138,7 +143,7 @@ class ParamsForm(QWidget):
         """Return the controls in keyboard (Tab) order: each slider and spin box, then Defaults."""
         chain: list[QWidget] = []
         for control in self._controls.values():
-            chain.extend((control.slider, control.spin))
+            chain.extend((control.slider, control.spin) if self._sliders else (control.spin,))
         if self._controls:
             chain.append(self.reset_button)
         return chain
