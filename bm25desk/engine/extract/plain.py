@@ -84,6 +84,40 @@ def _markdown_title(text: str) -> str:
     return ""
 
 
+_MD_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_MD_SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+
+
+def markdown_headings(text: str) -> list[str]:
+    """Return the text of every heading of a Markdown source (ATX ``#``…``######`` and setext).
+
+    Headings inside fenced code blocks are not headings; front matter is skipped. The folder
+    reader indexes them as the ``heading`` field (BM25F can weigh them).
+    """
+    _, start = _front_matter(text)
+    out: list[str] = []
+    in_fence = False
+    prev = ""
+    for line in itertools.islice(_lines(text), start, None):
+        if _MD_FENCE.match(line):
+            in_fence, prev = not in_fence, ""
+            continue
+        if in_fence:
+            continue
+        m = _MD_ATX.match(line)
+        if m:
+            if (m.group(1) or "").strip():
+                out.append(m.group(1).strip())
+            prev = ""
+            continue
+        if prev.strip() and _MD_SETEXT.match(line):
+            out.append(prev.strip())
+            prev = ""
+            continue
+        prev = line
+    return out
+
+
 def extract_markdown(path: Path) -> tuple[str, str]:
     """Markdown: the title is the first level-1 heading (``# Title`` or ``Title`` over ``===``).
 

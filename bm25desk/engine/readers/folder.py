@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bm25desk.engine.extract import limits as extract_limits
 from bm25desk.engine.extract.common import ExtractError, collapse, is_blank, printable, shorten
+from bm25desk.engine.extract.plain import markdown_headings
 from bm25desk.engine.extract.pool import WORKERS, Ticket, WorkerPool
 from bm25desk.engine.extract.registry import IsolatedExtractor, register_builtin
 from bm25desk.engine.progress import Cancelled, CancelToken, ProgressFn, Throttle
@@ -37,8 +38,8 @@ __all__ = ["FOLDER_FIELDS", "FOLDER_META", "MAX_FILE_SIZE", "file_fields_and_met
 FOLDER_META = ("type", "folder", "year")
 """The metadata keys every folder document has (:func:`file_fields_and_meta`)."""
 
-FOLDER_FIELDS = ("name", "path")
-"""The fields a folder document may have besides its title."""
+FOLDER_FIELDS = ("name", "path", "heading")
+"""The fields a folder document may have besides its title (``heading``: Markdown files)."""
 
 MAX_FILE_SIZE = extract_limits.SIZE_LIMIT
 """Folder files larger than this many bytes are skipped: they are rarely documents one searches."""
@@ -286,6 +287,10 @@ class _FileReader:
         assert st is not None
         title, text = outcome
         fields, meta = file_fields_and_meta(p.rel, st.st_mtime)
+        if p.rel.lower().endswith((".md", ".markdown")):  # the source as written: headings known
+            headings = markdown_headings(text)
+            if headings:
+                fields = (*fields, ("heading", "\n".join(headings)))
         return Document(
             docid=p.rel,
             text=text,

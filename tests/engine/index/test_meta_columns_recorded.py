@@ -83,7 +83,7 @@ def test_a_folder_index_declares_its_keys_and_updates_fill_them(
     build_index(root, name="f", store=store)
     index = store.open("f")
     assert index.source["meta_keys"] == ["type", "folder", "year"]
-    assert index.source["fields"] == ["name", "path"]
+    assert index.source["fields"] == ["name", "path", "heading"]
     new = root / "notes" / "b.md"
     new.write_text("apple banana")
     old = time.mktime((2019, 3, 3, 12, 0, 0, 0, 0, -1))
