@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bm25desk.engine import Explanation, Searcher, Variant
+from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.variant import TermWeight
 
 FloatArray = npt.NDArray[np.float64]
@@ -54,6 +55,10 @@ class Point:
     y: float
 
 
+TF_AXIS = "tf (occurrences in the document)"
+PSEUDO_TF_AXIS = "pseudo-tf t̃f = Σ w_f·tf_f / B_f"
+
+
 @dataclass(frozen=True, slots=True)
 class PlotData:
     """Curves and points for the three plots."""
@@ -69,6 +74,7 @@ class PlotData:
     idf_curve: Series | None
     idf_points: tuple[Point, ...]
     notes: tuple[str, ...] = ()
+    tf_axis: str = TF_AXIS
 
 
 def _dedupe(curves: list[Series]) -> tuple[Series, ...]:
@@ -127,6 +133,21 @@ def plot_data(
         for t, w in weights.items()
     ]
     tf_points = tuple(Point(t, float(r.tf), float(r.tf_part)) for t, r in rows.items())
+    notes: list[str] = []
+    tf_axis = TF_AXIS
+    if isinstance(variant, BM25F):
+        # bm25f saturates one pseudo-tf built from every field: plot that curve, the document's
+        # terms at their t̃f (the ledger's field lines say how it is made).
+        tf_axis = PSEUDO_TF_AXIS
+        hi = float(max(10, math.ceil(max([r.pseudo_tf for r in rows.values()] or [0]) * 1.5)))
+        grid = np.linspace(0.0, hi, _POINTS)
+        k1 = float(variant.k1)
+        tf_curves = [Series(None, _frozen(grid), _frozen(grid * (k1 + 1) / (k1 + grid)))]
+        tf_points = tuple(Point(t, float(r.pseudo_tf), float(r.tf_part)) for t, r in rows.items())
+        notes.append(
+            "bm25f: the tf plot saturates the pseudo-tf t̃f of all fields; the length plot "
+            "shows the text field's normalisation alone"
+        )
 
     len_hi = max(3.0 * avgdl, 1.3 * (length or 0.0), 10.0)
     len_grid = np.linspace(1.0, len_hi, _POINTS)
@@ -137,11 +158,10 @@ def plot_data(
         length_curves.append(Series(t, _frozen(len_grid), _frozen(ys)))
     length_points = (
         tuple(Point(t, float(length), float(r.tf_part)) for t, r in rows.items())
-        if length is not None
+        if length is not None and not isinstance(variant, BM25F)  # t̃f mixes several lengths
         else ()
     )
 
-    notes: list[str] = []
     n = max(index.n_docs, 1)
     df_grid = np.unique(np.round(np.geomspace(1.0, float(n), _POINTS)))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -166,4 +186,5 @@ def plot_data(
         idf_curve,
         idf_points,
         tuple(notes),
+        tf_axis,
     )

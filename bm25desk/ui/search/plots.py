@@ -140,6 +140,7 @@ class PlotsPanel(QWidget):
             return
         length = f"L = {data.length:.0f}" if data.length is not None else "L = Lavg"
         self.tabs.setTabText(0, f"tf saturation ({length})")
+        self.tf_plot.setLabel("bottom", data.tf_axis)  # bm25f: its pseudo-tf
         wanted |= self._draw(self.tf_plot, data.tf_curves, data.tf_points, _tip_tf)
         wanted |= self._draw(self.length_plot, data.length_curves, data.length_points, _tip_length)
         wanted.add(self._vline(self.length_plot, data.avgdl, "Lavg", dashed=True))

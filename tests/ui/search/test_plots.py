@@ -37,6 +37,22 @@ def test_plot_data_for_every_variant(searcher, variant) -> None:
     assert {p.term for p in data.idf_points} == set(result.analysis.terms)
 
 
+@pytest.mark.parametrize("variant", all_variants(), ids=lambda v: v.key)
+def test_every_points_lies_on_its_terms_tf_curve(searcher, variant) -> None:
+    """The document's point sits on the curve drawn (bm25f: the curve over its pseudo-tf)."""
+    result = searcher.search("apple fruit", variant, 3)
+    e = searcher.explain_docno(result.analysis.parsed, result.hits[0].docno, variant)
+    data = plot_data(searcher, variant, result.analysis.terms, e)
+    curves = {c.term: c for c in data.tf_curves}
+    for p in data.tf_points:
+        curve = curves.get(p.term, curves.get(None))
+        assert curve is not None
+        assert np.interp(p.x, curve.xs, curve.ys) == pytest.approx(p.y, rel=2e-3, abs=2e-3)
+    if variant.key == "bm25f":
+        assert data.tf_axis.startswith("pseudo-tf")
+        assert not data.length_points
+
+
 def test_curves_follow_the_parameters(searcher) -> None:
     terms = searcher.parse("apple").terms
     a = plot_data(searcher, get_variant("lucene", k1=0.5), terms)
