@@ -340,7 +340,13 @@ def _variants_table(results: dict[str, Any]) -> list[str]:
         lines.append(
             f"| `{x['repr']}` | {len(lat)} | {pct(lat, 50) * 1e3:.2f} "
             f"| {pct(lat, 95) * 1e3:.2f} | {len(lat) / sum(lat):,.0f} | "
-            + ("ok" if not c.get("failed") else f"{c['failed']} FAIL: {c['examples'][:1]}")
+            + (
+                c["note"]
+                if c.get("note")
+                else "ok"
+                if not c.get("failed")
+                else f"{c['failed']} FAIL: {c['examples'][:1]}"
+            )
             + " |"
         )
     return lines

@@ -394,6 +394,9 @@ def verify(results: dict[str, Any], oracle: Oracle, queries: list[str]) -> None:
             from bm25desk.engine import get_variant
 
             for key, v in q["variants"].items():
+                if key == "bm25f":  # per-field statistics are not in the oracle
+                    v["check"] = {"checked": 0, "failed": 0, "examples": [], "note": FIELDS_NOTE}
+                    continue
                 w = oracle.variant_weight(get_variant(key))
                 fails = []
                 for qi, hits in enumerate(v["results"]):
@@ -406,6 +409,9 @@ def verify(results: dict[str, Any], oracle: Oracle, queries: list[str]) -> None:
                     "failed": len(fails),
                     "examples": fails[:3],
                 }
+
+
+FIELDS_NOTE = "not checked here (fields); exact against a float64 reference in test_bm25f.py"
 
 
 # -- main -----------------------------------------------------------------------------------------
