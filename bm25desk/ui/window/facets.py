@@ -40,6 +40,7 @@ class FacetWiring(QObject):
         self.toggle_action = self.dock.toggleViewAction()
         self.toggle_action.setText("&Facets")
         self.toggle_action.setShortcut("Ctrl+Shift+F")
+        self.toggle_action.triggered.connect(self._on_toggle_action_triggered)
         w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
         self.dock.hide()
         self.jobs = LatestOnly(w.runner, "facets", self)
@@ -60,14 +61,11 @@ class FacetWiring(QObject):
         has_keys = searcher is not None and bool(meta_keys(searcher.index))
         show = has_keys
         if has_keys and self.dock.isHidden():
-            room = self.w.width() - self.w.tabs.minimumSizeHint().width()
-            narrow = room < self.panel.minimumWidth() + 20
-            self.dock.setFloating(narrow)
+            narrow = self._fit_to_window()
             if narrow:
                 # A floating panel opened by itself would cover the query field: on a narrow
                 # window the user opens it (View → Facets), and it floats over the plots' corner.
                 show = False
-                self._place_floating()
                 self.w.statusBar().showMessage(
                     "This index has facets (type, folder, year…): View → Facets (Ctrl+Shift+F)",
                     10000,
@@ -81,6 +79,20 @@ class FacetWiring(QObject):
     def _on_dock_visibility_changed(self, visible: bool) -> None:
         if visible:  # counts are not kept up to date while hidden: catch up with the query
             self._count(self._parsed)
+
+    def _fit_to_window(self) -> bool:
+        """Dock the panel when the window has room beside the tabs, else float it; True: floats."""
+        room = self.w.width() - self.w.tabs.minimumSizeHint().width()
+        narrow = room < self.panel.minimumWidth() + 20
+        self.dock.setFloating(narrow)
+        if narrow:
+            self._place_floating()
+        return narrow
+
+    @Slot(bool)
+    def _on_toggle_action_triggered(self, checked: bool) -> None:
+        if checked:  # the window may have grown or shrunk since the index was opened
+            self._fit_to_window()
 
     def _place_floating(self) -> None:
         """Put the floating panel in the window's bottom-right corner, clear of the query bar."""

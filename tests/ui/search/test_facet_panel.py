@@ -77,6 +77,12 @@ def test_a_narrow_window_offers_the_panel_without_covering_the_query(
     query = window.search_panel.query_edit
     top_left = query.mapToGlobal(query.rect().topLeft())
     assert not wiring.dock.frameGeometry().contains(top_left)
+    # Closed, the window made large, opened again: now it docks.
+    wiring.toggle_action.trigger()
+    window.resize(1920, 1080)
+    wiring.toggle_action.trigger()
+    assert not wiring.dock.isHidden()
+    assert not wiring.dock.isFloating()
 
 
 def test_no_dock_for_an_index_without_metadata(qtbot, window) -> None:
