@@ -198,8 +198,13 @@ class SegmentWriter:
         new_id = np.full(len(ids), -1, dtype=np.int32)
         new_id[prov] = np.arange(n_terms, dtype=np.int32)
         del prov
-        if data and len(data) == sum(map(len, terms)):  # ASCII: a term's bytes are its chars
-            write_lexicon_bytes(self.path, data, np.fromiter(map(len, terms), np.int64, n_terms))
+        if data:
+            # The bytes are those of the sorted terms back to back: only each term's length in
+            # bytes is needed (a list of every term's bytes was the peak of a 100 k build).
+            lens = np.fromiter(map(len, terms), np.int64, n_terms)
+            if len(data) != int(lens.sum()):  # not ASCII: count the bytes, a term at a time
+                lens = np.fromiter((len(t.encode("utf-8")) for t in terms), np.int64, n_terms)
+            write_lexicon_bytes(self.path, data, lens)
         else:
             write_lexicon(self.path, terms)
         return new_id, n_terms
