@@ -1,0 +1,220 @@
+/* A compact "first seen" table of document ids: the duplicate-id check of a build.
+ *
+ * FirstSeen().setdefault(key, value) behaves like dict.setdefault on a dict of ids (str or
+ * bytes) to integers, returning the value stored with ``key`` (``value`` if the key is new), but
+ * holds each id as its raw bytes in one arena and its entry in a dense array of 32 bytes, found
+ * through an open-addressing index of 32-bit entry numbers: about 45 bytes an id besides the id's
+ * own bytes, where a dict held a str, an int and a dict entry (~120 bytes a 7-character id). A
+ * str key is stored in its canonical representation (PEP 393: the narrowest kind that holds its
+ * code points, so equal strs have equal bytes) with its kind; bytes keys are kind 0, so b"a" and
+ * "a" are different keys, as in a dict.
+ *
+ * Without this module (no compiler at install time) bm25desk uses a dict; tests check both.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t hash;
+    int64_t value;
+    int64_t off; /* key bytes start in the arena */
+    int32_t len; /* key length in bytes */
+    int32_t kind; /* 0 bytes, else the str's kind (1, 2 or 4 bytes a code point) */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n, entries_cap;
+    Py_ssize_t index_cap; /* a power of two, at least twice n */
+    uint32_t *index;      /* 0 = empty, else entry number + 1 */
+    Entry *entries;
+    char *arena;
+    int64_t arena_len, arena_cap;
+} FirstSeen;
+
+static void seen_clear(FirstSeen *t) {
+    PyMem_Free(t->index);
+    PyMem_Free(t->entries);
+    PyMem_Free(t->arena);
+    t->index = NULL;
+    t->entries = NULL;
+    t->arena = NULL;
+    t->n = t->entries_cap = t->index_cap = 0;
+    t->arena_len = t->arena_cap = 0;
+}
+
+static int index_build(FirstSeen *t, Py_ssize_t cap) {
+    uint32_t *index = PyMem_Calloc((size_t)cap, sizeof(uint32_t));
+    if (!index) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t mask = cap - 1;
+    for (Py_ssize_t k = 0; k < t->n; k++) {
+        Py_ssize_t j = (Py_ssize_t)(t->entries[k].hash & (uint64_t)mask);
+        while (index[j])
+            j = (j + 1) & mask;
+        index[j] = (uint32_t)(k + 1);
+    }
+    PyMem_Free(t->index);
+    t->index = index;
+    t->index_cap = cap;
+    return 0;
+}
+
+static int FirstSeen_init(FirstSeen *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "", kwlist))
+        return -1;
+    seen_clear(self);
+    return index_build(self, 1 << 10);
+}
+
+static void FirstSeen_dealloc(FirstSeen *self) {
+    seen_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Append an entry (the key is known to be absent); grow the arrays as needed. */
+static int seen_append(FirstSeen *t, uint64_t h, const char *data, Py_ssize_t len, int kind,
+                       int64_t value) {
+    if (t->n >= (Py_ssize_t)UINT32_MAX - 1 || len > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many or too long document ids");
+        return -1;
+    }
+    if (t->n == t->entries_cap) {
+        Py_ssize_t cap = t->entries_cap ? t->entries_cap * 2 : 1024;
+        Entry *e = PyMem_Realloc(t->entries, (size_t)cap * sizeof(Entry));
+        if (!e) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->entries = e;
+        t->entries_cap = cap;
+    }
+    if (t->arena_len + len > t->arena_cap) {
+        int64_t cap = t->arena_cap ? t->arena_cap : 1 << 14;
+        while (t->arena_len + len > cap)
+            cap *= 2;
+        char *a = PyMem_Realloc(t->arena, (size_t)cap);
+        if (!a) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->arena = a;
+        t->arena_cap = cap;
+    }
+    memcpy(t->arena + t->arena_len, data, (size_t)len);
+    Entry *e = &t->entries[t->n];
+    e->hash = h;
+    e->value = value;
+    e->off = t->arena_len;
+    e->len = (int32_t)len;
+    e->kind = kind;
+    t->arena_len += len;
+    t->n++;
+    if (t->n * 2 > t->index_cap)
+        return index_build(t, t->index_cap * 2);
+    Py_ssize_t mask = t->index_cap - 1;
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)mask);
+    while (t->index[j])
+        j = (j + 1) & mask;
+    t->index[j] = (uint32_t)t->n;
+    return 0;
+}
+
+static PyObject *FirstSeen_setdefault(FirstSeen *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "setdefault(key, value) takes 2 arguments");
+        return NULL;
+    }
+    if (!self->index) {
+        PyErr_SetString(PyExc_RuntimeError, "FirstSeen was not initialised");
+        return NULL;
+    }
+    PyObject *key = args[0];
+    const char *data;
+    Py_ssize_t len;
+    int kind;
+    if (PyUnicode_Check(key)) {
+        if (PyUnicode_READY(key) < 0)
+            return NULL;
+        kind = PyUnicode_KIND(key);
+        data = (const char *)PyUnicode_DATA(key);
+        len = PyUnicode_GET_LENGTH(key) * kind;
+    } else if (PyBytes_Check(key)) {
+        kind = 0;
+        data = PyBytes_AS_STRING(key);
+        len = PyBytes_GET_SIZE(key);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "document ids must be str or bytes");
+        return NULL;
+    }
+    long long value = PyLong_AsLongLong(args[1]);
+    if (value == -1 && PyErr_Occurred())
+        return NULL;
+    Py_hash_t ph = PyObject_Hash(key); /* cached in the str: no second pass over the id */
+    if (ph == -1 && PyErr_Occurred())
+        return NULL;
+    uint64_t h = (uint64_t)ph;
+    Py_ssize_t mask = self->index_cap - 1;
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)mask);
+    uint32_t k;
+    while ((k = self->index[j]) != 0) {
+        const Entry *e = &self->entries[k - 1];
+        if (e->hash == h && e->len == len && e->kind == kind &&
+            memcmp(self->arena + e->off, data, (size_t)len) == 0)
+            return PyLong_FromLongLong(e->value);
+        j = (j + 1) & mask;
+    }
+    if (seen_append(self, h, data, len, kind, value) < 0)
+        return NULL;
+    Py_INCREF(args[1]);
+    return args[1];
+}
+
+static Py_ssize_t FirstSeen_len(FirstSeen *self) { return self->n; }
+
+static PyMethodDef FirstSeen_methods[] = {
+    {"setdefault", (PyCFunction)(void (*)(void))FirstSeen_setdefault, METH_FASTCALL,
+     "setdefault(key, value) -> int: the value first stored with key (value if key is new)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods FirstSeen_as_sequence = {
+    .sq_length = (lenfunc)FirstSeen_len,
+};
+
+static PyTypeObject FirstSeenType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bm25desk.engine.readers._seen.FirstSeen",
+    .tp_basicsize = sizeof(FirstSeen),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "FirstSeen(): document id (str or bytes) -> the integer it was first stored with.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)FirstSeen_init,
+    .tp_dealloc = (destructor)FirstSeen_dealloc,
+    .tp_methods = FirstSeen_methods,
+    .tp_as_sequence = &FirstSeen_as_sequence,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_seen", .m_doc = "A compact first-seen table of document ids.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__seen(void) {
+    if (PyType_Ready(&FirstSeenType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&FirstSeenType);
+    if (PyModule_AddObject(m, "FirstSeen", (PyObject *)&FirstSeenType) < 0) {
+        Py_DECREF(&FirstSeenType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
