@@ -38,6 +38,8 @@ class BuildExt(build_ext):
 # decodes blocks as it ranks, and the codec the segment writer and merges use.
 BLOCKS_DIR = "bm25desk/engine/index/_blocks_src"
 BLOCKS_H = f"{BLOCKS_DIR}/blocks.h"
+# The hash tables of a build (the token table, the document-id table) share their index code.
+DENSE_INDEX_H = "bm25desk/engine/dense_index.h"
 TOPK_SOURCES = sorted(str(p) for p in Path("bm25desk/engine/scoring/_topk_src").glob("*.c"))
 
 extensions = []
@@ -62,11 +64,15 @@ if all(
         Extension(
             "bm25desk.engine.analysis._tokens",
             ["bm25desk/engine/analysis/_tokens.c"],
+            depends=[DENSE_INDEX_H],
+            include_dirs=["bm25desk/engine"],
             optional=True,
         ),
         Extension(
             "bm25desk.engine.readers._seen",
             ["bm25desk/engine/readers/_seen.c"],
+            depends=[DENSE_INDEX_H],
+            include_dirs=["bm25desk/engine"],
             optional=True,
         ),
     ]

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dense_index.h"
+
 #define INLINE 16
 
 typedef struct {
@@ -53,18 +55,9 @@ static int is_token_char(int mode, Py_UCS4 c) {
  * 4 bytes a slot; the entries stay where they are). A slotted table of entries at load <= 0.5
  * held 80 to 160 bytes a token; this holds 48 to 56. */
 static int index_build(TokenTable *t, Py_ssize_t cap) {
-    uint32_t *index = PyMem_Calloc((size_t)cap, sizeof(uint32_t));
-    if (!index) {
-        PyErr_NoMemory();
+    uint32_t *index = dense_index_build(t->entries, sizeof(Entry), t->n, cap);
+    if (!index)
         return -1;
-    }
-    Py_ssize_t mask = cap - 1;
-    for (Py_ssize_t k = 0; k < t->n; k++) {
-        Py_ssize_t j = (Py_ssize_t)(t->entries[k].hash & (uint64_t)mask);
-        while (index[j])
-            j = (j + 1) & mask;
-        index[j] = (uint32_t)(k + 1);
-    }
     PyMem_Free(t->index);
     t->index = index;
     t->cap = cap;
@@ -81,11 +74,8 @@ static void table_free(TokenTable *t) {
 
 /* Index entry t->n (just filled in, with hash h) and count it. */
 static void table_place(TokenTable *t, uint64_t h) {
-    Py_ssize_t mask = t->cap - 1;
-    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)mask);
-    while (t->index[j])
-        j = (j + 1) & mask;
-    t->index[j] = (uint32_t)(++t->n);
+    t->n++;
+    dense_index_place(t->index, t->cap, h, (uint32_t)t->n);
 }
 
 /* Insert a key known to be absent. */

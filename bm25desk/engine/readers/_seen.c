@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dense_index.h"
+
 typedef struct {
     uint64_t hash;
     int64_t value;
@@ -51,18 +53,9 @@ static void seen_clear(FirstSeen *t) {
 }
 
 static int index_build(FirstSeen *t, Py_ssize_t cap) {
-    uint32_t *index = PyMem_Calloc((size_t)cap, sizeof(uint32_t));
-    if (!index) {
-        PyErr_NoMemory();
+    uint32_t *index = dense_index_build(t->entries, sizeof(Entry), t->n, cap);
+    if (!index)
         return -1;
-    }
-    Py_ssize_t mask = cap - 1;
-    for (Py_ssize_t k = 0; k < t->n; k++) {
-        Py_ssize_t j = (Py_ssize_t)(t->entries[k].hash & (uint64_t)mask);
-        while (index[j])
-            j = (j + 1) & mask;
-        index[j] = (uint32_t)(k + 1);
-    }
     PyMem_Free(t->index);
     t->index = index;
     t->index_cap = cap;
@@ -124,11 +117,7 @@ static int seen_append(FirstSeen *t, uint64_t h, const char *data, Py_ssize_t le
     t->n++;
     if (t->n * 2 > t->index_cap)
         return index_build(t, t->index_cap * 2);
-    Py_ssize_t mask = t->index_cap - 1;
-    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)mask);
-    while (t->index[j])
-        j = (j + 1) & mask;
-    t->index[j] = (uint32_t)t->n;
+    dense_index_place(t->index, t->index_cap, h, (uint32_t)t->n);
     return 0;
 }
 

@@ -49,7 +49,8 @@ def test_compact_vocabulary_assigns_ids_like_the_dict_one(terms: list[str]) -> N
     compact, plain, table = TermIds(), DictTermIds(), _seen.FirstSeen(assign=True)
     expected = [plain[t] for t in terms]
     assert [compact[t] for t in terms] == expected == [table[t] for t in terms]
-    assert list(compact) == list(plain) and len(compact) == len(plain) == len(table)
+    assert list(compact) == list(plain)
+    assert len(compact) == len(plain) == len(table)
     assert [table.key(i) for i in range(len(table))] == list(plain)
     with pytest.raises(IndexError):
         table.key(len(table))
