@@ -17,8 +17,12 @@ __all__ = ["Lexicon", "sort_terms", "write_lexicon", "write_lexicon_bytes"]
 class Lexicon:
     """A sorted vocabulary on disk: term ↔ id by binary search over UTF-8 bytes."""
 
+    REMEMBERED = 1 << 16
+    """Look-ups remembered (term → id); all are forgotten when this many are."""
+
     def __init__(self, directory: Path, name: str = "terms") -> None:
         self._blob = Blob(directory, name)
+        self._found: dict[str, int] = {}
 
     def __len__(self) -> int:
         """Return the number of records."""
@@ -38,7 +42,21 @@ class Lexicon:
         return self._blob.get(i)
 
     def find(self, term: str) -> int:
-        """Return the id of ``term``, or -1 when it is not in the vocabulary."""
+        """Return the id of ``term``, or -1 when it is not in the vocabulary.
+
+        Remembered per term (bounded): the index's look-up of a query term and its segment's
+        are one search when the index has one segment.
+        """
+        got = self._found.get(term)
+        if got is None:
+            got = self._search(term)
+            if len(self._found) >= self.REMEMBERED:
+                self._found.clear()
+            self._found[term] = got
+        return got
+
+    def _search(self, term: str) -> int:
+        """Return the id of ``term`` by binary search (-1 when absent)."""
         key = term.encode("utf-8", "replace")
         if blocks.compiled():  # a binary search in C: ~1 µs instead of ~50
             try:
