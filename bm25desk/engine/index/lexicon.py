@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -17,12 +18,16 @@ __all__ = ["Lexicon", "sort_terms", "write_lexicon", "write_lexicon_bytes"]
 class Lexicon:
     """A sorted vocabulary on disk: term ↔ id by binary search over UTF-8 bytes."""
 
+    STRIDE = 64
+    """Terms per entry of the terms index (:meth:`terms_index`)."""
+
     REMEMBERED = 1 << 16
     """Look-ups remembered (term → id); all are forgotten when this many are."""
 
     def __init__(self, directory: Path, name: str = "terms") -> None:
         self._blob = Blob(directory, name)
         self._found: dict[str, int] = {}
+        self._index: list[bytes] | None = None
 
     def __len__(self) -> int:
         """Return the number of records."""
@@ -56,14 +61,22 @@ class Lexicon:
         return got
 
     def _search(self, term: str) -> int:
-        """Return the id of ``term`` by binary search (-1 when absent)."""
+        """Return the id of ``term`` by binary search (-1 when absent).
+
+        The terms index gives the stride the term is in; only that stride's records are
+        searched (one or two pages of a cold lexicon).
+        """
         key = term.encode("utf-8", "replace")
-        if blocks.compiled():  # a binary search in C: ~1 µs instead of ~50
+        lo = bisect_right(self.terms_index(), key) - 1  # the last sampled key ≤ key
+        if lo < 0:
+            return -1  # before the first term
+        lo *= self.STRIDE
+        hi = min(lo + self.STRIDE, len(self._blob))
+        if blocks.compiled():  # a binary search in C: ~1 µs instead of ~10
             try:
-                return int(blocks.find(self._blob.data(), self._blob.offsets, key))
+                return int(blocks.find(self._blob.data(), self._blob.offsets, key, lo, hi))
             except ValueError as exc:
                 raise IndexCorruptError(f"index file damaged: terms ({exc})") from None
-        lo, hi = 0, len(self._blob)
         get = self._blob.get_bytes
         while lo < hi:
             mid = (lo + hi) // 2
@@ -75,6 +88,36 @@ class Lexicon:
             else:
                 return mid
         return -1
+
+    def terms_index(self) -> list[bytes]:
+        """Return every :attr:`STRIDE`-th term's bytes (the terms index; read on first use).
+
+        Lucene's terms index: a look-up bisects this list in memory and then searches one
+        stride of the lexicon on disk, instead of ~log2(n) probes spread over the whole file.
+
+        Raises
+        ------
+        IndexCorruptError
+            When the sampled terms' offsets do not fit the file (a damaged lexicon).
+        """
+        got = self._index
+        if got is None:
+            got = self._index = self._read_index()
+        return got
+
+    def _read_index(self) -> list[bytes]:
+        n = len(self._blob)
+        off = self._blob.offsets
+        starts = off[0 : n : self.STRIDE].astype(np.int64)
+        ends = off[1 : n + 1 : self.STRIDE].astype(np.int64)
+        data = self._blob.data()
+        if starts.size and not (
+            int(starts.min()) >= 0 and bool((ends >= starts).all()) and int(ends.max()) <= len(data)
+        ):
+            raise IndexCorruptError("index file damaged: terms (offsets out of order)")
+        # Not checked for order here (that reads every key: ``bm25desk check`` does): a lexicon
+        # out of order hides some terms (-1), as the plain binary search did, never a wrong id.
+        return [data[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
 
     def strictly_sorted(self) -> bool | None:
         """Return whether the terms ascend strictly (None: no compiled check; compare in Python)."""

@@ -1,0 +1,83 @@
+"""The lexicon's terms index: every term found, every absent key missed, damage reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bm25desk.engine.index import blocks
+from bm25desk.engine.index.arrays import IndexCorruptError, save_array
+from bm25desk.engine.index.lexicon import Lexicon, sort_terms, write_lexicon
+
+# Multi-byte UTF-8, prefixes of one another, and keys around the stride boundaries.
+WORDS = [f"w{i:04d}" for i in range(0, 400, 3)] + ["a", "ab", "abc", "é", "éa", "zz", "日本"]
+
+CODECS = ["compiled", "python"] if blocks.compiled() else ["python"]
+
+
+def _lexicon(tmp_path: Path, terms: list[str], stride: int, codec: str, mp: pytest.MonkeyPatch):
+    order = sort_terms(terms)
+    write_lexicon(tmp_path, [terms[i] for i in order])
+    mp.setattr(Lexicon, "STRIDE", stride)
+    if codec == "python":
+        mp.setattr(blocks, "_blocks", None)
+    return Lexicon(tmp_path), [terms[i] for i in order]
+
+
+def _absent(sorted_terms: list[str]) -> list[str]:
+    """Keys before, between and after every term (none of them a term)."""
+    out = ["", "\x00", "A"]
+    for t in sorted_terms:
+        out += [t + "\x00", t + "0", t[:-1] + chr(ord(t[-1]) + 1) + "x", t[:-1]]
+    out += ["\U0010ffff", "zzz"]
+    have = set(sorted_terms)
+    return [k for k in out if k not in have]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("stride", [1, 2, 4, 7, 64])
+@pytest.mark.parametrize("size", [0, 1, 2, 63, 64, 65, len(WORDS)])
+def test_every_term_is_found_and_every_other_key_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codec: str, stride: int, size: int
+) -> None:
+    lex, terms = _lexicon(tmp_path, WORDS[:size], stride, codec, monkeypatch)
+    assert len(lex.terms_index()) == -(-size // stride)
+    for i, t in enumerate(terms):  # the first, the last, every stride's first and last
+        assert lex.find(t) == i, t
+    for key in _absent(terms):
+        assert lex.find(key) == -1, key
+    # Remembered look-ups give the same answers.
+    assert [lex.find(t) for t in terms] == list(range(len(terms)))
+
+
+def test_a_many_term_lexicon_is_searched_through_its_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terms = [f"t{i}" for i in range(5000)]
+    lex, ordered = _lexicon(tmp_path, terms, 64, CODECS[0], monkeypatch)
+    assert lex.terms_index()[1] == ordered[64].encode()
+    assert [lex.find(t) for t in ordered[::37]] == list(range(0, 5000, 37))
+    assert lex.find("t5000") == lex.find("t") == lex.find("u") == -1
+
+
+def test_damaged_offsets_are_reported_not_read(tmp_path: Path) -> None:
+    write_lexicon(tmp_path, [f"t{i:03d}" for i in range(200)])
+    offsets = np.load(tmp_path / "terms.off.npy")
+    offsets[64] = offsets[-1] + 10  # a sampled key past the end (the file's size still fits)
+    save_array(tmp_path / "terms.off.npy", offsets)
+    with pytest.raises(IndexCorruptError, match="terms"):
+        Lexicon(tmp_path).find("t100")
+
+
+@pytest.mark.skipif(not blocks.compiled(), reason="the compiled codec's range check")
+def test_a_range_outside_the_records_is_refused(tmp_path: Path) -> None:
+    write_lexicon(tmp_path, ["a", "b", "c"])
+    lex = Lexicon(tmp_path)
+    data, offsets = lex._blob.data(), lex._blob.offsets
+    assert blocks.find(data, offsets, b"b", 1, 2) == 1
+    assert blocks.find(data, offsets, b"b", 2, 3) == -1  # outside the range searched
+    for lo, hi in ((2, 1), (-1, 2), (0, 4)):
+        with pytest.raises(ValueError, match="range"):
+            blocks.find(data, offsets, b"b", lo, hi)
