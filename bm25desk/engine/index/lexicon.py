@@ -18,7 +18,7 @@ __all__ = ["Lexicon", "sort_terms", "write_lexicon", "write_lexicon_bytes"]
 class Lexicon:
     """A sorted vocabulary on disk: term ↔ id by binary search over UTF-8 bytes."""
 
-    STRIDE = 64
+    STRIDE = 128
     """Terms per entry of the terms index (:meth:`terms_index`)."""
 
     REMEMBERED = 1 << 16

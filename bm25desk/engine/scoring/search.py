@@ -130,6 +130,9 @@ class Searcher:
         # (variant, feedback) -> term -> weighting: one hash of the variant per query, then plain
         # dict reads per term (reads and writes of a dict are atomic: computing twice is harmless).
         self._weights: OrderedDict[tuple[Any, ...], dict[str, TermWeight | None]] = OrderedDict()
+        self._last_table: tuple[Variant, Feedback | None, dict[str, TermWeight | None]] | None = (
+            None
+        )
         # variant -> (the statistics, df -> weighting): terms of one df share a weighting.
         self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight]]] = (
             OrderedDict()
@@ -204,6 +207,9 @@ class Searcher:
 
     def _table(self, variant: Variant, feedback: Feedback | None) -> dict[str, TermWeight | None]:
         """Return the cached weightings of (``variant``, ``feedback``) by term."""
+        last = self._last_table  # a run of queries under one variant: no hash of it per query
+        if last is not None and last[0] is variant and last[1] is feedback:
+            return last[2]
         key = (variant, feedback)
         with self._lock:
             table = self._weights.get(key)
@@ -213,6 +219,7 @@ class Searcher:
                     self._weights.popitem(last=False)
             else:
                 self._weights.move_to_end(key)
+        self._last_table = (variant, feedback, table)
         return table
 
     def _weigh(
@@ -555,7 +562,7 @@ class Searcher:
         QueryError
             When ``k`` is not a whole number of at least 1.
         """
-        if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        if type(k) is not int and (isinstance(k, bool) or not isinstance(k, int | np.integer)):
             raise QueryError(f"k must be a whole number, not {k!r}")
         if k < 1:
             raise QueryError("k must be at least 1")
