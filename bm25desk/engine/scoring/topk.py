@@ -190,19 +190,22 @@ class _State:
         tid = seg.lexicon.find(term)
         if tid < 0:
             return None
+        if seg.format >= 3 and HAVE_KERNEL:  # the common path: the list knows its sizes
+            pl = _topk.stored(seg.kernel_arrays, tid, sg.dli, sg.cap, sg.shift)
+            n, n_ovf = pl.n, pl.n_overflow
+            if n == 0:
+                return None
+            if not n_ovf:
+                return _Postings(pl, seg, tid, n, _NO_OVERFLOW, 0)
+            i, j = pl.overflow_from, pl.overflow_from + n_ovf
+            pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
+            ovf = (pos, np.asarray(seg.ovf_doc[i:j]), np.asarray(seg.ovf_tf[i:j]))
+            return _Postings(pl, seg, tid, n, ovf, n_ovf)
         n = int(seg.ptr[tid + 1] - seg.ptr[tid])
         if n == 0:
             return None
-        if seg.format >= 3:
-            if not HAVE_KERNEL:
-                return _Postings.of(None, seg, tid, n, seg.overflow(tid))
-            pl = _topk.stored(seg.kernel_arrays, tid, sg.dli, sg.cap, sg.shift)
-            ovf: tuple[I32, I32, I32] = _NO_OVERFLOW
-            if pl.n_overflow:
-                i, j = pl.overflow_from, pl.overflow_from + pl.n_overflow
-                pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
-                ovf = (pos, np.asarray(seg.ovf_doc[i:j]), np.asarray(seg.ovf_tf[i:j]))
-            return _Postings.of(pl, seg, tid, n, ovf)
+        if seg.format >= 3:  # without the kernel
+            return _Postings.of(None, seg, tid, n, seg.overflow(tid))
         docs, tfs = seg.postings(tid)
         if not HAVE_KERNEL:
             return _Postings.of(None, seg, tid, n, _overflow_of(docs, tfs, sg.cap))
