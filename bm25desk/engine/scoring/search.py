@@ -137,6 +137,7 @@ class Searcher:
         self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight]]] = (
             OrderedDict()
         )
+        self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight]] | None = None
         # term -> its document frequency in ``index`` (what a ranking reads: impacts.prefer).
         self._dfs: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -328,6 +329,9 @@ class Searcher:
 
     def _by_df(self, variant: Variant, stats: CollectionStats) -> dict[int, TermWeight]:
         """Return the weightings of ``variant`` by df under ``stats`` (the latest variants)."""
+        last = self._last_by_df  # a run of queries under one variant: no hash of it per query
+        if last is not None and last[0] is variant and last[1] is stats:
+            return last[2]
         with self._lock:
             got = self._df_weights.get(variant)
             if got is None or got[0] is not stats:
@@ -336,6 +340,7 @@ class Searcher:
                     self._df_weights.popitem(last=False)
             else:
                 self._df_weights.move_to_end(variant)
+        self._last_by_df = (variant, stats, got[1])
         return got[1]
 
     def _weighted(
