@@ -1,4 +1,4 @@
-"""A segment's vocabulary on disk: terms sorted by UTF-8 bytes, looked up by binary search."""
+"""A segment's vocabulary on disk: terms sorted by UTF-8 bytes, found through a terms index."""
 
 from __future__ import annotations
 
@@ -16,7 +16,11 @@ __all__ = ["Lexicon", "sort_terms", "write_lexicon", "write_lexicon_bytes"]
 
 
 class Lexicon:
-    """A sorted vocabulary on disk: term ↔ id by binary search over UTF-8 bytes."""
+    """A sorted vocabulary on disk: term ↔ id by binary search over UTF-8 bytes.
+
+    A look-up bisects the terms index (every :attr:`STRIDE`-th term, in memory) and then
+    searches one stride of the file; its answer is remembered (:attr:`REMEMBERED`).
+    """
 
     STRIDE = 128
     """Terms per entry of the terms index (:meth:`terms_index`)."""
