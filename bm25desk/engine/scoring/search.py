@@ -298,18 +298,21 @@ class Searcher:
         by_df = self._by_df(variant, stats)
         dfs = self.index.term_df if own else _df_of(statistics)
         found: list[tuple[str, int, TermWeight | None]] = []
-        new: dict[int, None] = {}
+        new_dfs: dict[int, None] = {}
         for term in terms:
             df = dfs(term)
-            if df > 0 and df not in by_df:
-                new[df] = None
-            found.append((term, df, None))
-        if new:
-            fresh = [TermStats("", df, 0, _no_postings) for df in new]
-            if len(by_df) + len(fresh) >= self.CACHE_SIZE:
-                by_df.clear()
-            by_df.update(zip(new, variant.weigh_many(fresh, stats), strict=True))
-        self._remember(table, [(t, df, by_df[df] if df > 0 else None) for t, df, _ in found], own)
+            got = by_df.get(df) if df > 0 else None  # read once: another search may clear it
+            if got is None and df > 0:
+                new_dfs[df] = None
+            found.append((term, df, got))
+        if new_dfs:
+            fresh = [TermStats("", df, 0, _no_postings) for df in new_dfs]
+            new = dict(zip(new_dfs, variant.weigh_many(fresh, stats), strict=True))
+            if len(by_df) + len(new) >= self.CACHE_SIZE:
+                by_df.clear()  # bounded; later searches fill back what they need
+            by_df.update(new)
+            found = [(t, df, new[df] if got is None and df > 0 else got) for t, df, got in found]
+        self._remember(table, found, own)
 
     def _remember(
         self,

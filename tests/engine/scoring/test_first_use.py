@@ -57,3 +57,20 @@ def test_weightings_by_df_are_kept_per_collection_statistics(cisi_index: Index) 
     other = CollectionStats(cisi_index.n_docs + 1, cisi_index.avgdl, 10, lambda: np.zeros(0))
     assert searcher._by_df(v, other) is not mine  # other statistics: other weightings
     assert searcher._by_df(get_variant("lucene", k1=1.5), cisi_index.stats) is not mine
+
+
+def test_weightings_stay_right_when_their_caches_fill(cisi_index: Index) -> None:
+    groups = _same_df_terms(cisi_index)
+    v = get_variant("lucene")
+    searcher = Searcher(cisi_index)
+    searcher.CACHE_SIZE = 3  # both caches (by term, by df) are cleared again and again
+    for group in groups * 2:
+        for term, _qtf, w in searcher._weighted(parse_terms([*group, groups[0][0]]), v, None):
+            stats = cisi_index.term_stats(term)
+            assert stats is not None
+            assert w.idf_text == v.weigh(stats, cisi_index.stats).idf_text
+            assert (
+                np.float64(w.idf).tobytes()
+                == np.float64(v.weigh(stats, cisi_index.stats).idf).tobytes()
+            )
+        assert len(searcher._by_df(v, cisi_index.stats)) <= 3 + len(group) + 1
