@@ -85,7 +85,7 @@ def test_damaged_offsets_are_reported_not_read(
         Lexicon(tmp_path).find(f"t{bad // 2 + 1:04d}")
 
 
-@pytest.mark.skipif(not blocks.compiled(), reason="the C kernel is not loaded (the codec's range check)")
+@pytest.mark.skipif(not blocks.compiled(), reason="the C kernel is not loaded (a range check)")
 def test_a_range_outside_the_records_is_refused(tmp_path: Path) -> None:
     write_lexicon(tmp_path, ["a", "b", "c"])
     lex = Lexicon(tmp_path)
