@@ -36,6 +36,7 @@ from bm25desk.engine.index.arrays import F64, I32, I64
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.reserved import field_length_term, field_term
 from bm25desk.engine.index.stats import CollectionStats, TermStats
+from bm25desk.engine.scoring import bm25f_kernel
 from bm25desk.engine.scoring.constraints import allowed_mask
 from bm25desk.engine.scoring.formulas import FloatArray, fmt
 from bm25desk.engine.scoring.variant import ParamSpec, Variant, VariantError, k1_field, param
@@ -391,8 +392,13 @@ def scored_fields(searcher: Searcher, variant: BM25F) -> list[ScoredField]:
     return out
 
 
+def _field_term(f: ScoredField, term: str) -> str:
+    """Return the name ``term`` has in field ``f`` (itself in text, else a reserved term)."""
+    return term if f.name == TEXT else field_term(f.name, term)
+
+
 def _field_postings(index: Index, f: ScoredField, term: str) -> tuple[I64, I32]:
-    return index.postings(term if f.name == TEXT else field_term(f.name, term))
+    return index.postings(_field_term(f, term))
 
 
 _TERMS_KEPT = 4096  # terms' merged postings kept per index (an evaluation repeats its terms)
@@ -442,17 +448,29 @@ def _merge_postings(index: Index, term: str, fields: Sequence[ScoredField]) -> t
 
 
 def term_stats(searcher: Searcher, term: str, variant: BM25F) -> TermStats | None:
-    """Return ``term``'s df and cf over the scored fields (None when it is in none of them)."""
+    """Return ``term``'s df and cf over the scored fields (None when it is in none of them).
+
+    df counts the union of the fields' lists in C when the kernel is there (no merge); cf is
+    then the sum of the fields' own live cfs (each document's tf is the sum of its fields').
+    """
     index = searcher.index
-    docnos, tf, _ = term_postings(index, term, scored_fields(searcher, variant))
-    if docnos.size == 0:
+    fields = scored_fields(searcher, variant)
+    df = bm25f_kernel.doc_frequency(index, [_field_term(f, term) for f in fields])
+    if df is None:
+        docnos, tf, _ = term_postings(index, term, fields)
+        df, cf = int(docnos.size), int(tf.sum(dtype=np.int64))
+    elif df:
+        each = [index.term_stats(_field_term(f, term)) for f in fields]
+        cf = sum(s.cf for s in each if s is not None)
+    if df == 0:
         return None
     doclen = index.doclen
 
     def postings() -> tuple[FloatArray, FloatArray]:
+        docnos, tf, _ = term_postings(index, term, fields)
         return tf.astype(np.float64), doclen[docnos].astype(np.float64)
 
-    return TermStats(term, int(docnos.size), int(tf.sum(dtype=np.int64)), postings)
+    return TermStats(term, df, cf, postings)
 
 
 class FieldStatistics:
@@ -512,8 +530,53 @@ def rank(
     k: int,
     allowed: Any,
     contributions: bool,
+    *,
+    kernel: bool | None = None,
 ) -> tuple[Hits, int]:
-    """Return the top ``k`` (score descending, docno ascending) as hits, and the match count."""
+    """Return the top ``k`` (score descending, docno ascending) as hits, and the match count.
+
+    In C when the kernel is there (:mod:`~bm25desk.engine.scoring.bm25f_kernel`), else numpy:
+    the same hits and scores bit for bit. ``kernel=False`` forces numpy (tests, benchmarks).
+    """
+    from bm25desk.engine.scoring.hits import Hits
+
+    index = searcher.index
+    fields = scored_fields(searcher, variant)
+    names = [[_field_term(f, term) for f in fields] for term, _, _ in terms]
+    got = None
+    if kernel is not False:
+        weighted = [(n, qtf * w.idf) for n, (_, qtf, w) in zip(names, terms, strict=True)]
+        got = bm25f_kernel.top_k(index, fields, weighted, variant.k1, k + 1, allowed)
+    if got is None:
+        return _rank_numpy(searcher, variant, terms, k, allowed, contributions)
+    top, top_scores, n_matches = got
+    next_score = float(top_scores[k]) if top_scores.size > k else None
+    top, top_scores = top[:k], top_scores[:k]
+
+    def detail() -> tuple[I32, F64]:
+        return bm25f_kernel.detail(index, fields, names, variant.k1, top)
+
+    hits = Hits(
+        index,
+        top,
+        top_scores,
+        next_score,
+        terms if contributions else None,
+        detail if contributions else None,
+        FieldStatistics(searcher, variant),
+    )
+    return hits, n_matches
+
+
+def _rank_numpy(
+    searcher: Searcher,
+    variant: BM25F,
+    terms: Sequence[TermSpec],
+    k: int,
+    allowed: Any,
+    contributions: bool,
+) -> tuple[Hits, int]:
+    """Return :func:`rank`'s result from the dense numpy scores."""
     from bm25desk.engine.scoring.hits import Hits
 
     scores, matched, per = dense(searcher, variant, terms)
