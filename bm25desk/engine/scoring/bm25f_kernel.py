@@ -18,6 +18,9 @@ then runs numpy.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,11 +40,63 @@ FieldTerms = Sequence[str]
 """A query term's name in each scored field, in field order (the term, or a reserved term)."""
 
 
+_NORMS_KEPT = 8  # (field, b) norm arrays kept per index: n_slots float64 each
+_LISTS_KEPT = 8192  # query terms' per-field lists kept per index (stored lists: views)
+_norms: weakref.WeakKeyDictionary[Index, OrderedDict[Any, tuple[F64, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+_lists_of: weakref.WeakKeyDictionary[Index, OrderedDict[Any, list[tuple[Any, ...]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_lock = threading.Lock()
+
+
+def field_norms(index: Index, f: ScoredField) -> tuple[F64, ...]:
+    """Return B_f = 1 − b + b·L/Lavg of every document for field ``f``, per segment (cached).
+
+    numpy's expression over the whole length array, element for element the one the numpy path
+    evaluates over a term's postings, so the kernel divides by the very same numbers.
+    """
+    key = (f.name, f.b, f.avg)
+    with _lock:
+        per = _norms.setdefault(index, OrderedDict())
+        got = per.get(key)
+        if got is not None:
+            per.move_to_end(key)
+            return got
+    with np.errstate(all="ignore"):
+        whole = np.ascontiguousarray(1.0 - f.b + f.b * f.lengths / f.avg, dtype=np.float64)
+    whole.flags.writeable = False
+    got = tuple(whole[sg.base : sg.base + sg.n] for sg in topk._state(index).segments)
+    with _lock:
+        per[key] = got
+        while len(per) > _NORMS_KEPT:
+            per.popitem(last=False)
+    return got
+
+
 def _lists(index: Index, names: FieldTerms) -> list[tuple[Any, ...]]:
-    """Return, per field, the term's kernel postings per segment (None where absent)."""
+    """Return, per field, the term's kernel postings per segment (None where absent).
+
+    Kept here per query term when the segments hand over stored blocks (a list is a view):
+    topk's own cache holds 4,096 names, fewer than the field terms of a few thousand query
+    words, and a miss looks the term up in every segment again.
+    """
+    key = tuple(names)
+    cache = _lists_of.get(index)
+    got = None if cache is None else cache.get(key)
+    if got is not None:
+        return got
     st = topk._state(index)
-    get = st.lists.get  # a plain read when warm, as topk's own per-query path does
-    return [get(name) or st.postings(name) for name in names]
+    got = [st.postings(name) for name in names]
+    if not st.stored:  # lists encoded in memory (old segments): topk's own LRU bounds them
+        return got
+    with _lock:
+        cache = _lists_of.setdefault(index, OrderedDict())
+        cache[key] = got
+        while len(cache) > _LISTS_KEPT:
+            cache.popitem(last=False)
+    return got
 
 
 def doc_frequency(index: Index, names: FieldTerms) -> int | None:
@@ -78,6 +133,7 @@ def top_k(
     st = topk._state(index)
     allow = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.bool_)
     per_term = [(_lists(index, names), float(qw)) for names, qw in terms]
+    norms = [field_norms(index, f) for f in fields]
     prev: Any = None
     matches = 0
     bm25f = topk._topk.bm25f
@@ -86,8 +142,8 @@ def top_k(
         args = []
         for lists, qw in per_term:
             here = [
-                (p.pl, f.weight, f.b, f.avg, f.lengths[lo:hi])
-                for f, p in zip(fields, (ls[s] for ls in lists), strict=True)
+                (p.pl, f.weight, norm[s])
+                for f, norm, p in zip(fields, norms, (ls[s] for ls in lists), strict=True)
                 if p is not None
             ]
             if here:

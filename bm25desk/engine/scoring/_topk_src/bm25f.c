@@ -19,8 +19,8 @@
 #define MAX_FIELDS 256
 
 typedef struct {
-    double w, b, omb, avg; /* the field's weight, b, 1 - b (as Python computes it) and Lavg */
-    const double *len;     /* its length of every document of the segment, by local docno */
+    double w;           /* the field's weight */
+    const double *norm; /* B_f = (1 - b) + (b * L) / Lavg of every document, by local docno */
 } Field;
 
 typedef struct {
@@ -177,16 +177,16 @@ read_term(Run *r, int i, Py_ssize_t *nf)
     return 0;
 }
 
-/* Cursor c of term i: field f of its fields, checked. */
+/* Cursor c of term i: field f of its fields, (PostingList, w, norms), checked. */
 static int
 read_field(Run *r, int i, Py_ssize_t f, int c)
 {
     PyObject *item = PyTuple_GET_ITEM(r->fseq[i], f), *plo, *lens;
     Field *fd = &r->fs[c];
-    if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!dddO", &PostingListType, &plo, &fd->w,
-                                                  &fd->b, &fd->avg, &lens)) {
+    if (!PyTuple_Check(item) ||
+        !PyArg_ParseTuple(item, "O!dO", &PostingListType, &plo, &fd->w, &lens)) {
         PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "each field is (PostingList, w, b, Lavg, lengths)");
+        PyErr_SetString(PyExc_TypeError, "each field is (PostingList, w, norms)");
         return -1;
     }
     PostingList *pl = as_posting_list(plo);
@@ -197,19 +197,17 @@ read_field(Run *r, int i, Py_ssize_t f, int c)
         PyErr_SetString(PyExc_ValueError, "PostingList was built for another n_docs");
         return -1;
     }
-    if (finite_arg(fd->w, "field weight") < 0 || finite_arg(fd->b, "field b") < 0 ||
-        finite_arg(fd->avg, "field Lavg") < 0) {
+    if (finite_arg(fd->w, "field weight") < 0) {
         return -1;
     }
-    if (get_buffer(lens, &r->lv[r->nlv], 'd', "lengths") < 0) {
+    if (get_buffer(lens, &r->lv[r->nlv], 'd', "norms") < 0) {
         return -1;
     }
     if (buf_len(&r->lv[r->nlv++]) < r->ndocs) {
-        PyErr_SetString(PyExc_ValueError, "lengths must cover n_docs documents");
+        PyErr_SetString(PyExc_ValueError, "norms must cover n_docs documents");
         return -1;
     }
-    fd->len = (const double *)r->lv[r->nlv - 1].buf;
-    fd->omb = 1.0 - fd->b; /* as Python's `1.0 - b + ...` computes it first */
+    fd->norm = (const double *)r->lv[r->nlv - 1].buf;
     cursor_init(&r->cs[c], pl, &r->broken, r->scratch + (Py_ssize_t)CURSOR_SCRATCH * c);
     return 0;
 }
@@ -258,55 +256,92 @@ read_terms(Run *r)
     return 0;
 }
 
-/* Add term i's contribution to every document of its fields' union into acc (numpy's order:
- * the fields' shares summed in field order from 0.0, saturated, times qw, added to acc). */
+/* The blocks of cursor c in turn (decoded and checked): docnos in c->bd, tfs returned, *m of
+ * them; NULL at the end or when a block does not decode (the cursor is then broken). */
+static inline const int32_t *
+next_block(Cursor *c, Py_ssize_t b, Py_ssize_t *m)
+{
+    if (b >= c->nblk || (c->dblk != b && cur_load(c, b) < 0)) {
+        return NULL;
+    }
+    *m = blk_count(c, b);
+    return cur_tfs(c);
+}
+
+/* Add qw * saturate(ptf) to acc[d] (numpy's `scores[docnos] += qw * part`), marking d seen. */
+static inline void
+add_score(const Run *r, double qw, double ptf, int32_t d, double *acc, uint8_t *seen,
+          int32_t *touched, Py_ssize_t *nt)
+{
+    double part = ptf > 0.0 ? (ptf * (r->k1 + 1.0)) / (r->k1 + ptf) : 0.0;
+    acc[d] += qw * part;
+    if (!seen[d]) {
+        seen[d] = 1;
+        touched[(*nt)++] = d;
+    }
+}
+
+/* Add term i's contribution to every document of its fields' union into acc, in numpy's order:
+ * each field's share (w * tf) / B_f(d) summed into ptf[d] field after field from 0.0 (the first
+ * share is stored as 0.0 + x), then saturated and weighted. A term in one field only needs no
+ * ptf. mark[d] == i + 1: d already has a share of term i. */
 static void
-add_term(Run *r, int i, double *acc, uint8_t *seen, int32_t *touched, Py_ssize_t *nt)
+add_term(Run *r, int i, double *acc, uint8_t *seen, int32_t *touched, Py_ssize_t *nt,
+         double *ptf, int32_t *mark, int32_t *list)
 {
     Cursor *cs = r->cs + r->first[i];
     const Field *fs = r->fs + r->first[i];
     int nf = r->first[i + 1] - r->first[i];
-    double qw = r->qw[i], k1 = r->k1, k1p1 = r->k1 + 1.0;
-    for (;;) {
-        int32_t d = END_DOC;
-        for (int f = 0; f < nf; f++) {
-            d = cs[f].cur < d ? cs[f].cur : d;
-        }
-        if (d == END_DOC || r->broken) {
-            return;
-        }
-        double ptf = 0.0;
-        for (int f = 0; f < nf; f++) {
-            Cursor *c = &cs[f];
-            if (c->cur != d) {
-                continue;
+    double qw = r->qw[i];
+    Py_ssize_t m;
+    if (nf == 1) {
+        double w = fs[0].w;
+        const double *norm = fs[0].norm;
+        const int32_t *tfs;
+        for (Py_ssize_t b = 0; (tfs = next_block(cs, b, &m)) != NULL; b++) {
+            for (Py_ssize_t j = 0; j < m; j++) {
+                int32_t d = cs->bd[j];
+                add_score(r, qw, 0.0 + (w * (double)tfs[j]) / norm[d], d, acc, seen, touched, nt);
             }
-            const int32_t *tfs = cur_tfs(c);
-            if (UNLIKELY(!tfs)) {
-                return;
+        }
+        return;
+    }
+    Py_ssize_t nl = 0;
+    int32_t tag = i + 1;
+    for (int f = 0; f < nf && !r->broken; f++) {
+        double w = fs[f].w;
+        const double *norm = fs[f].norm;
+        const int32_t *tfs;
+        for (Py_ssize_t b = 0; (tfs = next_block(&cs[f], b, &m)) != NULL; b++) {
+            const int32_t *docs = cs[f].bd;
+            for (Py_ssize_t j = 0; j < m; j++) {
+                int32_t d = docs[j];
+                double x = (w * (double)tfs[j]) / norm[d];
+                if (mark[d] != tag) {
+                    mark[d] = tag;
+                    ptf[d] = 0.0 + x;
+                    list[nl++] = d;
+                }
+                else {
+                    ptf[d] += x;
+                }
             }
-            double tf = (double)tfs[c->pos & (((Py_ssize_t)1 << c->shift) - 1)];
-            const Field *fd = &fs[f];
-            ptf += (fd->w * tf) / (fd->omb + (fd->b * fd->len[d]) / fd->avg);
-            advance(c);
         }
-        double part = ptf > 0.0 ? (ptf * k1p1) / (k1 + ptf) : 0.0;
-        acc[d] += qw * part;
-        if (!seen[d]) {
-            seen[d] = 1;
-            touched[(*nt)++] = d;
-        }
+    }
+    for (Py_ssize_t j = 0; j < nl && !r->broken; j++) {
+        add_score(r, qw, ptf[list[j]], list[j], acc, seen, touched, nt);
     }
 }
 
 /* Score the segment and push its allowed live documents into the heap. Returns the number of
  * them, with *nonfinite set when a score is not finite (the caller then ranks with numpy). */
 static long long
-score_segment(Run *r, double *acc, uint8_t *seen, int32_t *touched, int *nonfinite)
+score_segment(Run *r, double *acc, uint8_t *seen, int32_t *touched, double *ptf, int32_t *mark,
+              int32_t *list, int *nonfinite)
 {
     Py_ssize_t nt = 0;
     for (int i = 0; i < r->n && !r->broken; i++) {
-        add_term(r, i, acc, seen, touched, &nt);
+        add_term(r, i, acc, seen, touched, &nt, ptf, mark, list);
     }
     if (r->broken) {
         return 0;
@@ -390,21 +425,27 @@ topk_bm25f(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     double *acc = calloc((size_t)nd, sizeof(double));
     uint8_t *seen = calloc((size_t)nd, 1);
     int32_t *touched = malloc(sizeof(int32_t) * (size_t)nd);
-    if (!acc || !seen || !touched) {
-        free(acc);
-        free(seen);
-        free(touched);
+    /* the pseudo-tf scratch of a term in several fields (malloc: written before it is read) */
+    double *ptf = malloc(sizeof(double) * (size_t)nd);
+    int32_t *mark = calloc((size_t)nd, sizeof(int32_t));
+    int32_t *list = malloc(sizeof(int32_t) * (size_t)nd);
+    long long matches = 0;
+    int nonfinite = 0;
+    if (acc && seen && touched && ptf && mark && list) {
+        Py_BEGIN_ALLOW_THREADS
+        matches = score_segment(&r, acc, seen, touched, ptf, mark, list, &nonfinite);
+        Py_END_ALLOW_THREADS
+    }
+    else {
         PyErr_NoMemory();
+    }
+    void *scratch[] = {acc, seen, touched, ptf, mark, list};
+    for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++) {
+        free(scratch[i]);
+    }
+    if (PyErr_Occurred()) {
         goto done;
     }
-    long long matches;
-    int nonfinite = 0;
-    Py_BEGIN_ALLOW_THREADS
-    matches = score_segment(&r, acc, seen, touched, &nonfinite);
-    Py_END_ALLOW_THREADS
-    free(acc);
-    free(seen);
-    free(touched);
     if (r.broken) {
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         goto done;
