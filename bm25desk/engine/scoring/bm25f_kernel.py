@@ -49,6 +49,20 @@ _lists_of: weakref.WeakKeyDictionary[Index, OrderedDict[Any, list[tuple[Any, ...
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()
+_WORK_BYTES = 26  # the kernel's scratch per document (bm25f.c: WORK_BYTES)
+_local = threading.local()
+
+
+def _workspace(n: int) -> Any:
+    """Return this thread's zeroed scratch for a segment of ``n`` documents (kept, reused).
+
+    The kernel leaves it zero after every call, so a query pays for the documents it touches,
+    not for clearing (or faulting in) a score array of every document.
+    """
+    got = getattr(_local, "work", None)
+    if got is None or got.size < _WORK_BYTES * max(n, 1):
+        got = _local.work = np.zeros(_WORK_BYTES * max(n, 1), dtype=np.uint8)
+    return got
 
 
 def field_norms(index: Index, f: ScoredField) -> tuple[F64, ...]:
@@ -134,6 +148,7 @@ def top_k(
     allow = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.bool_)
     per_term = [(_lists(index, names), float(qw)) for names, qw in terms]
     norms = [field_norms(index, f) for f in fields]
+    work = _workspace(max((sg.n for sg in st.segments), default=0))
     prev: Any = None
     matches = 0
     bm25f = topk._topk.bm25f
@@ -152,7 +167,9 @@ def top_k(
             continue
         seg_allow = None if allow is None else allow[lo:hi]
         with topk._damage_is_corruption(index):
-            d, sc, n, nonfinite = bm25f(args, sg.n, k, k1, seg_allow, sg.deny, sg.base, prev)
+            d, sc, n, nonfinite = bm25f(
+                args, sg.n, k, k1, seg_allow, sg.deny, sg.base, prev, work
+            )
         if nonfinite:
             return None
         prev = (np.frombuffer(d, dtype=np.int64), np.frombuffer(sc, dtype=np.float64))

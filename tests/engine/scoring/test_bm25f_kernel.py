@@ -104,6 +104,20 @@ def test_kernel_equals_numpy_bit_for_bit(make_segmented: Any, variant: BM25F) ->
                 got = _ranked(searcher, query, variant, k, allowed, kernel=True)
                 want = _ranked(searcher, query, variant, k, allowed, kernel=False)
                 _same(got, want)
+    _assert_workspace_clear()
+
+
+def _assert_workspace_clear() -> None:
+    """The kernel leaves the score, seen and mark arrays of the thread's reused scratch zero.
+
+    The layout (bm25f.c): per document of its capacity, acc and ptf (float64), touched and list
+    (int32), seen and mark (a byte each); the next query relies on the zeros.
+    """
+    work = bm25f_kernel._local.work
+    cap = work.size // 26
+    assert cap >= 1
+    assert not work[: 8 * cap].any()
+    assert not work[24 * cap : 26 * cap].any()
 
 
 @needs_kernel
@@ -172,6 +186,7 @@ def test_damaged_blocks_are_an_error_never_a_crash(make_segmented: Any) -> None:
         st = topk._state(index)
         with st.lock:
             st.lists.clear()
+        bm25f_kernel._lists_of.pop(index, None)  # lists made again, over the damaged blocks
         seg.kernel_arrays = tuple(arrays)
         try:
             hits, _ = _ranked(searcher, "w0 w1", variant, 10, None, kernel=True)
@@ -180,4 +195,5 @@ def test_damaged_blocks_are_an_error_never_a_crash(make_segmented: Any) -> None:
             errors += 1
         else:
             assert hits.docnos.size == clean[0].docnos.size
+        _assert_workspace_clear()
     assert errors > 0

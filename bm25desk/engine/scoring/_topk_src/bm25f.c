@@ -23,6 +23,18 @@ typedef struct {
     const double *norm; /* B_f = (1 - b) + (b * L) / Lavg of every document, by local docno */
 } Field;
 
+/* The scratch of one call, by local docno: the score (acc), whether touched (seen), a term's
+ * pseudo-tf and whether it has one (ptf, mark), and the documents touched (by the query, by the
+ * term). acc, seen and mark are all zero on entry and left so (reset where written), so that a
+ * caller's workspace is reused without clearing n_docs entries per query. */
+typedef struct {
+    double *acc, *ptf;
+    int32_t *touched, *list;
+    uint8_t *seen, *mark;
+} Work;
+
+#define WORK_BYTES (2 * sizeof(double) + 2 * sizeof(int32_t) + 2) /* per document */
+
 typedef struct {
     PyObject *terms;   /* tuple of the terms (ours: the caller's list may change) */
     PyObject **fseq;   /* per term: its fields as a tuple (keeps the PostingLists alive) */
@@ -30,8 +42,10 @@ typedef struct {
     Py_ssize_t ndocs, k;
     int64_t base;
     double k1;
-    Py_buffer allow, deny, pd, ps;
-    int have_allow, have_deny, have_pd, have_ps;
+    Py_buffer allow, deny, pd, ps, wv;
+    int have_allow, have_deny, have_pd, have_ps, have_wv;
+    Work w;
+    void *own_work;    /* the scratch allocated here (no workspace given), or NULL */
     Py_ssize_t np_prev;
     double *qw;        /* per term */
     int *first;        /* per term: its first cursor; first[n] = cursors in all */
@@ -50,9 +64,9 @@ run_release(Run *r)
     for (int i = 0; i < r->nlv; i++) {
         PyBuffer_Release(&r->lv[i]);
     }
-    Py_buffer *views[] = {&r->allow, &r->deny, &r->pd, &r->ps};
-    int have[] = {r->have_allow, r->have_deny, r->have_pd, r->have_ps};
-    for (int i = 0; i < 4; i++) {
+    Py_buffer *views[] = {&r->allow, &r->deny, &r->pd, &r->ps, &r->wv};
+    int have[] = {r->have_allow, r->have_deny, r->have_pd, r->have_ps, r->have_wv};
+    for (int i = 0; i < 5; i++) {
         if (have[i]) {
             PyBuffer_Release(views[i]);
         }
@@ -60,8 +74,8 @@ run_release(Run *r)
     for (int i = 0; r->fseq && i < r->n; i++) {
         Py_XDECREF(r->fseq[i]);
     }
-    void *blocks[] = {r->fseq, r->qw, r->first, r->cs, r->fs, r->lv, r->scratch,
-                      r->h.s,  r->h.d, r->h.slot};
+    void *blocks[] = {r->fseq, r->qw,  r->first, r->cs,     r->fs,       r->lv,
+                      r->scratch, r->h.s, r->h.d, r->h.slot, r->own_work};
     for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
         free(blocks[i]);
     }
@@ -107,13 +121,15 @@ take_prev(Run *r, PyObject *prev)
 }
 
 static int
-read_args(Run *r, PyObject *args, PyObject *kwds, PyObject **prev)
+read_args(Run *r, PyObject *args, PyObject *kwds, PyObject **prev, PyObject **work)
 {
-    static char *kwlist[] = {"terms", "n_docs", "k", "k1", "allow", "deny", "base", "prev", NULL};
+    static char *kwlist[] = {"terms", "n_docs", "k",    "k1",  "allow",
+                             "deny",  "base",   "prev", "work", NULL};
     PyObject *terms, *ndocs, *k, *allow = Py_None, *deny = Py_None, *base = NULL;
     *prev = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOd|OOOO", kwlist, &terms, &ndocs, &k, &r->k1,
-                                     &allow, &deny, &base, prev)) {
+    *work = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOd|OOOOO", kwlist, &terms, &ndocs, &k, &r->k1,
+                                     &allow, &deny, &base, prev, work)) {
         return -1;
     }
     if (get_count(ndocs, "n_docs", 0, INT32_MAX - 1, 0, &r->ndocs) < 0 ||
@@ -270,55 +286,54 @@ next_block(Cursor *c, Py_ssize_t b, Py_ssize_t *m)
 
 /* Add qw * saturate(ptf) to acc[d] (numpy's `scores[docnos] += qw * part`), marking d seen. */
 static inline void
-add_score(const Run *r, double qw, double ptf, int32_t d, double *acc, uint8_t *seen,
-          int32_t *touched, Py_ssize_t *nt)
+add_score(Run *r, double qw, double ptf, int32_t d, Py_ssize_t *nt)
 {
     double part = ptf > 0.0 ? (ptf * (r->k1 + 1.0)) / (r->k1 + ptf) : 0.0;
-    acc[d] += qw * part;
-    if (!seen[d]) {
-        seen[d] = 1;
-        touched[(*nt)++] = d;
+    r->w.acc[d] += qw * part;
+    if (!r->w.seen[d]) {
+        r->w.seen[d] = 1;
+        r->w.touched[(*nt)++] = d;
     }
 }
 
 /* Add term i's contribution to every document of its fields' union into acc, in numpy's order:
  * each field's share (w * tf) / B_f(d) summed into ptf[d] field after field from 0.0 (the first
  * share is stored as 0.0 + x), then saturated and weighted. A term in one field only needs no
- * ptf. mark[d] == i + 1: d already has a share of term i. */
+ * ptf. */
 static void
-add_term(Run *r, int i, double *acc, uint8_t *seen, int32_t *touched, Py_ssize_t *nt,
-         double *ptf, int32_t *mark, int32_t *list)
+add_term(Run *r, int i, Py_ssize_t *nt)
 {
     Cursor *cs = r->cs + r->first[i];
     const Field *fs = r->fs + r->first[i];
     int nf = r->first[i + 1] - r->first[i];
     double qw = r->qw[i];
+    double *ptf = r->w.ptf;
+    uint8_t *mark = r->w.mark;
+    int32_t *list = r->w.list;
+    const int32_t *tfs;
     Py_ssize_t m;
     if (nf == 1) {
         double w = fs[0].w;
         const double *norm = fs[0].norm;
-        const int32_t *tfs;
         for (Py_ssize_t b = 0; (tfs = next_block(cs, b, &m)) != NULL; b++) {
             for (Py_ssize_t j = 0; j < m; j++) {
                 int32_t d = cs->bd[j];
-                add_score(r, qw, 0.0 + (w * (double)tfs[j]) / norm[d], d, acc, seen, touched, nt);
+                add_score(r, qw, 0.0 + (w * (double)tfs[j]) / norm[d], d, nt);
             }
         }
         return;
     }
     Py_ssize_t nl = 0;
-    int32_t tag = i + 1;
     for (int f = 0; f < nf && !r->broken; f++) {
         double w = fs[f].w;
         const double *norm = fs[f].norm;
-        const int32_t *tfs;
         for (Py_ssize_t b = 0; (tfs = next_block(&cs[f], b, &m)) != NULL; b++) {
             const int32_t *docs = cs[f].bd;
             for (Py_ssize_t j = 0; j < m; j++) {
                 int32_t d = docs[j];
                 double x = (w * (double)tfs[j]) / norm[d];
-                if (mark[d] != tag) {
-                    mark[d] = tag;
+                if (!mark[d]) {
+                    mark[d] = 1;
                     ptf[d] = 0.0 + x;
                     list[nl++] = d;
                 }
@@ -328,35 +343,38 @@ add_term(Run *r, int i, double *acc, uint8_t *seen, int32_t *touched, Py_ssize_t
             }
         }
     }
-    for (Py_ssize_t j = 0; j < nl && !r->broken; j++) {
-        add_score(r, qw, ptf[list[j]], list[j], acc, seen, touched, nt);
+    for (Py_ssize_t j = 0; j < nl; j++) {
+        int32_t d = list[j];
+        mark[d] = 0;
+        if (!r->broken) {
+            add_score(r, qw, ptf[d], d, nt);
+        }
     }
 }
 
-/* Score the segment and push its allowed live documents into the heap. Returns the number of
- * them, with *nonfinite set when a score is not finite (the caller then ranks with numpy). */
+/* Score the segment and push its allowed live documents into the heap; acc and seen are left
+ * zero. Returns the number of them, with *nonfinite set when a score is not finite (the caller
+ * then ranks with numpy). */
 static long long
-score_segment(Run *r, double *acc, uint8_t *seen, int32_t *touched, double *ptf, int32_t *mark,
-              int32_t *list, int *nonfinite)
+score_segment(Run *r, int *nonfinite)
 {
     Py_ssize_t nt = 0;
     for (int i = 0; i < r->n && !r->broken; i++) {
-        add_term(r, i, acc, seen, touched, &nt, ptf, mark, list);
-    }
-    if (r->broken) {
-        return 0;
+        add_term(r, i, &nt);
     }
     const uint8_t *al = r->have_allow ? (const uint8_t *)r->allow.buf : NULL;
     const uint8_t *de = r->have_deny ? (const uint8_t *)r->deny.buf : NULL;
     Heap *h = &r->h;
     long long matches = 0;
     for (Py_ssize_t j = 0; j < nt; j++) {
-        int32_t d = touched[j];
-        if ((al && !al[d]) || (de && de[d])) {
+        int32_t d = r->w.touched[j];
+        double s = r->w.acc[d];
+        r->w.acc[d] = 0.0;
+        r->w.seen[d] = 0;
+        if (r->broken || (al && !al[d]) || (de && de[d])) {
             continue;
         }
         matches++;
-        double s = acc[d];
         int64_t g = (int64_t)d + r->base;
         *nonfinite |= !isfinite(s);
         /* most documents of a query with a frequent term do not enter a full heap */
@@ -408,44 +426,63 @@ result(Run *r, long long matches, int nonfinite)
     return Py_BuildValue("(NNLO)", bd, bs, matches, nonfinite ? Py_True : Py_False);
 }
 
+/* The scratch: the caller's workspace (a writable, 8-byte aligned buffer of WORK_BYTES per
+ * document, all zero; laid out by its own size, so that one workspace serves segments of any
+ * size up to it), or allocated here. */
+static int
+take_work(Run *r, PyObject *work)
+{
+    size_t nd = (size_t)(r->ndocs ? r->ndocs : 1);
+    uint8_t *p;
+    if (work == Py_None) {
+        p = r->own_work = calloc(nd, WORK_BYTES);
+        if (!p) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    else {
+        if (PyObject_GetBuffer(work, &r->wv, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "work must be a writable contiguous buffer");
+            return -1;
+        }
+        r->have_wv = 1;
+        p = r->wv.buf;
+        if ((size_t)r->wv.len / WORK_BYTES < nd || ((uintptr_t)p & 7)) {
+            PyErr_SetString(PyExc_ValueError, "work is too small or not 8-byte aligned");
+            return -1;
+        }
+        nd = (size_t)r->wv.len / WORK_BYTES; /* the same layout whatever the segment's size */
+    }
+    r->w.acc = (double *)p;
+    r->w.ptf = r->w.acc + nd;
+    r->w.touched = (int32_t *)(r->w.ptf + nd);
+    r->w.list = r->w.touched + nd;
+    r->w.seen = (uint8_t *)(r->w.list + nd);
+    r->w.mark = r->w.seen + nd;
+    return 0;
+}
+
 PyObject *
 topk_bm25f(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
     Run r;
     memset(&r, 0, sizeof(r));
-    PyObject *prev, *out = NULL;
-    if (read_args(&r, args, kwds, &prev) < 0 || read_terms(&r) < 0 || start_heap(&r) < 0) {
+    PyObject *prev, *work, *out = NULL;
+    if (read_args(&r, args, kwds, &prev, &work) < 0 || read_terms(&r) < 0 || start_heap(&r) < 0 ||
+        take_work(&r, work) < 0) {
         goto done;
     }
     if (r.broken) { /* a first block that does not decode */
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         goto done;
     }
-    Py_ssize_t nd = r.ndocs ? r.ndocs : 1;
-    double *acc = calloc((size_t)nd, sizeof(double));
-    uint8_t *seen = calloc((size_t)nd, 1);
-    int32_t *touched = malloc(sizeof(int32_t) * (size_t)nd);
-    /* the pseudo-tf scratch of a term in several fields (malloc: written before it is read) */
-    double *ptf = malloc(sizeof(double) * (size_t)nd);
-    int32_t *mark = calloc((size_t)nd, sizeof(int32_t));
-    int32_t *list = malloc(sizeof(int32_t) * (size_t)nd);
-    long long matches = 0;
+    long long matches;
     int nonfinite = 0;
-    if (acc && seen && touched && ptf && mark && list) {
-        Py_BEGIN_ALLOW_THREADS
-        matches = score_segment(&r, acc, seen, touched, ptf, mark, list, &nonfinite);
-        Py_END_ALLOW_THREADS
-    }
-    else {
-        PyErr_NoMemory();
-    }
-    void *scratch[] = {acc, seen, touched, ptf, mark, list};
-    for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++) {
-        free(scratch[i]);
-    }
-    if (PyErr_Occurred()) {
-        goto done;
-    }
+    Py_BEGIN_ALLOW_THREADS
+    matches = score_segment(&r, &nonfinite);
+    Py_END_ALLOW_THREADS
     if (r.broken) {
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         goto done;
