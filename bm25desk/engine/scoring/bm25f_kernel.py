@@ -31,7 +31,7 @@ from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring import topk
 
 if TYPE_CHECKING:
-    from bm25desk.engine.scoring.bm25f import ScoredField
+    from bm25desk.engine.scoring.bm25f_fields import ScoredField
 
 HAVE_KERNEL = topk.HAVE_KERNEL and hasattr(topk._topk, "bm25f")
 """Whether the compiled bm25f ranking is available."""
@@ -167,9 +167,7 @@ def top_k(
             continue
         seg_allow = None if allow is None else allow[lo:hi]
         with topk._damage_is_corruption(index):
-            d, sc, n, nonfinite = bm25f(
-                args, sg.n, k, k1, seg_allow, sg.deny, sg.base, prev, work
-            )
+            d, sc, n, nonfinite = bm25f(args, sg.n, k, k1, seg_allow, sg.deny, sg.base, prev, work)
         if nonfinite:
             return None
         prev = (np.frombuffer(d, dtype=np.int64), np.frombuffer(sc, dtype=np.float64))

@@ -63,7 +63,7 @@ def random_index(make_segmented: Any, seed: int, sizes: tuple[int, ...]) -> Inde
 def _queries(rng: np.random.Generator, count: int) -> list[str]:
     out = ["w0", "w7 w0", "nosuchword w3", "w1 w1 w2"]  # qtf 2; an unknown term
     for _ in range(count):
-        out.append(" ".join(rng.choice(WORDS + ["zzz"], size=int(rng.integers(1, 7)))))
+        out.append(" ".join(rng.choice([*WORDS, "zzz"], size=int(rng.integers(1, 7)))))
     return out
 
 
@@ -191,8 +191,9 @@ def test_damaged_blocks_are_an_error_never_a_crash(make_segmented: Any) -> None:
         try:
             hits, _ = _ranked(searcher, "w0 w1", variant, 10, None, kernel=True)
         except IndexCorruptError as exc:
-            assert "rebuild it" in str(exc)
+            message = str(exc)
             errors += 1
+            assert "rebuild it" in message
         else:
             assert hits.docnos.size == clean[0].docnos.size
         _assert_workspace_clear()
