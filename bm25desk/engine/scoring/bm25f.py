@@ -442,8 +442,6 @@ def rank(
     In C when the kernel is there (:mod:`~bm25desk.engine.scoring.bm25f_kernel`), else numpy:
     the same hits and scores bit for bit. ``kernel=False`` forces numpy (tests, benchmarks).
     """
-    from bm25desk.engine.scoring.hits import Hits
-
     index = searcher.index
     fields = scored_fields(searcher, variant)
     names = [[_field_term(f, term) for f in fields] for term, _, _ in terms]
@@ -452,54 +450,50 @@ def rank(
         weighted = [(n, qtf * w.idf) for n, (_, qtf, w) in zip(names, terms, strict=True)]
         got = bm25f_kernel.top_k(index, fields, weighted, variant.k1, k + 1, allowed)
     if got is None:
-        return _rank_numpy(searcher, variant, terms, k, allowed, contributions)
+        scores, matched, per = dense(searcher, variant, terms)
+        if allowed is not None:
+            matched &= allowed
+        cand = np.flatnonzero(matched)
+        top, top_scores = _top(scores, cand, k + 1)
+        return _hits(searcher, variant, terms, k, top, top_scores, contributions, per), cand.size
     top, top_scores, n_matches = got
-    next_score = float(top_scores[k]) if top_scores.size > k else None
-    top, top_scores = top[:k], top_scores[:k]
 
-    def detail() -> tuple[I32, F64]:
+    def detail(top: I64) -> tuple[I32, F64]:
         return bm25f_kernel.detail(index, fields, names, variant.k1, top)
 
-    hits = Hits(
-        index,
-        top,
-        top_scores,
-        next_score,
-        terms if contributions else None,
-        detail if contributions else None,
-        FieldStatistics(searcher, variant),
-    )
-    return hits, n_matches
+    return _hits(searcher, variant, terms, k, top, top_scores, contributions, detail), n_matches
 
 
-def _rank_numpy(
+def _hits(
     searcher: Searcher,
     variant: BM25F,
     terms: Sequence[TermSpec],
     k: int,
-    allowed: Any,
+    top: I64,
+    top_scores: F64,
     contributions: bool,
-) -> tuple[Hits, int]:
-    """Return :func:`rank`'s result from the dense numpy scores."""
+    detail: Any,
+) -> Hits:
+    """Return the first ``k`` of the best ``k + 1`` as hits (the last one's score is the next).
+
+    ``detail`` is numpy's per-term (docnos, tf, tf part), or a function of the hits' docnos
+    returning their (tf, tf part) matrices.
+    """
     from bm25desk.engine.scoring.hits import Hits
 
-    scores, matched, per = dense(searcher, variant, terms)
-    if allowed is not None:
-        matched &= allowed
-    cand = np.flatnonzero(matched)
-    top, top_scores = _top(scores, cand, k + 1)
     next_score = float(top_scores[k]) if top_scores.size > k else None
     top, top_scores = top[:k], top_scores[:k]
-    hits = Hits(
+    per = detail
+    rows = (lambda: per(top)) if callable(per) else (lambda: _detail(per, top))
+    return Hits(
         searcher.index,
         top,
         top_scores,
         next_score,
         terms if contributions else None,
-        (lambda: _detail(per, top)) if contributions else None,
+        rows if contributions else None,
         FieldStatistics(searcher, variant),
     )
-    return hits, int(cand.size)
 
 
 def _detail(per: list[tuple[I64, I32, F64]], top: I64) -> tuple[I32, F64]:
