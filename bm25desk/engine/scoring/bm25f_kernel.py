@@ -174,9 +174,8 @@ def top_k(
         matches += n
     if prev is None:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), 0
-    docnos, scores = prev
-    order = np.lexsort((docnos, -scores))
-    return docnos[order], scores[order], matches
+    docnos, scores = prev  # sorted by the kernel: score descending, docno ascending
+    return docnos, scores, matches
 
 
 def detail(

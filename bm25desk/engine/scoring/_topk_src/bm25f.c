@@ -411,11 +411,27 @@ start_heap(Run *r)
     return 0;
 }
 
-/* The heap's entries (in no order) as bytes: docnos (int64) and scores (float64). */
+/* The heap's entries best first (score descending, docno ascending) as bytes: docnos (int64)
+ * and scores (float64). */
 static PyObject *
 result(Run *r, long long matches, int nonfinite)
 {
     Py_ssize_t m = r->h.size;
+    Entry *es = malloc(sizeof(Entry) * (size_t)(m ? m : 1));
+    if (!es) {
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        es[i].s = r->h.s[i];
+        es[i].d = r->h.d[i];
+        es[i].slot = i;
+    }
+    sort_entries(es, m);
+    for (Py_ssize_t i = 0; i < m; i++) { /* back into the heap's arrays, now in order */
+        r->h.s[i] = es[i].s;
+        r->h.d[i] = es[i].d;
+    }
+    free(es);
     PyObject *bd = PyBytes_FromStringAndSize((const char *)r->h.d, m * (Py_ssize_t)sizeof(int64_t));
     PyObject *bs = PyBytes_FromStringAndSize((const char *)r->h.s, m * (Py_ssize_t)sizeof(double));
     if (!bd || !bs) {

@@ -25,8 +25,8 @@ static PyMethodDef topk_methods[] = {
     {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
      "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},
     {"bm25f", (PyCFunction)(void (*)(void))topk_bm25f, METH_VARARGS | METH_KEYWORDS,
-     "bm25f(terms, n_docs, k, k1, allow=None, deny=None, base=0, prev=None) -> (docnos, scores, "
-     "matches, nonfinite): see _topk_src/bm25f.c."},
+     "bm25f(terms, n_docs, k, k1, allow=None, deny=None, base=0, prev=None, work=None) -> "
+     "(docnos, scores, matches, nonfinite): see _topk_src/bm25f.c."},
     {NULL, NULL, 0, NULL},
 };
 
