@@ -198,3 +198,28 @@ def test_damaged_blocks_are_an_error_never_a_crash(make_segmented: Any) -> None:
             assert hits.docnos.size == clean[0].docnos.size
         _assert_workspace_clear()
     assert errors > 0
+
+
+@needs_kernel
+def test_any_parameters_give_the_same_bits(make_segmented: Any) -> None:
+    """Drawn k1, weights and b (their edges included: k1 0, b 0 and 1, a weight near 0)."""
+    index = random_index(make_segmented, 21, (350, 150))
+    searcher = Searcher(index)
+    rng = np.random.default_rng(5)
+    edges = [0.0, 1.0, 1e-300, 20.0]
+    for draw in range(25):
+        pick = edges if draw % 3 == 0 else [float(x) for x in rng.uniform(0, 20, 4)]
+        variant = get_variant(
+            "bm25f",
+            k1=float(rng.choice([0.0, 3.0, float(rng.uniform(0, 3))])),
+            w_text=max(pick[draw % 4], 1e-3),
+            b_text=float(rng.choice([0.0, 1.0, float(rng.uniform(0, 1))])),
+            w_title=pick[(draw + 1) % 4],
+            b_title=float(rng.choice([0.0, 1.0, float(rng.uniform(0, 1))])),
+            w_name=pick[(draw + 2) % 4],
+            b_name=float(rng.uniform(0, 1)),
+        )
+        mask = rng.random(index.n_slots) < 0.7 if draw % 2 else None
+        for query in _queries(rng, 3):
+            got = _ranked(searcher, query, variant, 25, mask, kernel=True)
+            _same(got, _ranked(searcher, query, variant, 25, mask, kernel=False))
