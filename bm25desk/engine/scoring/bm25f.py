@@ -132,6 +132,11 @@ class BM25F(Variant):
             out[f"w_{name}"], out[f"b_{name}"] = float(w), float(b)
         return out
 
+    def __repr__(self) -> str:
+        """Name every field's weight and b as parameters (run labels; no empty ``extra=()``)."""
+        params = ", ".join(f"{name}={v!r}" for name, v in self.values().items())
+        return f"{type(self).__name__}({params})"
+
     def display_with_params(self) -> str:
         """Return the display name with every field's weight and b."""
         params = " ".join(f"{name}={fmt(v)}" for name, v in self.values().items())
