@@ -328,3 +328,11 @@ def test_facets_count_what_bm25f_matches(make_segmented: Any) -> None:
         "type": [{"value": "txt", "count": 1}]
     }
     assert facets(index, parsed).as_dict(10) == {"type": []}  # the body's postings alone
+
+
+def test_the_repr_names_every_fields_parameters_and_no_empty_extra() -> None:
+    # Evaluation runs are labelled (and chosen with --run NAME) by repr.
+    assert repr(BM25F()) == "BM25F(k1=1.2, w_text=1.0, b_text=0.75, w_title=2.0, b_title=0.3)"
+    named = BM25F.from_values(k1=1.0, w_name=3.0)
+    assert repr(named).endswith("b_title=0.3, w_name=3.0, b_name=0.75)")
+    assert repr(named) != repr(BM25F.from_values(k1=1.0, w_name=2.0))
