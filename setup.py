@@ -1,10 +1,10 @@
 """Build the optional C extensions (everything else is in pyproject.toml).
 
 They are the top-k kernel ``bm25desk.engine.scoring._topk``, the postings codec
-``bm25desk.engine.index._blocks`` and the bulk tokenizer ``bm25desk.engine.analysis._tokens``. All
-are optional: without a C compiler the build warns and goes on, and bm25desk uses its numpy and
-Python paths (``HAVE_KERNEL`` in ``bm25desk.engine.scoring.topk`` is False; the numpy codec writes
-the same bytes).
+``bm25desk.engine.index._blocks``, the bulk tokenizer ``bm25desk.engine.analysis._tokens`` and the
+duplicate-id table ``bm25desk.engine.readers._seen``. All are optional: without a C compiler the
+build warns and goes on, and bm25desk uses its numpy and Python paths (``HAVE_KERNEL`` in
+``bm25desk.engine.scoring.topk`` is False; the numpy codec writes the same bytes).
 ``BM25DESK_NO_EXTENSION=1`` (or ``BM25DESK_NO_EXTENSIONS=1``, the run-time switch that makes an
 installed bm25desk ignore its compiled extensions) skips them on purpose. It needs only the Python
 headers (no numpy at build time), and is compiled without floating-point contraction so that its
@@ -38,6 +38,8 @@ class BuildExt(build_ext):
 # decodes blocks as it ranks, and the codec the segment writer and merges use.
 BLOCKS_DIR = "bm25desk/engine/index/_blocks_src"
 BLOCKS_H = f"{BLOCKS_DIR}/blocks.h"
+# The hash tables of a build (the token table, the document-id table) share their index code.
+DENSE_INDEX_H = "bm25desk/engine/dense_index.h"
 TOPK_SOURCES = sorted(str(p) for p in Path("bm25desk/engine/scoring/_topk_src").glob("*.c"))
 
 extensions = []
@@ -62,6 +64,15 @@ if all(
         Extension(
             "bm25desk.engine.analysis._tokens",
             ["bm25desk/engine/analysis/_tokens.c"],
+            depends=[DENSE_INDEX_H],
+            include_dirs=["bm25desk/engine"],
+            optional=True,
+        ),
+        Extension(
+            "bm25desk.engine.readers._seen",
+            ["bm25desk/engine/readers/_seen.c"],
+            depends=[DENSE_INDEX_H],
+            include_dirs=["bm25desk/engine"],
             optional=True,
         ),
     ]

@@ -21,8 +21,13 @@ from bm25desk.engine.index.segment_writer import SegmentWriter, TermIds
 from bm25desk.engine.progress import CancelToken, ProgressFn
 from bm25desk.engine.readers.corpus import Document
 
-SEGMENT_POSTINGS = 2_000_000
-"""Start a new segment after this many postings: bounds a build's memory (~100 MB a process)."""
+SEGMENT_POSTINGS = 1_000_000
+"""Start a new segment after this many postings: bounds a build's memory (~12 bytes a posting).
+
+Measured on 1 M passages (2 worker processes): 1 M postings instead of 2 M lowered the peak of
+the build by ~50 MB (338 → 285 MB) at no cost in CPU time (the segments are merged in the
+worker, and smaller sorts stay in cache).
+"""
 
 LARGE_SEGMENT_POSTINGS = 40_000_000
 """The segment size for sources of :data:`LARGE_SOURCE_BYTES` or more (~1.5 GB a process).

@@ -15,6 +15,7 @@ from typing import Any
 from bm25desk.engine.extract.common import collapse, is_blank, join_title, shorten
 from bm25desk.engine.readers.corpus import Document, ReadReport
 from bm25desk.engine.readers.document import duplicate_id
+from bm25desk.engine.readers.document import first_seen as new_first_seen
 
 __all__ = ["RowDocuments", "duplicate_reason"]
 
@@ -51,8 +52,7 @@ class RowDocuments:
     def __iter__(self) -> Iterator[Document]:
         """Yield the admitted rows' documents (once)."""
         report = self.report
-        seen: dict[str, int] = {}
-        first_seen = seen.setdefault
+        first_seen = new_first_seen()  # a compact table: rows of a large part repeat no dict
         for row in self._rows:
             self.rows += 1
             n = self.rows

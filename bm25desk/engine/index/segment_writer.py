@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from bm25desk.engine import native
 from bm25desk.engine.index.arrays import I32, I64, index_dtype, narrow, save_array
 from bm25desk.engine.index.blobs import BlobWriter, name_bytes
 from bm25desk.engine.index.layout import segment_meta, write_json
@@ -18,18 +20,47 @@ from bm25desk.engine.index.textstore import ZBlobWriter
 
 __all__ = ["SegmentWriter", "TermIds"]
 
+_seen: Any = native.load("bm25desk.engine.readers._seen")
 
-class TermIds(dict[str, int]):
+
+class DictTermIds(dict[str, int]):
     """term → provisional id, assigning the next id to a new term (lets ``map`` run at C speed).
 
-    One instance may serve several consecutive :class:`SegmentWriter` s of a build (the
-    token → id table built on it stays valid); each segment keeps only the terms it contains.
+    The vocabulary without the compiled table (see :data:`TermIds`).
     """
 
     def __missing__(self, term: str) -> int:
         """Assign the next id to a new term."""
         value = self[term] = len(self)
         return value
+
+
+if _seen is not None:
+
+    class CompactTermIds(_seen.FirstSeen):  # type: ignore[misc]
+        """term → provisional id in the compiled table: ~50 bytes a term instead of ~140.
+
+        ``t[term]`` assigns the next id to a new term (at C speed); iteration gives the terms
+        in id order, and ``t.key(i)`` the term of id ``i``.
+        """
+
+        __slots__ = ()
+
+        def __init__(self) -> None:
+            super().__init__(assign=True)
+
+        def __iter__(self) -> Iterator[str]:
+            return map(self.key, range(len(self)))
+
+
+TermIds: Any = CompactTermIds if _seen is not None else DictTermIds
+"""A build's vocabulary: term → provisional id, the next id for a new term.
+
+One instance may serve several consecutive :class:`SegmentWriter` s of a build (the token → id
+table built on it stays valid); each segment keeps only the terms it contains. A parallel build
+has one per worker process: with a large vocabulary (millions of distinct terms) it was the
+largest part of a worker's memory, hence the compact table.
+"""
 
 
 class SegmentWriter:
@@ -45,10 +76,10 @@ class SegmentWriter:
     PLACE_POSTINGS = 1 << 18
     """Postings placed at a time by :meth:`finish` (~40 bytes each of temporaries)."""
 
-    def __init__(self, directory: Path, vocabulary: TermIds | None = None) -> None:
+    def __init__(self, directory: Path, vocabulary: MutableMapping[str, int] | None = None) -> None:
         directory.mkdir(parents=True)
         self.path = directory
-        self._ids = vocabulary if vocabulary is not None else TermIds()
+        self._ids: Any = vocabulary if vocabulary is not None else TermIds()
         self._buf = array("i")  # provisional term ids, -1 for dropped tokens
         self._lens = array("i")  # entries of _buf per document in the current buffer
         self._chunks: list[tuple[I64, I32]] = []  # (key = tid << 32 | doc, tf)
@@ -182,7 +213,10 @@ class SegmentWriter:
         for keys, _ in self._chunks:
             used[keys >> 32] = True
         used[pairs >> 32] = True
-        terms = list(itertools.compress(self._ids, used.tolist()))  # insertion order == id
+        if isinstance(self._ids, dict):
+            terms = list(itertools.compress(self._ids, used.tolist()))  # insertion order == id
+        else:  # only the terms used here are made into strs
+            terms = list(map(self._ids.key, np.flatnonzero(used).tolist()))
         del used
         try:
             data = "".join(terms).encode("utf-8")
@@ -198,8 +232,13 @@ class SegmentWriter:
         new_id = np.full(len(ids), -1, dtype=np.int32)
         new_id[prov] = np.arange(n_terms, dtype=np.int32)
         del prov
-        if data and len(data) == sum(map(len, terms)):  # ASCII: a term's bytes are its chars
-            write_lexicon_bytes(self.path, data, np.fromiter(map(len, terms), np.int64, n_terms))
+        if data:
+            # The bytes are those of the sorted terms back to back: only each term's length in
+            # bytes is needed (a list of every term's bytes was the peak of a 100 k build).
+            lens = np.fromiter(map(len, terms), np.int64, n_terms)
+            if len(data) != int(lens.sum()):  # not ASCII: count the bytes, a term at a time
+                lens = np.fromiter((len(t.encode("utf-8")) for t in terms), np.int64, n_terms)
+            write_lexicon_bytes(self.path, data, lens)
         else:
             write_lexicon(self.path, terms)
         return new_id, n_terms
