@@ -40,7 +40,9 @@ every variant and any parameters, without visiting every posting:
 **Exhaustive traversal** (:func:`exhaustive_top_k`, ``_topk_src/exhaustive.c``): when the postings
 cover much of a small collection or k is deep, the same kernel adds every posting of each term's
 stored blocks into a score array in query order (the same table look-ups, the same sums), then
-takes the top k: nothing is skipped, nothing is cached per term, and the match count is free.
+takes the top k: nothing is skipped and the match count is free. Each term's decoded docnos and
+tf parts are kept per weight table (:mod:`~bm25desk.engine.scoring.postings_cache`, LRU in bytes)
+so that terms recurring across queries are decoded once.
 
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
@@ -71,6 +73,7 @@ from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.scoring.dense import dense_scores as dense_scores  # re-exported
 from bm25desk.engine.scoring.dense import length_index as length_index  # re-exported
 from bm25desk.engine.scoring.dense import top_k_dense as _top_k_dense
+from bm25desk.engine.scoring.postings_cache import PartsCache
 from bm25desk.engine.scoring.variant import TermWeight
 
 _topk: Any = native.load("bm25desk.engine.scoring._topk")
@@ -156,6 +159,8 @@ class _State:
         self.lists: OrderedDict[str, tuple[_Postings | None, ...]] = OrderedDict()
         self.tables: OrderedDict[Any, _Table] = OrderedDict()
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
+        # The exhaustive path's decoded tf parts (released with this state, i.e. the index).
+        self.parts = PartsCache(_topk.Parts) if HAVE_KERNEL else None
 
     # -- posting lists ---------------------------------------------------------------------------
 
@@ -407,6 +412,7 @@ def _top_k_kernel(
     prev: Any = None
     matches = 0 if exhaustive else -1
     search = _topk.search
+    parts = st.parts if exhaustive else None
     # A query's terms share the variant and statistics: their tables differ by k1* and cap only.
     tables: dict[tuple[Any, int], _Table] = {}
     try:
@@ -422,7 +428,11 @@ def _top_k_kernel(
                     if not table.ok:
                         return None
                 ov = st.overflow_values(term, s, p, w, index.doclen) if p.n_ovf else None
-                args.append((p.pl, qw, table.kernel, None, ov, col))
+                if parts is not None:  # the exhaustive path reads (or fills) decoded tf parts
+                    pa = parts.get(table.kernel, s, term, p.pl, p.n)
+                    args.append((p.pl, qw, table.kernel, None, ov, col, pa))
+                else:
+                    args.append((p.pl, qw, table.kernel, None, ov, col))
             if not args:
                 continue
             seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
@@ -465,8 +475,9 @@ def exhaustive_top_k(
     """Return the top ``k`` by adding every posting in C, and the number of matching documents.
 
     The same documents and bit-identical scores as :func:`top_k` (and the dense float64 path),
-    without pruning and without any per-term state: each term's stored blocks are decoded and
-    weighted through the variant's tf-part table in one pass. For queries whose postings cover
+    without pruning: each term's stored blocks are decoded and weighted through the variant's
+    tf-part table in one pass, and the decoded tf parts kept for the next query that has the
+    term (:mod:`~bm25desk.engine.scoring.postings_cache`). For queries whose postings cover
     much of a small collection, and for deep k. ``rows=False`` leaves the per-term ``tfs`` and
     ``parts`` zero (a run needs ids and scores only). None without the compiled kernel, or when
     a weight or table is one the kernel cannot take (the caller then uses numpy).
