@@ -50,7 +50,7 @@ class PartsCache:
         """
         key = (id(table), seg, term)
         got = self._entries.get(key)  # a plain read (atomic): the hot path takes no lock
-        if got is not None and got[1] is pl and got[2] is table:
+        if got is not None and got[2] is table and (got[1] is pl or got[0].fits(pl)):
             try:
                 self._entries.move_to_end(key)
             except KeyError:  # evicted meanwhile by another thread: still usable for this query

@@ -76,6 +76,33 @@ parts_filled(Parts *self, void *Py_UNUSED(closure))
     return PyBool_FromLong(__atomic_load_n(&self->state, __ATOMIC_ACQUIRE) == PARTS_READY);
 }
 
+int
+parts_fit(const Parts *p, const PostingList *pl)
+{
+    const PostingList *own = (const PostingList *)p->pl;
+    return own == pl || (own->stream == pl->stream && own->blk_off == pl->blk_off &&
+                         own->n == pl->n && own->nblk == pl->nblk && own->cap == pl->cap &&
+                         own->shift == pl->shift && own->novf == pl->novf &&
+                         own->dli_view.buf == pl->dli_view.buf && own->n_docs == pl->n_docs);
+}
+
+static PyObject *
+parts_fits(Parts *self, PyObject *plo)
+{
+    PostingList *pl = as_posting_list(plo);
+    if (!pl) {
+        return NULL;
+    }
+    return PyBool_FromLong(parts_fit(self, pl));
+}
+
+static PyMethodDef parts_methods[] = {
+    {"fits", (PyCFunction)parts_fits, METH_O,
+     "fits(postings) -> whether postings are the list it was made for (the same stored blocks: a "
+     "PostingList made again for the same term and segment fits)"},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef parts_getset[] = {
     {"nbytes", (getter)parts_nbytes, NULL, "bytes held (docnos and tf parts)", NULL},
     {"filled", (getter)parts_filled, NULL, "whether a search has filled it", NULL},
@@ -91,6 +118,7 @@ PyTypeObject PartsType = {
     .tp_new = parts_new,
     .tp_dealloc = (destructor)parts_dealloc,
     .tp_getset = parts_getset,
+    .tp_methods = parts_methods,
 };
 
 int

@@ -311,7 +311,7 @@ setup_term(Search *s, int i)
     }
     if (partsobj != Py_None) { /* exhaustive path's decoded tf parts (parts.c) */
         Parts *pa = (Parts *)partsobj;
-        if (!PyObject_TypeCheck(partsobj, &PartsType) || pa->pl != plo || pa->table != Tobj) {
+        if (!PyObject_TypeCheck(partsobj, &PartsType) || !parts_fit(pa, pl) || pa->table != Tobj) {
             PyErr_SetString(PyExc_ValueError, "parts were made for another posting list or table");
             return -1;
         }

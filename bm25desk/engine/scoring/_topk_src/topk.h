@@ -191,6 +191,8 @@ typedef struct {
 
 extern PyTypeObject PartsType;
 
+/* Whether pl holds the postings p was made for (itself, or the same stored blocks). */
+int parts_fit(const Parts *p, const PostingList *pl);
 /* Take the right to fill p (1), or not (0: being filled or filled). */
 int parts_claim(Parts *p);
 /* Whether p is filled (its arrays may be read). */
