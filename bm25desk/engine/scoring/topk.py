@@ -73,7 +73,7 @@ from bm25desk.engine.index.segment import Segment
 from bm25desk.engine.scoring.dense import dense_scores as dense_scores  # re-exported
 from bm25desk.engine.scoring.dense import length_index as length_index  # re-exported
 from bm25desk.engine.scoring.dense import top_k_dense as _top_k_dense
-from bm25desk.engine.scoring.postings_cache import PartsCache
+from bm25desk.engine.scoring import postings_cache
 from bm25desk.engine.scoring.variant import TermWeight
 
 _topk: Any = native.load("bm25desk.engine.scoring._topk")
@@ -160,7 +160,7 @@ class _State:
         self.tables: OrderedDict[Any, _Table] = OrderedDict()
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
         # The exhaustive path's decoded tf parts (released with this state, i.e. the index).
-        self.parts = PartsCache(_topk.Parts) if HAVE_KERNEL else None
+        self.parts = postings_cache.PartsCache(_topk.Parts) if HAVE_KERNEL else None
 
     # -- posting lists ---------------------------------------------------------------------------
 
@@ -412,7 +412,6 @@ def _top_k_kernel(
     prev: Any = None
     matches = 0 if exhaustive else -1
     search = _topk.search
-    parts = st.parts if exhaustive else None
     # A query's terms share the variant and statistics: their tables differ by k1* and cap only.
     tables: dict[tuple[Any, int], _Table] = {}
     try:
@@ -428,11 +427,7 @@ def _top_k_kernel(
                     if not table.ok:
                         return None
                 ov = st.overflow_values(term, s, p, w, index.doclen) if p.n_ovf else None
-                if parts is not None:  # the exhaustive path reads (or fills) decoded tf parts
-                    pa = parts.get(table.kernel, s, term, p.pl, p.n)
-                    args.append((p.pl, qw, table.kernel, None, ov, col, pa))
-                else:
-                    args.append((p.pl, qw, table.kernel, None, ov, col))
+                args.append((p.pl, qw, table.kernel, None, ov, col))
             if not args:
                 continue
             seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
@@ -447,26 +442,31 @@ def _top_k_kernel(
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise
+    return _result(prev, ncols, rows), matches
+
+
+def _result(prev: Any, ncols: int, rows: bool) -> TopK:
+    """Return the kernel's last (docnos, scores, tfs, parts) bytes as a TopK (None: nothing)."""
     if prev is None:
         return TopK(
             np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.float64),
             np.zeros((0, ncols), dtype=np.int32),
             np.zeros((0, ncols), dtype=np.float64),
-        ), matches
+        )
     d, sc, tf, part = prev
     docnos = np.frombuffer(d, dtype=np.int64)
     if not rows:  # the kernel kept no rows: zeros of the shape a caller may still look at
         shape = (docnos.size, ncols)
         return TopK(
             docnos, np.frombuffer(sc, dtype=np.float64), np.zeros(shape, np.int32), np.zeros(shape)
-        ), matches
+        )
     return TopK(
         docnos,
         np.frombuffer(sc, dtype=np.float64),
         np.frombuffer(tf, dtype=np.int32).reshape(-1, ncols),
         np.frombuffer(part, dtype=np.float64).reshape(-1, ncols),
-    ), matches
+    )
 
 
 def exhaustive_top_k(
@@ -485,7 +485,14 @@ def exhaustive_top_k(
     k = _check_k(k)
     if not HAVE_KERNEL:
         return None
-    return _top_k_kernel(index, terms, k, _as_mask(allowed, index.n_slots), True, rows)
+    allow = _as_mask(allowed, index.n_slots)
+    st = _state(index)
+    with _damage_is_corruption(index):
+        got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows, _topk.search)
+    if got is None:
+        return None
+    prev, matches = got
+    return _result(prev, len(terms), rows), matches
 
 
 # -- matches and explanations ---------------------------------------------------------------

@@ -209,6 +209,63 @@ enters(const Heap *h, double s, int64_t d)
     return s > h->s[0] || (s == h->s[0] && d < h->d[0]);
 }
 
+/* Reorder c[0..n) so that its first k are the k best (in no order): quickselect. */
+static void
+select_best(Entry *c, Py_ssize_t n, Py_ssize_t k)
+{
+    Py_ssize_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        Py_ssize_t i, j;
+        partition_entries(c, lo, hi, &i, &j);
+        if (k - 1 <= j) {
+            hi = j;
+        }
+        else if (k - 1 >= i) {
+            lo = i;
+        }
+        else {
+            return;
+        }
+    }
+}
+
+/* Without rows, a deep k: the candidates (and the heap's previous entries) in one array, the k
+ * best selected in linear time and put back as the heap's entries (build_result sorts them;
+ * nothing reads them as a heap again). Returns -1 when out of memory. */
+static int
+take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
+{
+    Heap *h = q->h;
+    Py_ssize_t n = 0;
+    Entry *c = malloc(sizeof(Entry) * (size_t)(nt + h->size + 1));
+    if (!c) {
+        return -1;
+    }
+    for (Py_ssize_t e = 0; e < h->size; e++) {
+        c[n].s = h->s[e];
+        c[n++].d = h->d[e];
+    }
+    for (Py_ssize_t i = 0; i < nt; i++) {
+        int32_t d = touched[i];
+        if (!((q->allow && !q->allow[d]) || (q->deny && q->deny[d]))) {
+            c[n].s = acc[d];
+            c[n++].d = (int64_t)d + q->base;
+        }
+    }
+    Py_ssize_t m = n < h->cap ? n : h->cap;
+    if (m < n) {
+        select_best(c, n, m);
+    }
+    for (Py_ssize_t e = 0; e < m; e++) {
+        h->s[e] = c[e].s;
+        h->d[e] = c[e].d;
+        h->slot[e] = e;
+    }
+    h->size = m;
+    free(c);
+    return 0;
+}
+
 long long
 exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen, int32_t *touched,
            Py_ssize_t *slot_of)
@@ -233,10 +290,19 @@ exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen, int
     }
     long long matches = 0;
     Heap *h = q->h;
-    /* The heap, even for a deep k: the candidates come in an order unrelated to their scores,
-     * so after the first k few enter (about k ln(n / k)), and the inline test rejects the rest.
-     * It beat selecting the k best from an array of all candidates by 10-15 % at k = 1000 on
-     * the 100 k long mix (that array was 24 bytes a candidate, 2 MB for 80 k of them). */
+    /* Without rows, a deep k and few candidates per place in it: select the k best from an
+     * array of them (linear). With many per place the heap: the candidates come in an order
+     * unrelated to their scores, so after the first k few enter (about k ln(n / k)) and the
+     * inline test rejects the rest, where the array would cost 24 bytes a candidate (2 MB for
+     * the 80 k of a long query on 100 k passages: the heap was 10-15 % faster there at k = 1000;
+     * the array was faster on SciFact's ~4 k candidates at k = 1000). */
+    if (!rows && h->cap > 64 && nt < 16 * h->cap) {
+        for (Py_ssize_t i = 0; i < nt; i++) {
+            int32_t d = touched[i];
+            matches += !((q->allow && !q->allow[d]) || (q->deny && q->deny[d]));
+        }
+        return take_best(q, touched, nt, acc) < 0 ? -1 : matches;
+    }
     for (Py_ssize_t i = 0; i < nt; i++) {
         int32_t d = touched[i];
         if ((q->allow && !q->allow[d]) || (q->deny && q->deny[d])) {
