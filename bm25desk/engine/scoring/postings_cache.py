@@ -65,7 +65,7 @@ class PartsCache:
         got = self._entries.get(key)  # a plain read (atomic): the hot path takes no lock
         if got is None or got[1] is not table:
             return None
-        try:
+        try:  # noqa: SIM105 (contextlib.suppress costs more, on the hot path)
             self._entries.move_to_end(key)
         except KeyError:  # evicted meanwhile by another thread: still good for this query
             pass
@@ -116,10 +116,11 @@ def exhaustive(
 ) -> tuple[Any, int] | None:
     """Run the exhaustive kernel over every segment: (its last result, the match count), or None.
 
-    ``st`` is the index's ``topk._State`` (``doclen`` its document lengths), ``terms`` the (term, qtf, weighting) of the query,
-    ``search`` the kernel's ``_topk.search``. None when a weight or table is one the kernel
-    cannot take (the caller ranks with numpy). Per term and segment a warm query reads one
-    cache entry (no lexicon, no posting-list object made, no block decoded).
+    ``st`` is the index's ``topk._State`` (``doclen`` its document lengths), ``terms`` the
+    (term, qtf, weighting) of the query, ``search`` the kernel's ``_topk.search``. None when a
+    weight or table is one the kernel cannot take (the caller ranks with numpy). Per term and
+    segment a warm query reads one cache entry (no lexicon, no posting list made, no block
+    decoded).
     """
     cache: PartsCache = st.parts
     qws = []

@@ -70,10 +70,10 @@ from bm25desk.engine.index import blocks
 from bm25desk.engine.index.arrays import F64, I32, I64, IndexCorruptError
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import Segment
+from bm25desk.engine.scoring import postings_cache
 from bm25desk.engine.scoring.dense import dense_scores as dense_scores  # re-exported
 from bm25desk.engine.scoring.dense import length_index as length_index  # re-exported
 from bm25desk.engine.scoring.dense import top_k_dense as _top_k_dense
-from bm25desk.engine.scoring import postings_cache
 from bm25desk.engine.scoring.variant import TermWeight
 
 _topk: Any = native.load("bm25desk.engine.scoring._topk")

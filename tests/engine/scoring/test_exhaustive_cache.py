@@ -232,15 +232,18 @@ def test_parts_reject_another_list_or_table(make_index: object) -> None:
     variant = get_variant("lucene")
     st_ = topk._state(index)
     (p_a,), (p_b,) = st_.postings("a"), st_.postings("b")
-    assert p_a is not None and p_b is not None
+    assert p_a is not None
+    assert p_b is not None
     (_, _, wa), _ = specs(searcher, ["a", "b"], variant)
     table = st_.table(wa, st_.segments[0].cap).kernel
     wo = searcher.weight("a", get_variant("lucene", k1=2.0))
     assert wo is not None
     other = st_.table(wo, st_.segments[0].cap).kernel
     parts = topk._topk.Parts(p_a.pl, table)
-    assert parts.fits(p_a.pl) and not parts.fits(p_b.pl)
-    assert not parts.filled and parts.nbytes == 12 * p_a.n
+    assert parts.fits(p_a.pl)
+    assert not parts.fits(p_b.pl)
+    assert not parts.filled
+    assert parts.nbytes == 12 * p_a.n
     sg = st_.segments[0]
     search = topk._topk.search
     with pytest.raises(ValueError, match="another posting list or table"):
