@@ -13,6 +13,21 @@
  * read instead of the blocks (or filled by this one). Called without the GIL. */
 #include "topk.h"
 
+/* The tf part of the posting at list position p with a tf above the table's cap: the term's
+ * overflow value, or NaN (the cursor is then broken). */
+static double
+overflow_part(Cursor *c, Py_ssize_t p, int32_t tf)
+{
+    while (c->oi < c->novf && c->ovf_pos[c->oi] < p) {
+        c->oi++;
+    }
+    if (UNLIKELY(tf < 1 || c->oi >= c->novf || c->ovf_pos[c->oi] != p)) {
+        cur_broken(c);
+        return NAN;
+    }
+    return c->ovf_val[c->oi];
+}
+
 /* The tf part of the posting at position p (j within its block) of cursor c with tf `tf`, or a
  * NaN (the cursor is then broken). */
 static inline double
@@ -26,14 +41,7 @@ tf_part_at(Cursor *c, Py_ssize_t p, int32_t d, int32_t tf)
         }
         return c->T[(Py_ssize_t)j * c->stride + tf];
     }
-    while (c->oi < c->novf && c->ovf_pos[c->oi] < p) {
-        c->oi++;
-    }
-    if (UNLIKELY(tf < 1 || c->oi >= c->novf || c->ovf_pos[c->oi] != p)) {
-        cur_broken(c);
-        return NAN;
-    }
-    return c->ovf_val[c->oi];
+    return overflow_part(c, p, tf);
 }
 
 /* Decode block b of c: its docnos in c->bd and tfs (returned), or NULL (broken). */
@@ -44,21 +52,6 @@ load_block(Cursor *c, Py_ssize_t b)
         return NULL;
     }
     return cur_tfs(c);
-}
-
-/* The tf part of posting i of the current block (at list position p0 + i) with a tf above the
- * table's cap: the term's overflow value, or NaN (the cursor is then broken). */
-static double
-overflow_part(Cursor *c, Py_ssize_t p, int32_t tf)
-{
-    while (c->oi < c->novf && c->ovf_pos[c->oi] < p) {
-        c->oi++;
-    }
-    if (UNLIKELY(tf < 1 || c->oi >= c->novf || c->ovf_pos[c->oi] != p)) {
-        cur_broken(c);
-        return NAN;
-    }
-    return c->ovf_val[c->oi];
 }
 
 /* The tf parts of the m postings of one decoded block into tp: T[dl_index[d], tf], or the
