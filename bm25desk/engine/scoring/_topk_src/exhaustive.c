@@ -93,8 +93,9 @@ block_parts(Cursor *c, const int32_t *docs, const int32_t *tfs, Py_ssize_t m, Py
 
 /* acc[d] += qw * tp for the m postings of a block, marking the documents seen. Sparse: a
  * document seen for the first time is appended to touched, without a branch (the slot is
- * written whatever it is, and kept only when new). Dense (touched NULL): seen only, scanned at
- * the end. */
+ * written whatever it is, and kept only when new: in bounds, as the sparse path is taken only
+ * when the query has fewer postings than a quarter of the documents, so the slot written is below
+ * that). Dense (touched NULL): seen only, scanned at the end. */
 static inline void
 block_add(double *restrict acc, uint8_t *restrict seen, int32_t *restrict touched, Py_ssize_t *nt,
           const int32_t *docs, const double *tp, Py_ssize_t m, double qw)
