@@ -191,7 +191,7 @@ def _tantivy_searcher(out: Path, config: str) -> Any:
 def _bm25desk_searcher(out: Path, config: str) -> Any:
     from bm25desk.engine.index.store import IndexStore
     from bm25desk.engine.scoring.filters import Filters
-    from bm25desk.engine.scoring.search import Searcher
+    from bm25desk.engine.scoring.search import QueryError, Searcher
     from bm25desk.engine.scoring.variants import get_variant
 
     index = IndexStore(out / "data" / "indexes").open("ff")
@@ -203,8 +203,11 @@ def _bm25desk_searcher(out: Path, config: str) -> Any:
         searcher = searcher.filtered(Filters.of(where={"lang": ["en"]}))
 
     def search(q: str) -> int:
-        hits = searcher.search(q, variant, 10, syntax=False, contributions=False, count=False).hits
-        return len(hits)
+        try:
+            got = searcher.search(q, variant, 10, syntax=False, contributions=False, count=False)
+        except QueryError:  # only stop words (a small corpus draws such queries): no hits
+            return 0
+        return len(got.hits)
 
     return search
 

@@ -12,6 +12,7 @@ from whoosh (14 languages) or a user file; stemmers from nltk. Nothing here down
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import sys
@@ -399,8 +400,12 @@ class Analyzer:
 _TREEBANK: Any = None
 
 
+@functools.cache
 def _nltk_version() -> str:
-    """Return nltk's version without importing nltk (``import nltk`` pulls in scipy: ~1-3 s)."""
+    """Return nltk's version without importing nltk (``import nltk`` pulls in scipy: ~1-3 s).
+
+    Once per process: reading the package metadata takes ~10 ms, and every index open asks.
+    """
     from importlib import metadata
 
     try:

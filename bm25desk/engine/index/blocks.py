@@ -62,9 +62,12 @@ def compiled() -> bool:
     return _blocks is not None
 
 
-def find(data: Any, offsets: Any, key: bytes) -> int:
-    """Return the index of ``key`` among the sorted records of a blob, or -1 (compiled only)."""
-    return int(_blocks.find(data, offsets, key))
+def find(data: Any, offsets: Any, key: bytes, lo: int = 0, hi: int = -1) -> int:
+    """Return the index of ``key`` among sorted records ``[lo, hi)`` of a blob, or -1.
+
+    ``hi`` -1 means every record. Compiled only.
+    """
+    return int(_blocks.find(data, offsets, key, lo, hi))
 
 
 def strictly_sorted(data: Any, offsets: Any) -> bool | None:

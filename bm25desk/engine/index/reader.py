@@ -273,6 +273,11 @@ class Index:
         self._tid_cache[term] = tid
         return tid
 
+    def term_df(self, term: str) -> int:
+        """Return the number of live documents containing ``term`` (0 when none)."""
+        tid = self.term_id(term)
+        return int(self._df[tid]) if tid >= 0 else 0
+
     def term_stats(self, term: str) -> TermStats | None:
         """Return df/cf and lazy postings of ``term``, or None when no live document contains it."""
         tid = self.term_id(term)

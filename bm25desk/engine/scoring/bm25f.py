@@ -15,10 +15,12 @@ with t in any scored field (a field of weight 0 is not scored); idf is Lucene's
 ln(1 + (N − df + 0.5)/(df + 0.5)) and the (k1+1) factor is kept, as for ``lucene``, so that
 ``bm25f`` with the text field alone equals ``lucene`` with the same k1 and b.
 
-Scoring is exact float64 numpy over the union of each query term's per-field postings (the
-compiled top-k kernel's bounds are per body posting list, so it is not used); per document the
-fields are added in the variant's field order from 0.0 and the terms in query order, and the
-explanation (:func:`field_detail`) computes the same numbers the same way, bit for bit.
+Scoring is exact float64 over the union of each query term's per-field postings: in C when the
+compiled kernel is there (:mod:`~bm25desk.engine.scoring.bm25f_kernel`: every posting of the stored
+blocks, no pruning), else numpy; per document the fields are added in the variant's field order
+from 0.0 and the terms in query order, the same operations in the same order either way, and the
+explanation (:func:`field_detail`) computes the same numbers the same way, bit for bit. The
+index's fields and their lengths: :mod:`~bm25desk.engine.scoring.bm25f_fields`.
 """
 
 from __future__ import annotations
@@ -34,8 +36,17 @@ import numpy as np
 
 from bm25desk.engine.index.arrays import F64, I32, I64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.reserved import field_length_term, field_term
 from bm25desk.engine.index.stats import CollectionStats, TermStats
+from bm25desk.engine.scoring import bm25f_kernel
+from bm25desk.engine.scoring.bm25f_fields import TEXT as TEXT
+from bm25desk.engine.scoring.bm25f_fields import TITLE as TITLE
+from bm25desk.engine.scoring.bm25f_fields import ScoredField as ScoredField
+from bm25desk.engine.scoring.bm25f_fields import describe_fields as describe_fields
+from bm25desk.engine.scoring.bm25f_fields import field_lengths as field_lengths
+from bm25desk.engine.scoring.bm25f_fields import field_postings as _field_postings
+from bm25desk.engine.scoring.bm25f_fields import field_term_of as _field_term
+from bm25desk.engine.scoring.bm25f_fields import index_fields as index_fields
+from bm25desk.engine.scoring.bm25f_fields import scored_fields as scored_fields
 from bm25desk.engine.scoring.constraints import allowed_mask
 from bm25desk.engine.scoring.formulas import FloatArray, fmt
 from bm25desk.engine.scoring.variant import ParamSpec, Variant, VariantError, k1_field, param
@@ -46,10 +57,6 @@ if TYPE_CHECKING:
     from bm25desk.engine.scoring.search import Searcher
     from bm25desk.engine.scoring.topk import TermSpec
 
-TEXT = "text"
-TITLE = "title"
-
-_LENGTHS = field_length_term("x")[:-1]  # the prefix every field-length term starts with
 WEIGHT_RANGE = (0.0, 20.0)
 B_RANGE = (0.0, 1.0)
 EXTRA_B = 0.75
@@ -297,104 +304,7 @@ def tf_text(parts: Sequence[FieldPart], k1: float) -> str:
     return f"{t}·({k}+1)/({k} + {t}) = {fmt(value)},  where t̃f = {sums}"
 
 
-# -- the index's fields ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredField:
-    """A field as one ranking uses it: weight, b, every document's length and the average."""
-
-    name: str
-    weight: float
-    b: float
-    lengths: F64  # by docno (0 where the document has no such field)
-    avg: float
-
-
-_cache: weakref.WeakKeyDictionary[Index, dict[str, tuple[F64, float]]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
-
-
-def index_fields(index: Index) -> list[str]:
-    """Return the fields ``index`` has: ``text``, then those stored as reserved terms."""
-    ids, _, _ = index.reserved_table(_LENGTHS)
-    names = [index.term_name(int(t))[len(_LENGTHS) :] for t in ids]
-    return [TEXT, *sorted(n for n in names if n != TEXT)]
-
-
-def describe_fields(index: Index) -> list[dict[str, Any]]:
-    """Return each field of ``index`` with its average length and how many documents have it."""
-    out = []
-    for name in index_fields(index):
-        if name == TEXT:
-            docs = index.n_docs
-        else:
-            docs = int(index.postings(field_length_term(name))[0].size)
-        out.append({"field": name, "avg_length": field_lengths(index, name)[1], "documents": docs})
-    return out
-
-
-def field_lengths(index: Index, name: str) -> tuple[F64, float]:
-    """Return every document's length in field ``name`` (by docno) and the field's Lavg.
-
-    Lavg_f = total live length / N (documents without the field count as 0); the text field's
-    are the document lengths and the index's average length. An average of 0 is taken as 1, as
-    for Lavg (no posting depends on it).
-    """
-    with _lock:
-        per = _cache.setdefault(index, {})
-        got = per.get(name)
-    if got is not None:
-        return got
-    if name == TEXT:
-        lengths = np.asarray(index.doclen, dtype=np.float64)
-        avg = float(index.avgdl)
-    else:
-        docnos, tfs = index.postings(field_length_term(name))
-        lengths = np.zeros(index.n_slots, dtype=np.float64)
-        lengths[docnos] = tfs
-        avg = float(tfs.sum(dtype=np.int64)) / index.n_docs if index.n_docs else 0.0
-    got = (lengths, avg if avg > 0 else 1.0)
-    with _lock:
-        per[name] = got
-    return got
-
-
-def scored_fields(searcher: Searcher, variant: BM25F) -> list[ScoredField]:
-    """Return the fields ``variant`` scores on the searcher's index (weight above 0).
-
-    A title field the index lacks (built before fields existed, or a source without titles) is
-    left out; any other field it lacks is an error.
-
-    Raises
-    ------
-    VariantError
-        For a sharded search, a field the index does not have, or no field of weight above 0.
-    """
-    index = searcher.index
-    if searcher.statistics is not index:
-        raise VariantError("bm25f ranks one index at a time: it is not available for shards yet")
-    have = index_fields(index)
-    out = []
-    for name, w, b in variant.fields():
-        if name not in have:
-            if name == TITLE:
-                continue
-            raise VariantError(
-                f"index {index.name!r} has no field {name!r} (its fields: {', '.join(have)})"
-            )
-        if w > 0:
-            lengths, avg = field_lengths(index, name)
-            out.append(ScoredField(name, float(w), float(b), lengths, avg))
-    if not out:
-        raise VariantError("bm25f: every field has weight 0; give one a weight above 0")
-    return out
-
-
-def _field_postings(index: Index, f: ScoredField, term: str) -> tuple[I64, I32]:
-    return index.postings(term if f.name == TEXT else field_term(f.name, term))
-
-
 _TERMS_KEPT = 4096  # terms' merged postings kept per index (an evaluation repeats its terms)
 _LARGEST_KEPT = 1 << 20  # postings; longer lists are merged again when asked for
 _terms: weakref.WeakKeyDictionary[Index, OrderedDict[Any, tuple[I64, I32, F64]]] = (
@@ -442,17 +352,29 @@ def _merge_postings(index: Index, term: str, fields: Sequence[ScoredField]) -> t
 
 
 def term_stats(searcher: Searcher, term: str, variant: BM25F) -> TermStats | None:
-    """Return ``term``'s df and cf over the scored fields (None when it is in none of them)."""
+    """Return ``term``'s df and cf over the scored fields (None when it is in none of them).
+
+    df counts the union of the fields' lists in C when the kernel is there (no merge); cf is
+    then the sum of the fields' own live cfs (each document's tf is the sum of its fields').
+    """
     index = searcher.index
-    docnos, tf, _ = term_postings(index, term, scored_fields(searcher, variant))
-    if docnos.size == 0:
+    fields = scored_fields(searcher, variant)
+    df = bm25f_kernel.doc_frequency(index, [_field_term(f, term) for f in fields])
+    if df is None:
+        docnos, tf, _ = term_postings(index, term, fields)
+        df, cf = int(docnos.size), int(tf.sum(dtype=np.int64))
+    elif df:
+        each = [index.term_stats(_field_term(f, term)) for f in fields]
+        cf = sum(s.cf for s in each if s is not None)
+    if df == 0:
         return None
     doclen = index.doclen
 
     def postings() -> tuple[FloatArray, FloatArray]:
+        docnos, tf, _ = term_postings(index, term, fields)
         return tf.astype(np.float64), doclen[docnos].astype(np.float64)
 
-    return TermStats(term, int(docnos.size), int(tf.sum(dtype=np.int64)), postings)
+    return TermStats(term, df, cf, postings)
 
 
 class FieldStatistics:
@@ -512,27 +434,66 @@ def rank(
     k: int,
     allowed: Any,
     contributions: bool,
+    *,
+    kernel: bool | None = None,
 ) -> tuple[Hits, int]:
-    """Return the top ``k`` (score descending, docno ascending) as hits, and the match count."""
+    """Return the top ``k`` (score descending, docno ascending) as hits, and the match count.
+
+    In C when the kernel is there (:mod:`~bm25desk.engine.scoring.bm25f_kernel`), else numpy:
+    the same hits and scores bit for bit. ``kernel=False`` forces numpy (tests, benchmarks).
+    """
+    index = searcher.index
+    fields = scored_fields(searcher, variant)
+    names = [[_field_term(f, term) for f in fields] for term, _, _ in terms]
+    got = None
+    if kernel is not False:
+        weighted = [(n, qtf * w.idf) for n, (_, qtf, w) in zip(names, terms, strict=True)]
+        got = bm25f_kernel.top_k(index, fields, weighted, variant.k1, k + 1, allowed)
+    if got is None:
+        scores, matched, per = dense(searcher, variant, terms)
+        if allowed is not None:
+            matched &= allowed
+        cand = np.flatnonzero(matched)
+        top, top_scores = _top(scores, cand, k + 1)
+        return _hits(searcher, variant, terms, k, top, top_scores, contributions, per), cand.size
+    top, top_scores, n_matches = got
+
+    def detail(top: I64) -> tuple[I32, F64]:
+        return bm25f_kernel.detail(index, fields, names, variant.k1, top)
+
+    return _hits(searcher, variant, terms, k, top, top_scores, contributions, detail), n_matches
+
+
+def _hits(
+    searcher: Searcher,
+    variant: BM25F,
+    terms: Sequence[TermSpec],
+    k: int,
+    top: I64,
+    top_scores: F64,
+    contributions: bool,
+    detail: Any,
+) -> Hits:
+    """Return the first ``k`` of the best ``k + 1`` as hits (the last one's score is the next).
+
+    ``detail`` is numpy's per-term (docnos, tf, tf part), or a function of the hits' docnos
+    returning their (tf, tf part) matrices.
+    """
     from bm25desk.engine.scoring.hits import Hits
 
-    scores, matched, per = dense(searcher, variant, terms)
-    if allowed is not None:
-        matched &= allowed
-    cand = np.flatnonzero(matched)
-    top, top_scores = _top(scores, cand, k + 1)
     next_score = float(top_scores[k]) if top_scores.size > k else None
     top, top_scores = top[:k], top_scores[:k]
-    hits = Hits(
+    per = detail
+    rows = (lambda: per(top)) if callable(per) else (lambda: _detail(per, top))
+    return Hits(
         searcher.index,
         top,
         top_scores,
         next_score,
         terms if contributions else None,
-        (lambda: _detail(per, top)) if contributions else None,
+        rows if contributions else None,
         FieldStatistics(searcher, variant),
     )
-    return hits, int(cand.size)
 
 
 def _detail(per: list[tuple[I64, I32, F64]], top: I64) -> tuple[I32, F64]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from bm25desk.engine.index.arrays import F64
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.index.stats import Statistics, TermStats
+from bm25desk.engine.index.stats import CollectionStats, Statistics, TermStats
 from bm25desk.engine.scoring import batch, bm25f, impacts, topk
 from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
@@ -130,6 +130,14 @@ class Searcher:
         # (variant, feedback) -> term -> weighting: one hash of the variant per query, then plain
         # dict reads per term (reads and writes of a dict are atomic: computing twice is harmless).
         self._weights: OrderedDict[tuple[Any, ...], dict[str, TermWeight | None]] = OrderedDict()
+        self._last_table: tuple[Variant, Feedback | None, dict[str, TermWeight | None]] | None = (
+            None
+        )
+        # variant -> (the statistics, df -> weighting): terms of one df share a weighting.
+        self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight]]] = (
+            OrderedDict()
+        )
+        self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight]] | None = None
         # term -> its document frequency in ``index`` (what a ranking reads: impacts.prefer).
         self._dfs: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -200,6 +208,9 @@ class Searcher:
 
     def _table(self, variant: Variant, feedback: Feedback | None) -> dict[str, TermWeight | None]:
         """Return the cached weightings of (``variant``, ``feedback``) by term."""
+        last = self._last_table  # a run of queries under one variant: no hash of it per query
+        if last is not None and last[0] is variant and last[1] is feedback:
+            return last[2]
         key = (variant, feedback)
         with self._lock:
             table = self._weights.get(key)
@@ -209,6 +220,7 @@ class Searcher:
                     self._weights.popitem(last=False)
             else:
                 self._weights.move_to_end(key)
+        self._last_table = (variant, feedback, table)
         return table
 
     def _weigh(
@@ -254,27 +266,85 @@ class Searcher:
         variant: Variant,
         feedback: Feedback | None,
     ) -> None:
-        """Weigh the distinct ``terms`` not in ``table`` yet, together (one idf call), into it."""
-        if len(terms) < 2 or feedback is not None or isinstance(variant, BM25F):
+        """Weigh the distinct ``terms`` not in ``table`` yet, together, into it.
+
+        A variant that weighs by df alone (every one but BM25Adpt, whose k1* is fitted per term)
+        gives terms of the same df the same weighting, so weightings are kept by df too
+        (:meth:`_by_df`): a query's new term usually costs a df look-up, and the new dfs are
+        weighed in one vectorised idf call (:meth:`Variant.weigh_many`, :meth:`Variant.weigh`'s
+        numbers bit for bit).
+        """
+        if feedback is not None or isinstance(variant, BM25F):
             for term in terms:
                 self._weigh(table, term, variant, feedback)
             return
         statistics = self.statistics
-        known = []
-        for term in terms:
-            stats = statistics.term_stats(term)
-            if stats is None:
-                table[term] = None
-            else:
-                known.append(stats)
-        weights = variant.weigh_many(known, statistics.stats)
-        if len(table) + len(known) >= self.CACHE_SIZE:
-            table.clear()  # bounded; a search fills back what it needs
         own = statistics is self.index
-        for stats, w in zip(known, weights, strict=True):
-            local = stats if own else self.index.term_stats(stats.term)
-            self._dfs[stats.term] = local.df if local is not None else 0
-            table[stats.term] = w
+        if type(variant).weigh is not Variant.weigh:  # weighed per term (BM25Adpt)
+            if len(terms) < 2:
+                for term in terms:
+                    self._weigh(table, term, variant, feedback)
+                return
+            known = [st for st in map(statistics.term_stats, terms) if st is not None]
+            weights = variant.weigh_many(known, statistics.stats)
+            weighed: dict[str, tuple[str, int, TermWeight | None]] = {
+                t: (t, 0, None) for t in terms
+            }
+            for st, w in zip(known, weights, strict=True):
+                weighed[st.term] = (st.term, st.df, w)
+            self._remember(table, list(weighed.values()), own)
+            return
+        stats = statistics.stats
+        by_df = self._by_df(variant, stats)
+        dfs = self.index.term_df if own else _df_of(statistics)
+        found: list[tuple[str, int, TermWeight | None]] = []
+        new_dfs: dict[int, None] = {}
+        for term in terms:
+            df = dfs(term)
+            got = by_df.get(df) if df > 0 else None  # read once: another search may clear it
+            if got is None and df > 0:
+                new_dfs[df] = None
+            found.append((term, df, got))
+        if new_dfs:
+            fresh = [TermStats("", df, 0, _no_postings) for df in new_dfs]
+            new = dict(zip(new_dfs, variant.weigh_many(fresh, stats), strict=True))
+            if len(by_df) + len(new) >= self.CACHE_SIZE:
+                by_df.clear()  # bounded; later searches fill back what they need
+            by_df.update(new)
+            found = [(t, df, new[df] if got is None and df > 0 else got) for t, df, got in found]
+        self._remember(table, found, own)
+
+    def _remember(
+        self,
+        table: dict[str, TermWeight | None],
+        weighed: Sequence[tuple[str, int, TermWeight | None]],
+        own: bool,
+    ) -> None:
+        """Put (term, df, weighting) into ``table``, and each term's df in this index into _dfs."""
+        if len(table) + len(weighed) >= self.CACHE_SIZE:
+            table.clear()  # bounded; a search fills back what it needs
+        dfs = self._dfs
+        local = self.index.term_df
+        for term, df, w in weighed:
+            table[term] = w
+            if w is not None:
+                dfs[term] = df if own else local(term)
+
+    def _by_df(self, variant: Variant, stats: CollectionStats) -> dict[int, TermWeight]:
+        """Return the weightings of ``variant`` by df under ``stats`` (the latest variants)."""
+        last = self._last_by_df  # a run of queries under one variant: no hash of it per query
+        if last is not None and last[0] is variant and last[1] is stats:
+            return last[2]
+        with self._lock:
+            got = self._df_weights.get(variant)
+            if got is None or got[0] is not stats:
+                got = self._df_weights[variant] = (stats, {})
+                while len(self._df_weights) > self.CACHED_VARIANTS:
+                    self._df_weights.popitem(last=False)
+            else:
+                self._df_weights.move_to_end(variant)
+        self._last_by_df = (variant, stats, got[1])
+        return got[1]
 
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
@@ -500,7 +570,7 @@ class Searcher:
         QueryError
             When ``k`` is not a whole number of at least 1.
         """
-        if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        if type(k) is not int and (isinstance(k, bool) or not isinstance(k, int | np.integer)):
             raise QueryError(f"k must be a whole number, not {k!r}")
         if k < 1:
             raise QueryError("k must be at least 1")
@@ -579,6 +649,21 @@ def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[An
         tfs[:, t] = tf
         parts[:, t] = part
     return tfs, parts
+
+
+def _no_postings() -> tuple[F64, F64]:
+    """Refuse: a :class:`TermStats` made for its df alone has no postings (none are asked)."""
+    raise AssertionError("a variant weighed by df asked for postings")
+
+
+def _df_of(statistics: Statistics) -> Any:
+    """Return a function giving a term's df under ``statistics`` (0 when it is unknown)."""
+
+    def df(term: str) -> int:
+        st = statistics.term_stats(term)
+        return 0 if st is None else st.df
+
+    return df
 
 
 def _empty_reason(parsed: ParsedQuery) -> str:

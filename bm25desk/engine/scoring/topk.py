@@ -120,20 +120,24 @@ class _Table:
     kernel: Any = None  # the kernel's checked _topk.Table of (T, U), when ok and compiled
 
 
-@dataclass(frozen=True, slots=True)
-class _Postings:
-    """One term's postings in one segment: the kernel's view, and where to read them in numpy."""
+class _Postings(NamedTuple):
+    """One term's postings in one segment: the kernel's view, and where to read them in numpy.
+
+    A tuple (made once per term and segment on the term's first use: a tuple is made faster
+    than a frozen dataclass), with the number of overflow postings at hand for every search.
+    """
 
     pl: Any  # _topk.PostingList, or None without the kernel
     seg: Segment
     tid: int
     n: int
     ovf: tuple[I32, I32, I32]  # the postings with tf > cap: positions in the list, docnos, tfs
+    n_ovf: int  # how many postings have tf > cap (len(ovf[0]))
 
-    @property
-    def n_ovf(self) -> int:
-        """Return the number of postings with tf > cap."""
-        return int(self.ovf[0].size)
+    @classmethod
+    def of(cls, pl: Any, seg: Segment, tid: int, n: int, ovf: tuple[I32, I32, I32]) -> _Postings:
+        """Return the postings with their overflow counted."""
+        return cls(pl, seg, tid, n, ovf, int(ovf[0].size))
 
     def arrays(self) -> tuple[I32, I32]:
         """Return the (local docnos, tfs), decoded."""
@@ -158,6 +162,7 @@ class _State:
         self.stored = all(sg.seg.format >= 3 for sg in self.segments)
         self.lists: OrderedDict[str, tuple[_Postings | None, ...]] = OrderedDict()
         self.tables: OrderedDict[Any, _Table] = OrderedDict()
+        self.last_table: _LastTable | None = None  # the table asked for last, by identity
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
         # The exhaustive path's decoded tf parts (released with this state, i.e. the index).
         self.parts = postings_cache.PartsCache(_topk.Parts) if HAVE_KERNEL else None
@@ -190,25 +195,28 @@ class _State:
         tid = seg.lexicon.find(term)
         if tid < 0:
             return None
+        if seg.format >= 3 and HAVE_KERNEL:  # the common path: the list knows its sizes
+            pl = _topk.stored(seg.kernel_arrays, tid, sg.dli, sg.cap, sg.shift)
+            n, n_ovf = pl.n, pl.n_overflow
+            if n == 0:
+                return None
+            if not n_ovf:
+                return _Postings(pl, seg, tid, n, _NO_OVERFLOW, 0)
+            i, j = pl.overflow_from, pl.overflow_from + n_ovf
+            pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
+            ovf = (pos, np.asarray(seg.ovf_doc[i:j]), np.asarray(seg.ovf_tf[i:j]))
+            return _Postings(pl, seg, tid, n, ovf, n_ovf)
         n = int(seg.ptr[tid + 1] - seg.ptr[tid])
         if n == 0:
             return None
-        if seg.format >= 3:
-            if not HAVE_KERNEL:
-                return _Postings(None, seg, tid, n, seg.overflow(tid))
-            pl = _topk.stored(seg.kernel_arrays, tid, sg.dli, sg.cap, sg.shift)
-            ovf: tuple[I32, I32, I32] = _NO_OVERFLOW
-            if pl.n_overflow:
-                i, j = pl.overflow_from, pl.overflow_from + pl.n_overflow
-                pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
-                ovf = (pos, np.asarray(seg.ovf_doc[i:j]), np.asarray(seg.ovf_tf[i:j]))
-            return _Postings(pl, seg, tid, n, ovf)
+        if seg.format >= 3:  # without the kernel
+            return _Postings.of(None, seg, tid, n, seg.overflow(tid))
         docs, tfs = seg.postings(tid)
         if not HAVE_KERNEL:
-            return _Postings(None, seg, tid, n, _overflow_of(docs, tfs, sg.cap))
+            return _Postings.of(None, seg, tid, n, _overflow_of(docs, tfs, sg.cap))
         pl = _topk.PostingList(docs, tfs, sg.dli, sg.cap, sg.shift)
         pos = np.frombuffer(pl.overflow_positions(), dtype=np.int32)
-        return _Postings(pl, seg, tid, n, (pos, np.asarray(docs[pos]), np.asarray(tfs[pos])))
+        return _Postings.of(pl, seg, tid, n, (pos, np.asarray(docs[pos]), np.asarray(tfs[pos])))
 
     # -- weight tables ---------------------------------------------------------------------------
 
@@ -219,6 +227,20 @@ class _State:
         and on its own shares this state but not its tf parts.
         """
         cap = cap or CAP
+        last = self.last_table  # a run of queries under one variant: no hash of it per query
+        if (
+            last is not None
+            and last.variant is w.variant
+            and last.k1 == w.k1
+            and last.avgdl == w.stats.avgdl
+            and last.cap == cap
+        ):
+            return last.table
+        got = self._table(w, cap)
+        self.last_table = _LastTable(w.variant, w.k1, w.stats.avgdl, cap, got)
+        return got
+
+    def _table(self, w: TermWeight, cap: int) -> _Table:
         key = (w.variant, w.k1, w.stats.avgdl, cap)
         with self.lock:
             got = self.tables.get(key)
@@ -249,6 +271,16 @@ class _State:
             while len(self.overflow) > _MAX_OVERFLOW:
                 self.overflow.popitem(last=False)
         return values
+
+
+class _LastTable(NamedTuple):
+    """The table a search asked for last, with what it was asked for (one attribute: atomic)."""
+
+    variant: Any
+    k1: float | None
+    avgdl: float
+    cap: int
+    table: _Table
 
 
 class _Seg(NamedTuple):
@@ -343,7 +375,7 @@ def _as_mask(allowed: Any, n: int) -> Any:
 
 def _check_k(k: Any) -> int:
     """Return ``k`` if it is a whole number of at least 1 (the kernel and numpy paths alike)."""
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+    if type(k) is not int and (isinstance(k, bool) or not isinstance(k, int | np.integer)):
         raise TypeError(f"k must be an integer, not {type(k).__name__}")
     if k < 1:
         raise ValueError("k must be at least 1")

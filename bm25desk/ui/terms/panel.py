@@ -158,16 +158,21 @@ class TermsPanel(LoadsWhenShown, QWidget):
     def set_searcher(self, searcher: Searcher | None) -> None:
         """Browse ``searcher``'s index (loaded when the tab is visible)."""
         self.searcher = searcher
-        self._postings = None
         self.term_jobs.invalidate()
-        self.posting_jobs.invalidate()
         self.terms_model.reset()
-        self.postings_model.reset()
         self.terms_count.setText("")
-        self.postings_count.setText("")
-        self.postings_head.setText("Select a term to list the documents that contain it.")
-        self._update_buttons()
+        self._clear_postings("Select a term to list the documents that contain it.")
         self.refresh()
+
+    def _clear_postings(self, message: str) -> None:
+        """Show no term's postings, ``message`` in their place."""
+        self._postings = None
+        self._index_term = ""
+        self.posting_jobs.invalidate()
+        self.postings_model.reset()
+        self.postings_count.setText("")
+        self.postings_head.setText(message)
+        self._update_buttons()
 
     def set_variant(self, variant: Variant) -> None:
         """Weigh postings under ``variant`` (the Search tab's choice) from now on."""
@@ -258,6 +263,11 @@ class TermsPanel(LoadsWhenShown, QWidget):
         if not page.total and not prefix and self.searcher is not None:
             name = escape(self.searcher.index.name)
             self.postings_head.setText(f"“{name}” has no documents: there are no terms to list.")
+        elif not page.total and self._postings is not None:
+            # The list is empty: postings of a term no longer listed would look like its answer.
+            self._clear_postings(
+                f"No term starts with “{escape(prefix)}”: change or clear the filter above."
+            )
         self.terms_count.setText(
             f"{what} starting with “{prefix}”" if prefix else f"{what} in the index"
         )

@@ -52,6 +52,24 @@ def test_a_prefix_filters_and_a_header_click_sorts_every_term(qtbot, window) -> 
     assert terms == sorted(terms)
 
 
+def test_a_prefix_matching_nothing_clears_the_postings_until_the_filter_changes(
+    qtbot, window
+) -> None:
+    panel = show_terms(qtbot, window)
+    first = panel.term()
+    with qtbot.waitSignal(panel.term_jobs.succeeded, timeout=10000):
+        panel.filter_edit.setText("zzqx")
+    assert panel.terms_model.rowCount() == 0
+    assert panel.term() == ""  # not the earlier term's documents under an empty list
+    assert panel.postings_model.rowCount() == 0
+    assert "No term starts with “zzqx”" in panel.postings_head.text()
+    assert not panel.export_postings_button.isEnabled()
+    with qtbot.waitSignal(panel.term_jobs.succeeded, timeout=10000):
+        panel.filter_edit.setText("")
+    qtbot.waitUntil(lambda: panel.postings_model.rowCount() > 0, timeout=10000)
+    assert panel.term() == first
+
+
 def test_a_new_variant_reweighs_the_postings(qtbot, window) -> None:
     panel = show_terms(qtbot, window)
     before = [r.posting.contribution for r in panel.postings_model.rows()]

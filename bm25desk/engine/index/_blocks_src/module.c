@@ -466,15 +466,22 @@ off_at(const Offsets *o, Py_ssize_t i)
     return o->w == 4 ? (int64_t)((const uint32_t *)o->p)[i] : ((const int64_t *)o->p)[i];
 }
 
-/* Take an offsets buffer of 4- or 8-byte items. */
+/* Take an offsets buffer of 4- or 8-byte items (a uint32 array raises no exception on the way:
+ * a term look-up takes this path, and formatting an error to clear it cost a microsecond). */
 static int
 take_offsets(PyObject *obj, View *view, Offsets *o)
 {
-    if (take(obj, view, 8, "offsets") < 0) {
-        if (!view->have || view->v.itemsize != 4 || view->v.len % 4) {
+    if (PyObject_GetBuffer(obj, &view->v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        if (PyObject_GetBuffer(obj, &view->v, PyBUF_C_CONTIGUOUS) < 0) {
+            PyErr_SetString(PyExc_TypeError, "offsets: expected a C-contiguous buffer");
             return -1;
         }
-        PyErr_Clear();
+    }
+    view->have = 1;
+    if ((view->v.itemsize != 8 && view->v.itemsize != 4) || view->v.len % view->v.itemsize) {
+        PyErr_SetString(PyExc_TypeError, "offsets: expected items of 8 bytes");
+        return -1;
     }
     o->p = view->v.buf;
     o->w = (int)view->v.itemsize;
@@ -508,7 +515,8 @@ blocks_find(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *data_o, *off_o;
     Py_buffer key;
-    if (!PyArg_ParseTuple(args, "OOy*", &data_o, &off_o, &key)) {
+    Py_ssize_t first = 0, last = -1;
+    if (!PyArg_ParseTuple(args, "OOy*|nn", &data_o, &off_o, &key, &first, &last)) {
         return NULL;
     }
     View v[2];
@@ -519,9 +527,13 @@ blocks_find(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     const uint8_t *data = v[0].v.buf;
-    Py_ssize_t n = off.n, lo = 0, hi = n > 0 ? n : 0;
+    Py_ssize_t n = off.n, lo = first, hi = last < 0 ? (n > 0 ? n : 0) : last;
     if (n < 0 || check_offsets(&off, v[0].v.len) < 0) {
         PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
+        goto done;
+    }
+    if (lo < 0 || lo > hi || hi > n) {
+        PyErr_SetString(PyExc_ValueError, "find: the range is not within the records");
         goto done;
     }
     while (lo < hi) {
@@ -582,8 +594,8 @@ done:
 
 static PyMethodDef blocks_methods[] = {
     {"find", (PyCFunction)blocks_find, METH_VARARGS,
-     "find(data, offsets, key) -> the index of record key in a sorted blob, or -1 (offsets: "
-     "uint32 or int64)."},
+     "find(data, offsets, key, lo=0, hi=-1) -> the index of record key among records [lo, hi) "
+     "(hi -1: all) of a sorted blob, or -1 (offsets: uint32 or int64)."},
     {"strictly_sorted", (PyCFunction)blocks_strictly_sorted, METH_VARARGS,
      "strictly_sorted(data, offsets) -> whether the blob's records ascend strictly (bytes)."},
     {"encode", (PyCFunction)blocks_encode, METH_VARARGS,

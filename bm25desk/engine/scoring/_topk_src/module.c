@@ -3,6 +3,7 @@
 
 PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
+PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -23,6 +24,9 @@ static PyMethodDef topk_methods[] = {
      "referenced, nothing is decoded until a search."},
     {"count", (PyCFunction)(void (*)(void))topk_count, METH_VARARGS | METH_KEYWORDS,
      "count(lists, n_docs, allow=None, deny=None) -> documents in the union of the lists."},
+    {"bm25f", (PyCFunction)(void (*)(void))topk_bm25f, METH_VARARGS | METH_KEYWORDS,
+     "bm25f(terms, n_docs, k, k1, allow=None, deny=None, base=0, prev=None, work=None) -> "
+     "(docnos, scores, matches, nonfinite): see _topk_src/bm25f.c."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -480,7 +480,7 @@ prepare_query(Search *s, double seed_ratio)
 
 /* Sort e[0..n) best first: quicksort with the comparison inlined (qsort's call per comparison
  * was a fifth of an evaluation search at k = 1000), insertion sort below 16 entries. */
-static void
+void
 sort_entries(Entry *e, Py_ssize_t n)
 {
     while (n > 16) {

@@ -601,6 +601,9 @@ partition_entries(Entry *e, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t *pi, Py_ssi
     *pj = j;
 }
 
+/* Sort e[0..n) best first (search.c; also bm25f.c's result). */
+void sort_entries(Entry *e, Py_ssize_t n);
+
 /* ------------------------------------------------------------------------------------------ */
 /* exhaustive.c: every posting added into a score array                                        */
 /* ------------------------------------------------------------------------------------------ */
