@@ -40,7 +40,9 @@ every variant and any parameters, without visiting every posting:
 **Exhaustive traversal** (:func:`exhaustive_top_k`, ``_topk_src/exhaustive.c``): when the postings
 cover much of a small collection or k is deep, the same kernel adds every posting of each term's
 stored blocks into a score array in query order (the same table look-ups, the same sums), then
-takes the top k: nothing is skipped, nothing is cached per term, and the match count is free.
+takes the top k: nothing is skipped and the match count is free. Each term's decoded docnos and
+tf parts are kept per weight table (:mod:`~bm25desk.engine.scoring.postings_cache`, LRU in bytes)
+so that terms recurring across queries are decoded once.
 
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
@@ -68,6 +70,7 @@ from bm25desk.engine.index import blocks
 from bm25desk.engine.index.arrays import F64, I32, I64, IndexCorruptError
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.segment import Segment
+from bm25desk.engine.scoring import postings_cache
 from bm25desk.engine.scoring.dense import dense_scores as dense_scores  # re-exported
 from bm25desk.engine.scoring.dense import length_index as length_index  # re-exported
 from bm25desk.engine.scoring.dense import top_k_dense as _top_k_dense
@@ -161,6 +164,8 @@ class _State:
         self.tables: OrderedDict[Any, _Table] = OrderedDict()
         self.last_table: _LastTable | None = None  # the table asked for last, by identity
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
+        # The exhaustive path's decoded tf parts (released with this state, i.e. the index).
+        self.parts = postings_cache.PartsCache(_topk.Parts) if HAVE_KERNEL else None
 
     # -- posting lists ---------------------------------------------------------------------------
 
@@ -469,26 +474,31 @@ def _top_k_kernel(
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise
+    return _result(prev, ncols, rows), matches
+
+
+def _result(prev: Any, ncols: int, rows: bool) -> TopK:
+    """Return the kernel's last (docnos, scores, tfs, parts) bytes as a TopK (None: nothing)."""
     if prev is None:
         return TopK(
             np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.float64),
             np.zeros((0, ncols), dtype=np.int32),
             np.zeros((0, ncols), dtype=np.float64),
-        ), matches
+        )
     d, sc, tf, part = prev
     docnos = np.frombuffer(d, dtype=np.int64)
     if not rows:  # the kernel kept no rows: zeros of the shape a caller may still look at
         shape = (docnos.size, ncols)
         return TopK(
             docnos, np.frombuffer(sc, dtype=np.float64), np.zeros(shape, np.int32), np.zeros(shape)
-        ), matches
+        )
     return TopK(
         docnos,
         np.frombuffer(sc, dtype=np.float64),
         np.frombuffer(tf, dtype=np.int32).reshape(-1, ncols),
         np.frombuffer(part, dtype=np.float64).reshape(-1, ncols),
-    ), matches
+    )
 
 
 def exhaustive_top_k(
@@ -497,8 +507,9 @@ def exhaustive_top_k(
     """Return the top ``k`` by adding every posting in C, and the number of matching documents.
 
     The same documents and bit-identical scores as :func:`top_k` (and the dense float64 path),
-    without pruning and without any per-term state: each term's stored blocks are decoded and
-    weighted through the variant's tf-part table in one pass. For queries whose postings cover
+    without pruning: each term's stored blocks are decoded and weighted through the variant's
+    tf-part table in one pass, and the decoded tf parts kept for the next query that has the
+    term (:mod:`~bm25desk.engine.scoring.postings_cache`). For queries whose postings cover
     much of a small collection, and for deep k. ``rows=False`` leaves the per-term ``tfs`` and
     ``parts`` zero (a run needs ids and scores only). None without the compiled kernel, or when
     a weight or table is one the kernel cannot take (the caller then uses numpy).
@@ -506,7 +517,14 @@ def exhaustive_top_k(
     k = _check_k(k)
     if not HAVE_KERNEL:
         return None
-    return _top_k_kernel(index, terms, k, _as_mask(allowed, index.n_slots), True, rows)
+    allow = _as_mask(allowed, index.n_slots)
+    st = _state(index)
+    with _damage_is_corruption(index):
+        got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows, _topk.search)
+    if got is None:
+        return None
+    prev, matches = got
+    return _result(prev, len(terms), rows), matches
 
 
 # -- matches and explanations ---------------------------------------------------------------

@@ -99,19 +99,61 @@ blk_packed(Py_ssize_t n, int w)
     return ((size_t)n * (size_t)w + 7) >> 3;
 }
 
-/* n values of w bits from src (8 readable bytes past the packed ones). */
+/* n values of w bits from src, w a constant (the body is specialised per width): eight values
+ * at a time from w bytes, each with one unaligned 64-bit load at a constant offset (no loop-carried
+ * bit position, so the eight loads and shifts are independent), then the rest one by one. */
+#define BLK_UNPACK_W(W)                                                                       \
+    static inline void blk_unpack_##W(const uint8_t *src, Py_ssize_t n, uint32_t *out)      \
+    {                                                                                       \
+        const uint64_t mask = (W) == 32 ? 0xFFFFFFFFull : ((1ull << ((W) & 31)) - 1);        \
+        Py_ssize_t i = 0;                                                                   \
+        for (; i + 8 <= n; i += 8, src += (W)) {                                            \
+            for (int j = 0; j < 8; j++) {                                                   \
+                out[i + j] =                                                                \
+                    (uint32_t)((blk_load64(src + ((j * (W)) >> 3)) >> ((j * (W)) & 7)) & mask); \
+            }                                                                               \
+        }                                                                                   \
+        for (size_t bit = 0; i < n; i++, bit += (W)) {                                      \
+            out[i] = (uint32_t)((blk_load64(src + (bit >> 3)) >> (bit & 7)) & mask);         \
+        }                                                                                   \
+    }
+#define BLK_UNPACK_4(A, B, C, D) BLK_UNPACK_W(A) BLK_UNPACK_W(B) BLK_UNPACK_W(C) BLK_UNPACK_W(D)
+BLK_UNPACK_4(1, 2, 3, 4)
+BLK_UNPACK_4(5, 6, 7, 8)
+BLK_UNPACK_4(9, 10, 11, 12)
+BLK_UNPACK_4(13, 14, 15, 16)
+BLK_UNPACK_4(17, 18, 19, 20)
+BLK_UNPACK_4(21, 22, 23, 24)
+BLK_UNPACK_4(25, 26, 27, 28)
+BLK_UNPACK_4(29, 30, 31, 32)
+#undef BLK_UNPACK_4
+#undef BLK_UNPACK_W
+
+/* n values of w bits (0..32) from src (8 readable bytes past the packed ones). A switch to the
+ * constant-width body: the generic loop's variable shifts and loop-carried bit position were most
+ * of the decoding cost. */
 static inline void
 blk_unpack(const uint8_t *src, int w, Py_ssize_t n, uint32_t *out)
 {
-    if (w == 0) {
+#define BLK_CASE(W)                                                                           \
+    case W:                                                                                 \
+        blk_unpack_##W(src, n, out);                                                        \
+        return;
+    switch (w) {
+    case 0:
+        memset(out, 0, sizeof(uint32_t) * (size_t)n);
+        return;
+        BLK_CASE(1) BLK_CASE(2) BLK_CASE(3) BLK_CASE(4) BLK_CASE(5) BLK_CASE(6) BLK_CASE(7)
+        BLK_CASE(8) BLK_CASE(9) BLK_CASE(10) BLK_CASE(11) BLK_CASE(12) BLK_CASE(13)
+        BLK_CASE(14) BLK_CASE(15) BLK_CASE(16) BLK_CASE(17) BLK_CASE(18) BLK_CASE(19)
+        BLK_CASE(20) BLK_CASE(21) BLK_CASE(22) BLK_CASE(23) BLK_CASE(24) BLK_CASE(25)
+        BLK_CASE(26) BLK_CASE(27) BLK_CASE(28) BLK_CASE(29) BLK_CASE(30) BLK_CASE(31)
+        BLK_CASE(32)
+    default: /* never: blk_view rejects widths above 32 */
         memset(out, 0, sizeof(uint32_t) * (size_t)n);
         return;
     }
-    const uint64_t mask = w == 32 ? 0xFFFFFFFFull : ((1ull << w) - 1);
-    size_t bit = 0;
-    for (Py_ssize_t i = 0; i < n; i++, bit += (size_t)w) {
-        out[i] = (uint32_t)((blk_load64(src + (bit >> 3)) >> (bit & 7)) & mask);
-    }
+#undef BLK_CASE
 }
 
 /* Pack n values of w bits into dst (zeroed beforehand, blk_packed(n, w) bytes). */
@@ -168,13 +210,13 @@ blk_docs(const BlockView *v, Py_ssize_t n, int32_t prev, int32_t last, int32_t n
         return BLK_BAD_DOCS;
     }
     blk_unpack(v->dgaps, v->wd, n, scratch);
+    /* Every step adds at least 1, so the docnos ascend and, when the last one is `last`, none
+     * exceeds it: one check at the end (int64: 256 gaps of 2**32 cannot overflow). On failure
+     * `docs` holds garbage, which no caller reads. */
     int64_t d = prev;
     for (Py_ssize_t i = 0; i < n; i++) {
         d += (int64_t)scratch[i] + 1;
-        docs[i] = (int32_t)d; /* checked below: d never exceeds last if the block is sound */
-        if (d > last) {
-            return BLK_BAD_DOCS;
-        }
+        docs[i] = (int32_t)d;
     }
     return d == last ? BLK_OK : BLK_BAD_DOCS;
 }

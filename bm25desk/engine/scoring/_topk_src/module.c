@@ -58,6 +58,7 @@ PyInit__topk(void)
         return NULL;
     }
     if (add_type(m, &PostingListType, "PostingList") < 0 || add_type(m, &TableType, "Table") < 0 ||
+        add_type(m, &PartsType, "Parts") < 0 ||
         PyModule_AddIntConstant(m, "MAX_CAP", MAX_CAP) < 0 ||
         PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
         PyModule_AddIntConstant(m, "MAX_SHIFT", BLK_MAX_SHIFT) < 0) {

@@ -270,10 +270,10 @@ static int
 setup_term(Search *s, int i)
 {
     PyObject *item = PyTuple_GET_ITEM(s->terms, i);
-    PyObject *plo, *Tobj, *Uobj, *oobj, *colobj;
+    PyObject *plo, *Tobj, *Uobj, *oobj, *colobj, *partsobj = Py_None;
     double qw;
-    if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!dOOOO", &PostingListType, &plo, &qw,
-                                                  &Tobj, &Uobj, &oobj, &colobj)) {
+    if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!dOOOO|O", &PostingListType, &plo, &qw,
+                                                  &Tobj, &Uobj, &oobj, &colobj, &partsobj)) {
         if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* a qw beyond any float */
             PyErr_Clear();
             PyErr_SetString(PyExc_ValueError, "term weight is not finite");
@@ -281,7 +281,7 @@ setup_term(Search *s, int i)
         else if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Clear();
             PyErr_SetString(PyExc_TypeError, "each term is (PostingList, qw, table, "
-                                             "bound table, overflow values, column)");
+                                             "bound table, overflow values, column[, parts])");
         }
         return -1;
     }
@@ -308,6 +308,14 @@ setup_term(Search *s, int i)
     cursor_init(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
     if (term_tables(s, i, Tobj, Uobj, pl) < 0 || term_overflow(s, i, oobj, pl) < 0) {
         return -1;
+    }
+    if (partsobj != Py_None) { /* exhaustive path's decoded tf parts (parts.c) */
+        Parts *pa = (Parts *)partsobj;
+        if (!PyObject_TypeCheck(partsobj, &PartsType) || !parts_fit(pa, pl) || pa->table != Tobj) {
+            PyErr_SetString(PyExc_ValueError, "parts were made for another posting list or table");
+            return -1;
+        }
+        c->parts = pa;
     }
     c->qw = qw;
     c->qwp = qw > 0.0 ? qw : 0.0;

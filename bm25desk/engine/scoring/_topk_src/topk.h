@@ -20,6 +20,7 @@
  *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
+ *   parts.c      Parts: a term's decoded tf parts kept for the exhaustive traversal;
  *   count.c      count(): documents in the union of posting lists;
  *   module.c     the module and its types.
  *
@@ -172,6 +173,34 @@ extern PyTypeObject TableType;
 int check_tables(const double *T, const double *U, Py_ssize_t rows, int cap);
 
 /* ------------------------------------------------------------------------------------------ */
+/* parts.c: Parts                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+enum { PARTS_EMPTY = 0, PARTS_FILLING = 1, PARTS_READY = 2 };
+
+/* One PostingList's docnos and tf parts under one Table, filled once by the exhaustive path
+ * (see parts.c). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *pl, *table;  /* what it was made for (a search checks the term has the same) */
+    Py_ssize_t n;
+    int32_t *docs;
+    double *tp;
+    int state;             /* PARTS_*, read and changed atomically */
+} Parts;
+
+extern PyTypeObject PartsType;
+
+/* Whether pl holds the postings p was made for (itself, or the same stored blocks). */
+int parts_fit(const Parts *p, const PostingList *pl);
+/* Take the right to fill p (1), or not (0: being filled or filled). */
+int parts_claim(Parts *p);
+/* Whether p is filled (its arrays may be read). */
+int parts_ready(const Parts *p);
+/* End a fill: filled (ok) or empty again. */
+void parts_publish(Parts *p, int ok);
+
+/* ------------------------------------------------------------------------------------------ */
 /* cursors: one term's position in one posting list (the steps of every traversal)            */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -203,6 +232,7 @@ typedef struct {
     int qi;                          /* position in query order */
     int32_t tf_last;                 /* tf and tf part of the last contribution computed */
     double tp_last;
+    Parts *parts;                    /* exhaustive path: decoded tf parts to read or fill, or NULL */
 } Cursor;
 
 /* Mark the postings as changed and end the cursor (every loop then runs out). */

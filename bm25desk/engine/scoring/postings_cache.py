@@ -1,0 +1,165 @@
+"""Decoded postings for the exhaustive path: per (weight table, segment, term), LRU in bytes.
+
+The exhaustive traversal (``_topk_src/exhaustive.c``) adds ``qw · T[dl_index[d], tf]`` (or the
+overflow value) for every posting of every query term. All of it but ``qw`` depends only on the
+term's posting list in a segment and on the variant's tf-part table (variant, parameters, k1*,
+average length, cap), so a term that recurs across queries — an evaluation run's "of", "the",
+"in" — is decoded and weighted once: the kernel fills a ``_topk.Parts`` (docnos and float64 tf
+parts, the very numbers it adds) the first time it meets the term, and reads it afterwards.
+Scores stay bit-identical: the same ``acc[d] += qw · tp`` on the same ``tp``.
+
+The cache belongs to one open index (``topk._State``) and goes with it: an index reopened after
+an update or an edit starts empty, so no stale postings are ever served.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+MAX_BYTES = 64 << 20
+"""Bytes of decoded postings kept per open index (12 per posting: an int32 docno and a float64
+tf part). 64 MB holds every list of a SciFact-sized collection many times over, and the
+frequent terms of a 1 M-passage one."""
+
+
+_ABSENT = (None, None, None)
+"""A cache entry for a term with no postings in the segment."""
+
+_ENTRY_BYTES = 256
+"""What an entry costs beside its parts (the dict slot, key and tuples), for the byte cap."""
+
+
+class PartsCache:
+    """Thread-safe LRU of per-term kernel arguments, bounded in bytes (see the module docstring).
+
+    An entry, per (table, segment, term), is what the kernel needs for the term: its
+    PostingList, its overflow values and its ``_topk.Parts`` (None for a list too big to keep),
+    or ``_ABSENT`` — so a warm query reads one dict entry per term, and no lexicon.
+    """
+
+    def __init__(self, parts_type: Any, max_bytes: int = MAX_BYTES) -> None:
+        """Keep at most ``max_bytes`` (``parts_type``: ``_topk.Parts``)."""
+        self._make = parts_type
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self._lock = threading.Lock()
+        # key -> ((PostingList, overflow values, Parts), the table it is for, bytes)
+        self._entries: OrderedDict[tuple[int, int, str], tuple[tuple[Any, Any, Any], Any, int]]
+        self._entries = OrderedDict()
+
+    def __len__(self) -> int:
+        """Return the number of entries kept."""
+        return len(self._entries)
+
+    def lookup(self, table: Any, seg: int, term: str) -> tuple[Any, Any, Any] | None:
+        """Return the entry of ``term`` in segment ``seg`` under ``table``, or None (a miss).
+
+        ``table`` is the kernel's ``_topk.Table``: its identity stands for the variant and its
+        parameters (an entry holds it, so the identity is not reused while the entry lives).
+        """
+        key = (id(table), seg, term)
+        got = self._entries.get(key)  # a plain read (atomic): the hot path takes no lock
+        if got is None or got[1] is not table:
+            return None
+        try:  # noqa: SIM105 (contextlib.suppress costs more, on the hot path)
+            self._entries.move_to_end(key)
+        except KeyError:  # evicted meanwhile by another thread: still good for this query
+            pass
+        return got[0]
+
+    def put(
+        self, table: Any, seg: int, term: str, pl: Any, n: int, ov: Any
+    ) -> tuple[Any, Any, Any]:
+        """Keep and return the entry for ``term``'s list ``pl`` of ``n`` postings (None: absent).
+
+        A new Parts is empty (the kernel fills it); none is made for a list that alone would
+        take more than a quarter of the cap.
+        """
+        if pl is None:
+            entry, size = _ABSENT, _ENTRY_BYTES
+        else:
+            size = 12 * n + _ENTRY_BYTES
+            parts = self._make(pl, table) if size * 4 <= self.max_bytes else None
+            entry = (pl, ov, parts)
+            if parts is None:
+                size = _ENTRY_BYTES
+        key = (id(table), seg, term)
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[2]
+            self._entries[key] = (entry, table, size)
+            self.nbytes += size
+            while self.nbytes > self.max_bytes and self._entries:
+                self.nbytes -= self._entries.popitem(last=False)[1][2]
+        return entry
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        with self._lock:
+            self._entries.clear()
+            self.nbytes = 0
+
+
+def exhaustive(
+    st: Any,
+    doclen: Any,
+    terms: Sequence[Any],
+    k: int,
+    allow: Any,
+    rows: bool,
+    search: Callable[..., Any],
+) -> tuple[Any, int] | None:
+    """Run the exhaustive kernel over every segment: (its last result, the match count), or None.
+
+    ``st`` is the index's ``topk._State`` (``doclen`` its document lengths), ``terms`` the
+    (term, qtf, weighting) of the query, ``search`` the kernel's ``_topk.search``. None when a
+    weight or table is one the kernel cannot take (the caller ranks with numpy). Per term and
+    segment a warm query reads one cache entry (no lexicon, no posting list made, no block
+    decoded).
+    """
+    cache: PartsCache = st.parts
+    qws = []
+    for _term, qtf, w in terms:
+        qw = qtf * w.idf
+        if not math.isfinite(qw):
+            return None
+        qws.append(qw)
+    ncols = len(terms)
+    tables: dict[tuple[Any, int], Any] = {}
+    lists: dict[str, Any] = {}
+    prev: Any = None
+    matches = 0
+    for s, sg in enumerate(st.segments):
+        args = []
+        for col, (term, _qtf, w) in enumerate(terms):
+            table = tables.get((w.k1, sg.cap))
+            if table is None:
+                table = tables[w.k1, sg.cap] = st.table(w, sg.cap)
+                if not table.ok:
+                    return None
+            tk = table.kernel
+            entry = cache.lookup(tk, s, term)
+            if entry is None:
+                per_seg = lists.get(term)
+                if per_seg is None:
+                    per_seg = lists[term] = st.postings(term)
+                p = per_seg[s]
+                ov = None
+                if p is not None and p.n_ovf:
+                    ov = st.overflow_values(term, s, p, w, doclen)
+                entry = cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)
+            if entry[0] is not None:
+                args.append((entry[0], qws[col], tk, None, entry[1], col, entry[2]))
+        if not args:
+            continue
+        seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
+        *got, n = search(
+            args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev, exhaustive=True, rows=rows
+        )
+        prev, matches = tuple(got), matches + n
+    return prev, matches
