@@ -20,7 +20,7 @@ from bm25desk.engine.scoring import bm25f, bm25f_kernel, topk
 from bm25desk.engine.scoring.search import Searcher
 from bm25desk.engine.scoring.variants import BM25F, get_variant
 
-needs_kernel = pytest.mark.skipif(not bm25f_kernel.HAVE_KERNEL, reason="no compiled kernel")
+needs_kernel = pytest.mark.skipif(not bm25f_kernel.HAVE_KERNEL, reason="the C kernel is not loaded")
 
 WORDS = [f"w{i}" for i in range(40)]
 CONFIGS = [
