@@ -424,10 +424,8 @@ def _top_k_kernel(
     terms: Sequence[TermSpec],
     k: int,
     allow: Any,
-    exhaustive: bool = False,
-    rows: bool = True,
 ) -> tuple[TopK, int] | None:
-    """Return the kernel's top ``k`` and the match count (-1 unless ``exhaustive``), or None.
+    """Return the pruning kernel's top ``k`` and -1 (it does not count the matches), or None.
 
     None: a weight or a table the kernel cannot take (the caller runs numpy instead). This is
     the per-query path: plain dict reads, one table look-up per (k1*, cap), no lock when warm.
@@ -442,7 +440,6 @@ def _top_k_kernel(
         per_term.append((col, term, qw, w, lists_of(term) or st.postings(term)))
     ncols = len(terms)
     prev: Any = None
-    matches = 0 if exhaustive else -1
     search = _topk.search
     # A query's terms share the variant and statistics: their tables differ by k1* and cap only.
     tables: dict[tuple[Any, int], _Table] = {}
@@ -463,18 +460,11 @@ def _top_k_kernel(
             if not args:
                 continue
             seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
-            if exhaustive:
-                *got, n = search(
-                    args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev,
-                    exhaustive=True, rows=rows,
-                )  # fmt: skip
-                prev, matches = tuple(got), matches + n
-            else:
-                prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
+            prev = search(args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev)
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise
-    return _result(prev, ncols, rows), matches
+    return _result(prev, ncols, True), -1
 
 
 def _result(prev: Any, ncols: int, rows: bool) -> TopK:
