@@ -36,5 +36,7 @@ def test_void_calls_and_emit_keep_their_references() -> None:
         [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, check=True
     )
     none_change, true_change = (int(x) for x in done.stdout.split())
-    assert none_change >= 0, f"PySide6 {pyside_version} leaks None ({none_change})"
-    assert true_change >= 0, f"PySide6 {pyside_version} leaks True ({true_change})"
+    # The bug loses one reference per call (-1000 here); the interpreter itself may drop a
+    # stray one meanwhile (-1 was seen once in CI), which is not the bug.
+    assert none_change > -100, f"PySide6 {pyside_version} leaks None ({none_change})"
+    assert true_change > -100, f"PySide6 {pyside_version} leaks True ({true_change})"
