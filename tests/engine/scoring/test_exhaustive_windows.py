@@ -275,3 +275,27 @@ def test_the_cache_budget_follows_the_index() -> None:
 def test_an_index_cache_is_sized_by_its_postings(make_index: Any) -> None:
     index = make_index(["a b c", "a b", "c"])
     assert cache_of(index).max_bytes == postings_cache.budget(7)
+
+
+@pytest.mark.parametrize("shift", [4, 30])
+@pytest.mark.parametrize("key", ["okapi", "lucene", "bim", "tfidf"])
+def test_deep_k_selection_with_ties_and_negative_scores(
+    key: str, shift: int, make_segmented: Any, window: Callable[[int], None]
+) -> None:
+    # Whole runs of identical documents (equal scores: the lowest docnos win at the k-th place),
+    # a term in most documents (a negative idf under okapi: scores below zero), three segments.
+    rng = np.random.default_rng(3)
+    base = ["a a b", "a c", "a b c d", "a", "b d d", "a e"]
+    groups = [[base[int(i)] for i in rng.integers(0, len(base), size=n)] for n in (400, 90, 700)]
+    index = make_segmented(groups, [list(range(0, 400, 11)), [], list(range(5, 700, 13))])
+    searcher = Searcher(index, strategy="exhaustive")
+    variant = get_variant(key)
+    window(shift)
+    for query in (["a"], ["a", "b"], ["a", "b", "c", "d", "e"], ["d", "a"], ["e", "zz"]):
+        terms = specs(searcher, query, variant)
+        if not terms or topk._top_k_kernel(index, terms, 1, None) is None:
+            continue
+        for k in (65, 100, 333, 1000, 5000):
+            allowed = rng.random(index.n_slots) < 0.8 if k == 333 else None
+            want = reference(searcher, query, variant, k, allowed)
+            assert exhaustive(index, terms, k, allowed, False)[0] == want, (query, k)

@@ -203,29 +203,9 @@ enters(const Heap *h, double s, int64_t d)
     return s > h->s[0] || (s == h->s[0] && d < h->d[0]);
 }
 
-/* Reorder c[0..n) so that its first k are the k best (in no order): quickselect. */
-static void
-select_best(Entry *c, Py_ssize_t n, Py_ssize_t k)
-{
-    Py_ssize_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        Py_ssize_t i, j;
-        partition_entries(c, lo, hi, &i, &j);
-        if (k - 1 <= j) {
-            hi = j;
-        }
-        else if (k - 1 >= i) {
-            lo = i;
-        }
-        else {
-            return;
-        }
-    }
-}
-
 /* Without rows, a deep k: the candidates (and the heap's previous entries) in one array, the k
- * best selected in linear time and put back as the heap's entries (build_result sorts them;
- * nothing reads them as a heap again). Returns -1 when out of memory. */
+ * best selected (select.c) and put back as the heap's entries, best first (build_result sorts
+ * them, already in order; nothing reads them as a heap again). Returns -1 when out of memory. */
 static int
 take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
 {
@@ -247,8 +227,9 @@ take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
         }
     }
     Py_ssize_t m = n < h->cap ? n : h->cap;
-    if (m < n) {
-        select_best(c, n, m);
+    if (best_first(c, n, m) < 0) {
+        free(c);
+        return -1;
     }
     for (Py_ssize_t e = 0; e < m; e++) {
         h->s[e] = c[e].s;
@@ -518,8 +499,9 @@ exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint
     if (pool.c) {
         if (!q->broken) {
             Py_ssize_t m = pool.n < h->cap ? pool.n : h->cap;
-            if (m < pool.n) {
-                select_best(pool.c, pool.n, m);
+            if (best_first(pool.c, pool.n, m) < 0) {
+                free(pool.c);
+                return -1;
             }
             for (Py_ssize_t e = 0; e < m; e++) {
                 h->s[e] = pool.c[e].s;
