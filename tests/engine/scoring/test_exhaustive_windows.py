@@ -12,18 +12,18 @@ window give an error (or a result), never a crash, and leave no half-filled part
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+from exhaustive_helpers import cache_of, draw_mask, reference, specs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bm25desk.engine import get_variant
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring import postings_cache, topk
-from bm25desk.engine.scoring.query import parse_terms
 from bm25desk.engine.scoring.search import Searcher
 from bm25desk.engine.scoring.variants import Variant, variant_classes
 
@@ -54,28 +54,6 @@ def window() -> Iterator[Callable[[int], None]]:
     topk._topk.window_shift(before)
 
 
-def reference(
-    searcher: Searcher, query: Sequence[str], variant: Variant, k: int, allowed: Any = None
-) -> Ranking:
-    """Return the dense ranking's docnos, scores (as int64 bits) and match count."""
-    scores, ok = searcher.scores(parse_terms(list(query)), variant)
-    if allowed is not None:
-        ok = ok & allowed
-    cand = np.flatnonzero(ok)
-    order = np.lexsort((cand, -scores[cand]))[:k]
-    return cand[order].tolist(), scores[cand][order].view(np.int64).tolist(), int(cand.size)
-
-
-def specs(searcher: Searcher, query: Sequence[str], variant: Variant) -> list[topk.TermSpec]:
-    """Return the weighted distinct terms of ``query``, as search.py hands them to topk."""
-    out = []
-    for term, qtf in parse_terms(list(query)).scored:
-        w = searcher.weight(term, variant)
-        if w is not None:
-            out.append((term, qtf, w))
-    return out
-
-
 def exhaustive(index: Index, terms: list[topk.TermSpec], k: int, allowed: Any, rows: bool) -> Any:
     """Return the exhaustive kernel's ranking (docnos, score bits, count) and its rows."""
     got = topk.exhaustive_top_k(index, terms, k, allowed, rows=rows)
@@ -83,13 +61,6 @@ def exhaustive(index: Index, terms: list[topk.TermSpec], k: int, allowed: Any, r
     top, n = got
     ranking = (top.docnos.tolist(), top.scores.view(np.int64).tolist(), n)
     return ranking, (top.tfs.tolist(), top.parts.view(np.int64).tolist())
-
-
-def cache_of(index: Index) -> postings_cache.PartsCache:
-    """Return the index's cache of decoded postings."""
-    cache = topk._state(index).parts
-    assert cache is not None
-    return cache
 
 
 @pytest.mark.slow
@@ -113,12 +84,7 @@ def test_windows_agree_with_the_dense_ranking(
         variant = data.draw(variants(data.draw(st.sampled_from(KERNEL_KEYS))))
         query = data.draw(queries)
         k = data.draw(st.integers(1, 12) | st.sampled_from([65, 1000]))
-        allowed = None
-        if data.draw(st.booleans()):
-            allowed = np.array(
-                data.draw(st.lists(st.booleans(), min_size=index.n_slots, max_size=index.n_slots)),
-                dtype=bool,
-            )
+        allowed = draw_mask(data, index.n_slots)
         ref = reference(searcher, query, variant, k, allowed)
         terms = specs(searcher, query, variant)
         if not terms or topk._top_k_kernel(index, terms, 1, None) is None:
