@@ -211,27 +211,38 @@ def test_damaged_blocks_in_a_window_raise_and_fill_nothing(
     assert "error" in outcomes
 
 
-def test_a_long_list_gets_its_parts_the_second_time(
+def test_a_long_list_gets_its_parts_the_second_time_once_the_cache_is_full(
     make_index: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    texts = [f"a b {'c ' * (i % 5)} w{i % 7}" for i in range(300)]
+    texts = [f"x1 x2 x3 x4 x5 w{i % 7}" for i in range(300)]
     index = make_index(texts)
     searcher = Searcher(index)
     variant = get_variant("lucene")
     cache = cache_of(index)
-    monkeypatch.setattr(postings_cache, "ADMIT_AT_ONCE", 100)  # a, b, c long; w3 short
-    terms = specs(searcher, ["a", "c", "w3"], variant)
-    want = reference(searcher, ["a", "c", "w3"], variant, 10)
+    monkeypatch.setattr(postings_cache, "ADMIT_AT_ONCE", 100)  # x1..x5 long, w3 short
+    monkeypatch.setattr(cache, "max_bytes", 16_000)  # four lists of 300 (3,856 bytes each)
+
+    def run(query: list[str]) -> None:
+        terms = specs(searcher, query, variant)
+        assert exhaustive(index, terms, 10, None, False)[0] == reference(
+            searcher, query, variant, 10
+        )
+
     cache.clear()
-    assert exhaustive(index, terms, 10, None, False)[0] == want
-    assert [key[2] for key in cache._entries] == ["w3"]  # a and c: only remembered
-    assert exhaustive(index, terms, 10, None, False)[0] == want  # second meeting: parts made
-    assert sorted(key[2] for key in cache._entries) == ["a", "c", "w3"]
-    assert exhaustive(index, terms, 10, None, False)[0] == want  # and read
+    for term in ("x1", "x2", "x3", "x4"):  # room left: kept at once
+        run([term])
+    assert [key[2] for key in cache._entries] == ["x1", "x2", "x3", "x4"]
+    run(["x5", "w3"])  # full: x5 only remembered, w3 (short) kept
+    assert [key[2] for key in cache._entries] == ["x2", "x3", "x4", "w3"]
+    assert len(cache._ghosts) == 1
+    run(["x5"])  # met again: kept (x2, least recent, goes)
+    assert [key[2] for key in cache._entries] == ["x3", "x4", "w3", "x5"]
+    assert not cache._ghosts
+    run(["x5"])  # and read
     assert all(e[0][2].filled for e in cache._entries.values())
+    assert cache.nbytes <= cache.max_bytes
     cache.clear()
     assert len(cache) == 0
-    assert not cache._ghosts
 
 
 def test_the_cache_budget_follows_the_index() -> None:
