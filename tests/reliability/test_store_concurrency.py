@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import VERSION_A, answers, as_json, popen_python, write_version
+from store_versions import VERSION_A, answers, as_json, popen_python, write_version
 
 from bm25desk.engine import IndexStore, build_index
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 WRITER = r"""
 import pathlib, sys
 sys.path.insert(0, sys.argv[3])
-from conftest import VERSION_A, VERSION_B, write_version
+from store_versions import VERSION_A, VERSION_B, write_version
 from bm25desk.engine.index.build import build_index, update_index
 from bm25desk.engine.index.store import IndexStore
 
@@ -41,7 +41,7 @@ print(i, flush=True)
 READER = r"""
 import json, pathlib, sys
 sys.path.insert(0, sys.argv[2])
-from conftest import answers, as_json
+from store_versions import answers, as_json
 from bm25desk.engine.index.store import IndexStore
 
 store, n = IndexStore(pathlib.Path(sys.argv[1])), int(sys.argv[3])

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import VERSION_A, VERSION_B, write_version
+from store_versions import VERSION_A, VERSION_B, write_version
 
 from bm25desk.engine import IndexStore, build_index, update_index
 from bm25desk.engine.index.integrity import file_checksum

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, VERSION_A, VERSION_B, answers, as_json, write_version
+from store_versions import REPO, VERSION_A, VERSION_B, answers, as_json, write_version
 
 from bm25desk.engine import IndexStore, build_index
 

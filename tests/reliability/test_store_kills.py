@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import VERSION_A, VERSION_B, answers, as_json, popen_python, write_version
+from store_versions import VERSION_A, VERSION_B, answers, as_json, popen_python, write_version
 
 from bm25desk.engine import IndexStore, build_index
 
