@@ -19,7 +19,6 @@ This module also keeps the names that used to live here (results, explanations, 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import threading
 import time
 from collections import OrderedDict
@@ -134,10 +133,10 @@ class Searcher:
             None
         )
         # variant -> (the statistics, df -> weighting): terms of one df share a weighting.
-        self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight]]] = (
-            OrderedDict()
-        )
-        self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight]] | None = None
+        # With the idfs of dfs 1..IDF_RANGE, computed together when the variant is first used.
+        self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight], Any]]
+        self._df_weights = OrderedDict()
+        self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight], Any] | None = None
         # term -> its document frequency in ``index`` (what a ranking reads: impacts.prefer).
         self._dfs: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -169,22 +168,18 @@ class Searcher:
         """Return the query's tokens with their status (stop-listed, unknown...) and role."""
         parsed = query if isinstance(query, ParsedQuery) else self.parse(query, syntax=syntax)
         term_id = self.index.term_id
-        # Each distinct term is looked up once (a long query repeats its words).
-        missing = {
-            t for t in {tok.term for tok in parsed.tokens} if t is not None and term_id(t) < 0
-        }
         tokens = parsed.tokens
-        unknown: list[str] = []
+        # Each distinct term is looked up once (a long query repeats its words).
+        missing = [
+            t for t in {tok.term: None for tok in tokens} if t is not None and term_id(t) < 0
+        ]
+        unknown: tuple[str, ...] = ()
         if missing:
-            tokens = tuple(
-                dataclasses.replace(tok, status="unknown") if tok.term in missing else tok
-                for tok in tokens
-            )
-            unknown = [tok.term for tok in tokens if tok.term in missing]
-        stopped = [t.surface for t in parsed.tokens if t.status == "stop"]
-        return QueryAnalysis(
-            parsed, tokens, tuple(dict.fromkeys(unknown)), tuple(dict.fromkeys(stopped))
-        )
+            gone = set(missing)
+            tokens = tuple(_unknown(tok) if tok.term in gone else tok for tok in tokens)
+            unknown = tuple(dict.fromkeys(t.term for t in tokens if t.term in gone))
+        stopped = tuple(dict.fromkeys(t.surface for t in parsed.tokens if t.status == "stop"))
+        return QueryAnalysis(parsed, tokens, unknown, stopped)
 
     def suggest(self, term: str, n: int = 3, *, typed: str | None = None) -> list[str]:
         """Return up to ``n`` words of the index close to the analysed ``term`` ("did you mean").
@@ -295,7 +290,7 @@ class Searcher:
             self._remember(table, list(weighed.values()), own)
             return
         stats = statistics.stats
-        by_df = self._by_df(variant, stats)
+        by_df, idfs = self._df_table(variant, stats)
         dfs = self.index.term_df if own else _df_of(statistics)
         found: list[tuple[str, int, TermWeight | None]] = []
         new_dfs: dict[int, None] = {}
@@ -306,8 +301,7 @@ class Searcher:
                 new_dfs[df] = None
             found.append((term, df, got))
         if new_dfs:
-            fresh = [TermStats("", df, 0, _no_postings) for df in new_dfs]
-            new = dict(zip(new_dfs, variant.weigh_many(fresh, stats), strict=True))
+            new = _weigh_dfs(variant, stats, list(new_dfs), idfs)
             if len(by_df) + len(new) >= self.CACHE_SIZE:
                 by_df.clear()  # bounded; later searches fill back what they need
             by_df.update(new)
@@ -332,19 +326,27 @@ class Searcher:
 
     def _by_df(self, variant: Variant, stats: CollectionStats) -> dict[int, TermWeight]:
         """Return the weightings of ``variant`` by df under ``stats`` (the latest variants)."""
+        return self._df_table(variant, stats)[0]
+
+    def _df_table(
+        self, variant: Variant, stats: CollectionStats
+    ) -> tuple[dict[int, TermWeight], list[float]]:
+        """Return :meth:`_by_df` and the idfs of dfs 1, 2... (:data:`IDF_RANGE` at most)."""
         last = self._last_by_df  # a run of queries under one variant: no hash of it per query
         if last is not None and last[0] is variant and last[1] is stats:
-            return last[2]
+            return last[2], last[3]
         with self._lock:
             got = self._df_weights.get(variant)
-            if got is None or got[0] is not stats:
-                got = self._df_weights[variant] = (stats, {})
+            if got is not None and got[0] is stats:
+                self._df_weights.move_to_end(variant)
+        if got is None or got[0] is not stats:
+            got = (stats, {}, _idf_range(variant, stats))  # outside the lock: numpy work
+            with self._lock:
+                self._df_weights[variant] = got
                 while len(self._df_weights) > self.CACHED_VARIANTS:
                     self._df_weights.popitem(last=False)
-            else:
-                self._df_weights.move_to_end(variant)
-        self._last_by_df = (variant, stats, got[1])
-        return got[1]
+        self._last_by_df = (variant, stats, got[1], got[2])
+        return got[1], got[2]
 
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
@@ -640,6 +642,20 @@ class Searcher:
         return explain_document(self, parsed, docno, variant or Lucene(), feedback, with_rank)
 
 
+_UNKNOWN: dict[QueryToken, QueryToken] = {}
+"""A token's "unknown" twin, made once (tokens are immutable; ``dataclasses.replace`` is slow)."""
+
+
+def _unknown(tok: QueryToken) -> QueryToken:
+    """Return ``tok`` with status ``unknown`` (its term is in no document)."""
+    got = _UNKNOWN.get(tok)
+    if got is None:
+        got = QueryToken(tok.surface, tok.term, "unknown", tok.role)
+        if len(_UNKNOWN) < 100_000:  # bounded on pathological input
+            _UNKNOWN[tok] = got
+    return got
+
+
 def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[Any, Any]:
     """Return the (tf, tf part) matrices of ``docnos`` × ``terms`` (for contributions)."""
     n = len(terms)
@@ -649,6 +665,44 @@ def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[An
         tfs[:, t] = tf
         parts[:, t] = part
     return tfs, parts
+
+
+IDF_RANGE = 4096
+"""The dfs 1..IDF_RANGE (at most N) whose idfs are computed together, in one vectorised call, when
+a variant is first used: a query's new rare term is then weighed without a numpy call of its own
+(a call on a one-element array costs ~10 µs; 4,096 idfs together cost a few tens)."""
+
+
+def _idf_range(variant: Variant, stats: CollectionStats) -> list[float]:
+    """Return the idfs of dfs 1, 2... :data:`IDF_RANGE` (at most N) under ``variant``.
+
+    The idf of an element of a float64 array does not depend on the other elements (what
+    :meth:`Variant.weigh_many` rests on, tested for every variant), so each is
+    :meth:`Variant.weigh`'s number for that df, bit for bit.
+    """
+    m = min(IDF_RANGE, int(stats.n_docs))
+    if m < 1:
+        return []
+    dfs = np.arange(1, m + 1, dtype=np.float64)
+    return np.asarray(variant.idf(dfs, stats), dtype=np.float64).tolist()  # type: ignore[no-any-return]
+
+
+def _weigh_dfs(
+    variant: Variant, stats: CollectionStats, dfs: list[int], idfs: list[float]
+) -> dict[int, TermWeight]:
+    """Return the weightings of ``dfs`` (positive) under a variant that weighs by df alone."""
+    out: dict[int, TermWeight] = {}
+    rest = []
+    with_text_later = TermWeight.with_text_later
+    for df in dfs:
+        if df <= len(idfs):
+            out[df] = with_text_later(variant, stats, idfs[df - 1], df)
+        else:
+            rest.append(df)
+    if rest:
+        fresh = [TermStats("", df, 0, _no_postings) for df in rest]
+        out.update(zip(rest, variant.weigh_many(fresh, stats), strict=True))
+    return out
 
 
 def _no_postings() -> tuple[F64, F64]:
