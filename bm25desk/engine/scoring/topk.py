@@ -182,7 +182,8 @@ class _State:
                     if term in self.lists:
                         self.lists.move_to_end(term)
             return got
-        out = tuple(self._segment_postings(term, sg) for sg in self.segments)
+        segs, one = self.segments, self._segment_postings
+        out = (one(term, segs[0]),) if len(segs) == 1 else tuple([one(term, sg) for sg in segs])
         with self.lock:
             self.lists[term] = out
             while len(self.lists) > _MAX_LISTS:
