@@ -525,8 +525,10 @@ class Searcher:
         index = self.index
         allowed = self._allowed(parsed)
         dfs = self._dfs
-        postings = sum(dfs.get(t[0], 0) for t in terms)
-        detail: Any
+        postings = 0
+        for t in terms:
+            postings += dfs.get(t[0], 0)
+        detail: Any = None
         # One document more than asked for: whether the last hit ties with the next one.
         strategy = self.strategy
         exhaustive = strategy == "exhaustive" or (
@@ -540,7 +542,8 @@ class Searcher:
         if got is not None:  # every posting added in C: no per-term state, the count for free
             top, n_matches = got
             docnos, scores = top.docnos, top.scores
-            detail = (top.tfs[:k], top.parts[:k])
+            if contributions:
+                detail = (top.tfs[:k], top.parts[:k])
             n_matches = n_matches if count else -1
         elif exhaustive:  # without the kernel: numpy over cached impacts
             docnos, scores, n_matches = impacts.top_k(index, terms, k + 1, allowed)
@@ -548,20 +551,15 @@ class Searcher:
             detail = lambda: _matrices(index, terms, top_docnos)  # noqa: E731
             n_matches = n_matches if count else -1
         else:
-            top = topk.top_k(index, terms, k + 1, allowed)
+            top = topk.top_k(index, terms, k + 1, allowed, rows=contributions)
             docnos, scores = top.docnos, top.scores
-            detail = (top.tfs[:k], top.parts[:k])
+            if contributions:
+                detail = (top.tfs[:k], top.parts[:k])
             n_matches = topk.count_matches(index, terms, allowed) if count else -1
         next_score = float(scores[k]) if scores.size > k else None
-        hits = Hits(
-            index,
-            docnos[:k],
-            scores[:k],
-            next_score,
-            terms if contributions else None,
-            detail if contributions else None,
-            self.statistics,
-        )
+        if not contributions:
+            terms, detail = None, None  # type: ignore[assignment]
+        hits = Hits(index, docnos[:k], scores[:k], next_score, terms, detail, self.statistics)
         return hits, n_matches
 
     def check_k(self, k: Any) -> int:

@@ -393,6 +393,7 @@ def top_k(
     allowed: Any = None,
     *,
     kernel: bool | None = None,
+    rows: bool = True,
 ) -> TopK:
     """Return the top ``k`` matching documents with their scores and per-term parts.
 
@@ -400,13 +401,14 @@ def top_k(
     (terms without a weighting are left out by the caller). ``allowed`` is an optional boolean
     mask by docno (query constraints); deleted documents are never returned. Order: score
     descending, docno ascending. Scores are bit-identical to the dense numpy scoring.
-    ``kernel=False`` forces the numpy path (tests, benchmarks).
+    ``kernel=False`` forces the numpy path (tests, benchmarks). ``rows=False`` may leave the
+    kernel's ``tfs`` and ``parts`` zero (a caller that reads ids and scores only).
     """
     k = _check_k(k)
     allow = _as_mask(allowed, index.n_slots)
     use = HAVE_KERNEL if kernel is None else (kernel and HAVE_KERNEL)
     if use:
-        got = _top_k_kernel(index, terms, k, allow)
+        got = _top_k_kernel(index, terms, k, allow, rows)
         if got is not None:
             return got[0]
     docnos, scores = _top_k_dense(index, terms, k, allow)
@@ -425,6 +427,7 @@ def _top_k_kernel(
     terms: Sequence[TermSpec],
     k: int,
     allow: Any,
+    rows: bool = True,
 ) -> tuple[TopK, int] | None:
     """Return the pruning kernel's top ``k`` and -1 (it does not count the matches), or None.
 
@@ -465,7 +468,7 @@ def _top_k_kernel(
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise
-    return _result(prev, ncols, True), -1
+    return _result(prev, ncols, rows), -1
 
 
 def _result(prev: Any, ncols: int, rows: bool) -> TopK:

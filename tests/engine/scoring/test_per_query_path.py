@@ -198,3 +198,27 @@ def test_hits_arrays_are_read_only_and_leave_the_callers_alone(tiny_index: Index
     assert Hits(tiny_index, frozen, hits.scores).docnos is frozen  # already read-only: as is
     with pytest.raises(ValueError, match="read-only"):
         hits.docnos[0] = 5
+
+
+def test_top_k_without_rows_ranks_the_same(cisi_index: Index) -> None:
+    from bm25desk.engine.scoring import topk
+
+    searcher = Searcher(cisi_index)
+    for v in (get_variant("lucene"), get_variant("bm25plus"), get_variant("tfidf")):
+        for query in ("library information retrieval", "classification of the index", "zzz"):
+            parsed = searcher.parse(query, syntax=False)
+            terms = searcher._weighted(parsed, v, None)
+            if not terms:
+                continue
+            for k in (1, 10, 2000):
+                a = topk.top_k(cisi_index, terms, k)
+                b = topk.top_k(cisi_index, terms, k, rows=False)
+                assert a.docnos.tolist() == b.docnos.tolist()
+                assert a.scores.tobytes() == b.scores.tobytes()
+                assert b.tfs.shape == a.tfs.shape
+            full = searcher.search(query, v, 10, syntax=False)
+            bare = searcher.search(query, v, 10, syntax=False, contributions=False)
+            assert full.hits.docnos.tolist() == bare.hits.docnos.tolist()
+            assert full.hits.scores.tobytes() == bare.hits.scores.tobytes()
+            assert all(h.contributions for h in full.hits)
+            assert all(h.contributions == () for h in bare.hits)
