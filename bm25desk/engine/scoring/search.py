@@ -133,7 +133,7 @@ class Searcher:
             None
         )
         # variant -> (the statistics, df -> weighting): terms of one df share a weighting.
-        # With the idfs of dfs 1..IDF_RANGE, computed together when the variant is first used.
+        # With the idfs of dfs 1..IDF_RANGE, computed IDF_CHUNK at a time (chunk -> idfs).
         self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight], Any]]
         self._df_weights = OrderedDict()
         self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight], Any] | None = None
@@ -290,7 +290,7 @@ class Searcher:
             self._remember(table, list(weighed.values()), own)
             return
         stats = statistics.stats
-        by_df, idfs = self._df_table(variant, stats)
+        by_df, chunks = self._df_table(variant, stats)
         dfs = self.index.term_df if own else _df_of(statistics)
         found: list[tuple[str, int, TermWeight | None]] = []
         new_dfs: dict[int, None] = {}
@@ -301,7 +301,7 @@ class Searcher:
                 new_dfs[df] = None
             found.append((term, df, got))
         if new_dfs:
-            new = _weigh_dfs(variant, stats, list(new_dfs), idfs)
+            new = _weigh_dfs(variant, stats, list(new_dfs), chunks)
             if len(by_df) + len(new) >= self.CACHE_SIZE:
                 by_df.clear()  # bounded; later searches fill back what they need
             by_df.update(new)
@@ -330,8 +330,8 @@ class Searcher:
 
     def _df_table(
         self, variant: Variant, stats: CollectionStats
-    ) -> tuple[dict[int, TermWeight], list[float]]:
-        """Return :meth:`_by_df` and the idfs of dfs 1, 2... (:data:`IDF_RANGE` at most)."""
+    ) -> tuple[dict[int, TermWeight], dict[int, Any]]:
+        """Return :meth:`_by_df` and the idf chunks computed so far (see :func:`_weigh_dfs`)."""
         last = self._last_by_df  # a run of queries under one variant: no hash of it per query
         if last is not None and last[0] is variant and last[1] is stats:
             return last[2], last[3]
@@ -340,7 +340,7 @@ class Searcher:
             if got is not None and got[0] is stats:
                 self._df_weights.move_to_end(variant)
         if got is None or got[0] is not stats:
-            got = (stats, {}, _idf_range(variant, stats))  # outside the lock: numpy work
+            got = (stats, {}, {})
             with self._lock:
                 self._df_weights[variant] = got
                 while len(self._df_weights) > self.CACHED_VARIANTS:
@@ -665,38 +665,49 @@ def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[An
     return tfs, parts
 
 
-IDF_RANGE = 4096
-"""The dfs 1..IDF_RANGE (at most N) whose idfs are computed together, in one vectorised call, when
-a variant is first used: a query's new rare term is then weighed without a numpy call of its own
-(a call on a one-element array costs ~10 µs; 4,096 idfs together cost a few tens)."""
+IDF_RANGE = 65536
+"""Dfs up to this (and N) are weighed from idfs computed :data:`IDF_CHUNK` at a time."""
+
+IDF_CHUNK = 256
+"""Consecutive dfs whose idfs one vectorised call computes when the first of them is met: a
+query's new rare term then usually costs no numpy call of its own (a call costs ~10 µs whatever
+its length up to a few hundred). At most 2 KB per chunk, 512 KB per variant."""
 
 
-def _idf_range(variant: Variant, stats: CollectionStats) -> list[float]:
-    """Return the idfs of dfs 1, 2... :data:`IDF_RANGE` (at most N) under ``variant``.
+def _idf_chunk(variant: Variant, stats: CollectionStats, c: int) -> Any:
+    """Return the idfs of dfs ``c·IDF_CHUNK + 1`` ... (at most N) under ``variant``.
 
     The idf of an element of a float64 array does not depend on the other elements (what
     :meth:`Variant.weigh_many` rests on, tested for every variant), so each is
     :meth:`Variant.weigh`'s number for that df, bit for bit.
     """
-    m = min(IDF_RANGE, int(stats.n_docs))
-    if m < 1:
-        return []
-    dfs = np.arange(1, m + 1, dtype=np.float64)
-    return np.asarray(variant.idf(dfs, stats), dtype=np.float64).tolist()  # type: ignore[no-any-return]
+    lo = c * IDF_CHUNK + 1
+    hi = min(lo + IDF_CHUNK - 1, int(stats.n_docs))
+    dfs = np.arange(lo, hi + 1, dtype=np.float64)
+    return np.asarray(variant.idf(dfs, stats), dtype=np.float64)
 
 
 def _weigh_dfs(
-    variant: Variant, stats: CollectionStats, dfs: list[int], idfs: list[float]
+    variant: Variant, stats: CollectionStats, dfs: list[int], chunks: dict[int, Any]
 ) -> dict[int, TermWeight]:
-    """Return the weightings of ``dfs`` (positive) under a variant that weighs by df alone."""
+    """Return the weightings of ``dfs`` (positive) under a variant that weighs by df alone.
+
+    ``chunks`` (chunk number -> idfs) is the variant's, filled here as needed; dfs above
+    :data:`IDF_RANGE` or N are weighed by :meth:`Variant.weigh_many` as before.
+    """
     out: dict[int, TermWeight] = {}
     rest = []
     with_text_later = TermWeight.with_text_later
+    top = min(IDF_RANGE, int(stats.n_docs))
     for df in dfs:
-        if df <= len(idfs):
-            out[df] = with_text_later(variant, stats, idfs[df - 1], df)
-        else:
+        if df > top:
             rest.append(df)
+            continue
+        c, i = divmod(df - 1, IDF_CHUNK)
+        idfs = chunks.get(c)  # read once: another search may be filling it
+        if idfs is None:
+            idfs = chunks[c] = _idf_chunk(variant, stats, c)
+        out[df] = with_text_later(variant, stats, float(idfs[i]), df)
     if rest:
         fresh = [TermStats("", df, 0, _no_postings) for df in rest]
         out.update(zip(rest, variant.weigh_many(fresh, stats), strict=True))

@@ -2,7 +2,7 @@
 
 Each shortcut of the per-query path is compared with the plain computation it replaces: the
 query analysis with one made with ``dataclasses.replace`` (random queries: punctuation, unicode,
-CJK, stop words, unknown words, syntax), the idfs computed together for dfs 1..IDF_RANGE with
+CJK, stop words, unknown words, syntax), the idfs computed a chunk of dfs at a time with
 ``Variant.weigh`` bit for bit (every variant weighed by df, small and large collections), the bag
 of words' counts with a ``Counter``.
 """
@@ -132,29 +132,32 @@ def _no_postings() -> tuple[np.ndarray, np.ndarray]:
     raise AssertionError("not read")
 
 
-@pytest.mark.parametrize("n_docs", [1, 2, 7, 1460, 4096, 4097, 1_000_000])
+@pytest.mark.parametrize("n_docs", [1, 2, 7, 255, 256, 257, 1460, 65536, 65537, 1_000_000])
 def test_idfs_computed_together_equal_weigh(n_docs: int) -> None:
     stats = CollectionStats(n_docs, 12.5, n_docs * 12, lambda: np.zeros(0))
     rng = np.random.default_rng(n_docs)
     top = min(n_docs, search_module.IDF_RANGE)
-    dfs = sorted({1, top, min(n_docs, top + 1), n_docs, *rng.integers(1, n_docs + 1, 60).tolist()})
+    edges = {1, 255, 256, 257, 512, top, top + 1, n_docs}
+    dfs = sorted(d for d in {*edges, *rng.integers(1, n_docs + 1, 60).tolist()} if d <= n_docs)
     assert _by_df_variants()
     for v in _by_df_variants():
-        idfs = search_module._idf_range(v, stats)
-        assert len(idfs) == top
-        got = search_module._weigh_dfs(v, stats, dfs, idfs)
+        chunks: dict[int, np.ndarray] = {}
+        got = search_module._weigh_dfs(v, stats, dfs, chunks)
         assert list(got) == dfs
+        assert all(c * search_module.IDF_CHUNK < top for c in chunks)
+        again = search_module._weigh_dfs(v, stats, dfs[::-1], chunks)  # from the kept chunks
         for df in dfs:
             want = v.weigh(TermStats("", df, 0, _no_postings), stats)
-            w = got[df]
-            assert np.float64(w.idf).tobytes() == np.float64(want.idf).tobytes(), (v.key, df)
-            assert (w.idf_text, w.k1, w.notes, w.variant, w.stats) == (
-                want.idf_text,
-                want.k1,
-                want.notes,
-                want.variant,
-                want.stats,
-            )
+            for w in (got[df], again[df]):
+                assert np.float64(w.idf).tobytes() == np.float64(want.idf).tobytes(), (v.key, df)
+                assert type(w.idf) is float
+                assert (w.idf_text, w.k1, w.notes, w.variant, w.stats) == (
+                    want.idf_text,
+                    want.k1,
+                    want.notes,
+                    want.variant,
+                    want.stats,
+                )
 
 
 def test_every_df_of_a_collection_weighs_as_alone(cisi_index: Index) -> None:
@@ -162,7 +165,7 @@ def test_every_df_of_a_collection_weighs_as_alone(cisi_index: Index) -> None:
     dfs = sorted({cisi_index.term_df(t) for t in cisi_index.vocabulary()})
     stats = cisi_index.stats
     for v in _by_df_variants():
-        got = search_module._weigh_dfs(v, stats, dfs, search_module._idf_range(v, stats))
+        got = search_module._weigh_dfs(v, stats, dfs, {})
         for df in dfs:
             want = v.weigh(TermStats("", df, 0, _no_postings), stats)
             assert np.float64(got[df].idf).tobytes() == np.float64(want.idf).tobytes()
