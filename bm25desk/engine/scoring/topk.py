@@ -165,7 +165,12 @@ class _State:
         self.last_table: _LastTable | None = None  # the table asked for last, by identity
         self.overflow: OrderedDict[Any, F64] = OrderedDict()
         # The exhaustive path's decoded tf parts (released with this state, i.e. the index).
-        self.parts = postings_cache.PartsCache(_topk.Parts) if HAVE_KERNEL else None
+        nnz = sum(int(sg.seg.nnz) for sg in self.segments)
+        self.parts = (
+            postings_cache.PartsCache(_topk.Parts, postings_cache.budget(nnz))
+            if HAVE_KERNEL
+            else None
+        )
 
     # -- posting lists ---------------------------------------------------------------------------
 

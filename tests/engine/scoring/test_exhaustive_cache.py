@@ -10,11 +10,12 @@ sparse (first-seen list) and the dense (scan of the seen bytes) bookkeeping run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from exhaustive_helpers import cache_of, draw_mask, reference, specs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +23,6 @@ from bm25desk.engine import IndexStore, build_index, get_variant
 from bm25desk.engine.index.edit import add_documents
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring import postings_cache, topk
-from bm25desk.engine.scoring.query import parse_terms
 from bm25desk.engine.scoring.search import Searcher
 from bm25desk.engine.scoring.variants import Variant, variant_classes
 
@@ -42,28 +42,6 @@ SWEEP = settings(
 VariantsOf = Callable[[str], st.SearchStrategy[Variant]]
 
 
-def reference(
-    searcher: Searcher, query: Sequence[str], variant: Variant, k: int, allowed: object = None
-) -> tuple[list[int], list[int], int]:
-    """Return the dense ranking's docnos, scores (as int64 bits) and match count."""
-    scores, ok = searcher.scores(parse_terms(list(query)), variant)
-    if allowed is not None:
-        ok = ok & allowed
-    cand = np.flatnonzero(ok)
-    order = np.lexsort((cand, -scores[cand]))[:k]
-    return cand[order].tolist(), scores[cand][order].view(np.int64).tolist(), int(cand.size)
-
-
-def specs(searcher: Searcher, query: Sequence[str], variant: Variant) -> list[topk.TermSpec]:
-    """Return the weighted distinct terms of ``query``, as search.py hands them to topk."""
-    out = []
-    for term, qtf in parse_terms(list(query)).scored:
-        w = searcher.weight(term, variant)
-        if w is not None:
-            out.append((term, qtf, w))
-    return out
-
-
 def exhaustive(
     index: Index, terms: list[topk.TermSpec], k: int, allowed: object, rows: bool
 ) -> tuple[list[int], list[int], int]:
@@ -73,13 +51,6 @@ def exhaustive(
     assert got is not None
     top, n = got
     return top.docnos.tolist(), top.scores.view(np.int64).tolist(), n
-
-
-def cache_of(index: Index) -> postings_cache.PartsCache:
-    """Return the index's cache of decoded postings."""
-    cache = topk._state(index).parts
-    assert cache is not None
-    return cache
 
 
 @pytest.mark.slow
@@ -102,12 +73,7 @@ def test_cold_warm_and_evicted_agree_with_the_dense_ranking(
         variant = data.draw(variants(data.draw(st.sampled_from(KERNEL_KEYS))))
         query = data.draw(queries)
         k = data.draw(st.integers(1, 12) | st.just(1000))
-        allowed = None
-        if data.draw(st.booleans()):
-            allowed = np.array(
-                data.draw(st.lists(st.booleans(), min_size=index.n_slots, max_size=index.n_slots)),
-                dtype=bool,
-            )
+        allowed = draw_mask(data, index.n_slots)
         ref = reference(searcher, query, variant, k, allowed)
         terms = specs(searcher, query, variant)
         if not terms or topk._top_k_kernel(index, terms, 1, None) is None:

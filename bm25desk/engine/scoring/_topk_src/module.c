@@ -4,6 +4,7 @@
 PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
+PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* exhaustive.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -27,6 +28,10 @@ static PyMethodDef topk_methods[] = {
     {"bm25f", (PyCFunction)(void (*)(void))topk_bm25f, METH_VARARGS | METH_KEYWORDS,
      "bm25f(terms, n_docs, k, k1, allow=None, deny=None, base=0, prev=None, work=None) -> "
      "(docnos, scores, matches, nonfinite): see _topk_src/bm25f.c."},
+    {"window_shift", (PyCFunction)topk_window_shift, METH_VARARGS,
+     "window_shift([shift]) -> the exhaustive traversal's window (2**shift documents: a segment "
+     "larger than that, with postings for a quarter of it or more, is scored window by window) "
+     "before the call; with shift (4..30), set it (tests, measurement)."},
     {NULL, NULL, 0, NULL},
 };
 

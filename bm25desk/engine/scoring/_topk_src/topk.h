@@ -615,4 +615,8 @@ void sort_entries(Entry *e, Py_ssize_t n);
 long long exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen,
                      int32_t *touched, Py_ssize_t *slot_of);
 
+/* select.c: move the k best of c[0..n) (score descending, docno ascending) to its front, best
+ * first. Returns -1 when out of memory (c unchanged). */
+int best_first(Entry *c, Py_ssize_t n, Py_ssize_t k);
+
 #endif
