@@ -231,6 +231,8 @@ class Hits(Sequence[Hit]):
 
 def _frozen(a: Any) -> Any:
     """Return ``a`` as a read-only array (a view: the caller's array keeps its flags)."""
+    if type(a) is np.ndarray and not a.flags.writeable:
+        return a  # already read-only (the kernel's results are views of immutable bytes)
     view = np.asarray(a).view()
     view.flags.writeable = False
     return view

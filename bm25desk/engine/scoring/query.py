@@ -450,7 +450,12 @@ def parse_bag(text: str, analyzer: Analyzer, warnings: tuple[str, ...] = ()) -> 
                 if len(memo) < 200_000:
                     memo[fate] = tok
             tokens.append(tok)
-    counts = Counter([f[1] for f in fates if f[1] is not None])  # first-occurrence order
+    counts: dict[str, int] = {}  # first-occurrence order (a dict counts faster than Counter)
+    get = counts.get
+    for fate in fates:
+        term = fate[1]
+        if term is not None:
+            counts[term] = get(term, 0) + 1
     return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)
 
 

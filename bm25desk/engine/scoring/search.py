@@ -19,7 +19,6 @@ This module also keeps the names that used to live here (results, explanations, 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import threading
 import time
 from collections import OrderedDict
@@ -134,10 +133,10 @@ class Searcher:
             None
         )
         # variant -> (the statistics, df -> weighting): terms of one df share a weighting.
-        self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight]]] = (
-            OrderedDict()
-        )
-        self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight]] | None = None
+        # With the idfs of dfs 1..IDF_RANGE, computed IDF_CHUNK at a time (chunk -> idfs).
+        self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight], Any]]
+        self._df_weights = OrderedDict()
+        self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight], Any] | None = None
         # term -> its document frequency in ``index`` (what a ranking reads: impacts.prefer).
         self._dfs: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -169,22 +168,18 @@ class Searcher:
         """Return the query's tokens with their status (stop-listed, unknown...) and role."""
         parsed = query if isinstance(query, ParsedQuery) else self.parse(query, syntax=syntax)
         term_id = self.index.term_id
-        # Each distinct term is looked up once (a long query repeats its words).
-        missing = {
-            t for t in {tok.term for tok in parsed.tokens} if t is not None and term_id(t) < 0
-        }
         tokens = parsed.tokens
-        unknown: list[str] = []
+        # Each distinct term is looked up once (a long query repeats its words).
+        missing = [
+            t for t in {tok.term: None for tok in tokens} if t is not None and term_id(t) < 0
+        ]
+        unknown: tuple[str, ...] = ()
         if missing:
-            tokens = tuple(
-                dataclasses.replace(tok, status="unknown") if tok.term in missing else tok
-                for tok in tokens
-            )
-            unknown = [tok.term for tok in tokens if tok.term in missing]
-        stopped = [t.surface for t in parsed.tokens if t.status == "stop"]
-        return QueryAnalysis(
-            parsed, tokens, tuple(dict.fromkeys(unknown)), tuple(dict.fromkeys(stopped))
-        )
+            gone = set(missing)
+            tokens = tuple(_unknown(tok) if tok.term in gone else tok for tok in tokens)
+            unknown = tuple(dict.fromkeys(t.term for t in tokens if t.term in gone))
+        stopped = tuple(dict.fromkeys(t.surface for t in parsed.tokens if t.status == "stop"))
+        return QueryAnalysis(parsed, tokens, unknown, stopped)
 
     def suggest(self, term: str, n: int = 3, *, typed: str | None = None) -> list[str]:
         """Return up to ``n`` words of the index close to the analysed ``term`` ("did you mean").
@@ -295,7 +290,7 @@ class Searcher:
             self._remember(table, list(weighed.values()), own)
             return
         stats = statistics.stats
-        by_df = self._by_df(variant, stats)
+        by_df, chunks = self._df_table(variant, stats)
         dfs = self.index.term_df if own else _df_of(statistics)
         found: list[tuple[str, int, TermWeight | None]] = []
         new_dfs: dict[int, None] = {}
@@ -306,8 +301,7 @@ class Searcher:
                 new_dfs[df] = None
             found.append((term, df, got))
         if new_dfs:
-            fresh = [TermStats("", df, 0, _no_postings) for df in new_dfs]
-            new = dict(zip(new_dfs, variant.weigh_many(fresh, stats), strict=True))
+            new = _weigh_dfs(variant, stats, list(new_dfs), chunks)
             if len(by_df) + len(new) >= self.CACHE_SIZE:
                 by_df.clear()  # bounded; later searches fill back what they need
             by_df.update(new)
@@ -332,19 +326,27 @@ class Searcher:
 
     def _by_df(self, variant: Variant, stats: CollectionStats) -> dict[int, TermWeight]:
         """Return the weightings of ``variant`` by df under ``stats`` (the latest variants)."""
+        return self._df_table(variant, stats)[0]
+
+    def _df_table(
+        self, variant: Variant, stats: CollectionStats
+    ) -> tuple[dict[int, TermWeight], dict[int, Any]]:
+        """Return :meth:`_by_df` and the idf chunks computed so far (see :func:`_weigh_dfs`)."""
         last = self._last_by_df  # a run of queries under one variant: no hash of it per query
         if last is not None and last[0] is variant and last[1] is stats:
-            return last[2]
+            return last[2], last[3]
         with self._lock:
             got = self._df_weights.get(variant)
-            if got is None or got[0] is not stats:
-                got = self._df_weights[variant] = (stats, {})
+            if got is not None and got[0] is stats:
+                self._df_weights.move_to_end(variant)
+        if got is None or got[0] is not stats:
+            got = (stats, {}, {})
+            with self._lock:
+                self._df_weights[variant] = got
                 while len(self._df_weights) > self.CACHED_VARIANTS:
                     self._df_weights.popitem(last=False)
-            else:
-                self._df_weights.move_to_end(variant)
-        self._last_by_df = (variant, stats, got[1])
-        return got[1]
+        self._last_by_df = (variant, stats, got[1], got[2])
+        return got[1], got[2]
 
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
@@ -523,8 +525,10 @@ class Searcher:
         index = self.index
         allowed = self._allowed(parsed)
         dfs = self._dfs
-        postings = sum(dfs.get(t[0], 0) for t in terms)
-        detail: Any
+        postings = 0
+        for t in terms:
+            postings += dfs.get(t[0], 0)
+        detail: Any = None
         # One document more than asked for: whether the last hit ties with the next one.
         strategy = self.strategy
         exhaustive = strategy == "exhaustive" or (
@@ -538,7 +542,8 @@ class Searcher:
         if got is not None:  # every posting added in C: no per-term state, the count for free
             top, n_matches = got
             docnos, scores = top.docnos, top.scores
-            detail = (top.tfs[:k], top.parts[:k])
+            if contributions:
+                detail = (top.tfs[:k], top.parts[:k])
             n_matches = n_matches if count else -1
         elif exhaustive:  # without the kernel: numpy over cached impacts
             docnos, scores, n_matches = impacts.top_k(index, terms, k + 1, allowed)
@@ -546,20 +551,15 @@ class Searcher:
             detail = lambda: _matrices(index, terms, top_docnos)  # noqa: E731
             n_matches = n_matches if count else -1
         else:
-            top = topk.top_k(index, terms, k + 1, allowed)
+            top = topk.top_k(index, terms, k + 1, allowed, rows=contributions)
             docnos, scores = top.docnos, top.scores
-            detail = (top.tfs[:k], top.parts[:k])
+            if contributions:
+                detail = (top.tfs[:k], top.parts[:k])
             n_matches = topk.count_matches(index, terms, allowed) if count else -1
         next_score = float(scores[k]) if scores.size > k else None
-        hits = Hits(
-            index,
-            docnos[:k],
-            scores[:k],
-            next_score,
-            terms if contributions else None,
-            detail if contributions else None,
-            self.statistics,
-        )
+        if not contributions:
+            terms, detail = None, None  # type: ignore[assignment]
+        hits = Hits(index, docnos[:k], scores[:k], next_score, terms, detail, self.statistics)
         return hits, n_matches
 
     def check_k(self, k: Any) -> int:
@@ -640,6 +640,20 @@ class Searcher:
         return explain_document(self, parsed, docno, variant or Lucene(), feedback, with_rank)
 
 
+_UNKNOWN: dict[QueryToken, QueryToken] = {}
+"""A token's "unknown" twin, made once (tokens are immutable; ``dataclasses.replace`` is slow)."""
+
+
+def _unknown(tok: QueryToken) -> QueryToken:
+    """Return ``tok`` with status ``unknown`` (its term is in no document)."""
+    got = _UNKNOWN.get(tok)
+    if got is None:
+        got = QueryToken(tok.surface, tok.term, "unknown", tok.role)
+        if len(_UNKNOWN) < 100_000:  # bounded on pathological input
+            _UNKNOWN[tok] = got
+    return got
+
+
 def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[Any, Any]:
     """Return the (tf, tf part) matrices of ``docnos`` × ``terms`` (for contributions)."""
     n = len(terms)
@@ -649,6 +663,55 @@ def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[An
         tfs[:, t] = tf
         parts[:, t] = part
     return tfs, parts
+
+
+IDF_RANGE = 65536
+"""Dfs up to this (and N) are weighed from idfs computed :data:`IDF_CHUNK` at a time."""
+
+IDF_CHUNK = 256
+"""Consecutive dfs whose idfs one vectorised call computes when the first of them is met: a
+query's new rare term then usually costs no numpy call of its own (a call costs ~10 µs whatever
+its length up to a few hundred). At most 2 KB per chunk, 512 KB per variant."""
+
+
+def _idf_chunk(variant: Variant, stats: CollectionStats, c: int) -> Any:
+    """Return the idfs of dfs ``c·IDF_CHUNK + 1`` ... (at most N) under ``variant``.
+
+    The idf of an element of a float64 array does not depend on the other elements (what
+    :meth:`Variant.weigh_many` rests on, tested for every variant), so each is
+    :meth:`Variant.weigh`'s number for that df, bit for bit.
+    """
+    lo = c * IDF_CHUNK + 1
+    hi = min(lo + IDF_CHUNK - 1, int(stats.n_docs))
+    dfs = np.arange(lo, hi + 1, dtype=np.float64)
+    return np.asarray(variant.idf(dfs, stats), dtype=np.float64)
+
+
+def _weigh_dfs(
+    variant: Variant, stats: CollectionStats, dfs: list[int], chunks: dict[int, Any]
+) -> dict[int, TermWeight]:
+    """Return the weightings of ``dfs`` (positive) under a variant that weighs by df alone.
+
+    ``chunks`` (chunk number -> idfs) is the variant's, filled here as needed; dfs above
+    :data:`IDF_RANGE` or N are weighed by :meth:`Variant.weigh_many` as before.
+    """
+    out: dict[int, TermWeight] = {}
+    rest = []
+    with_text_later = TermWeight.with_text_later
+    top = min(IDF_RANGE, int(stats.n_docs))
+    for df in dfs:
+        if df > top:
+            rest.append(df)
+            continue
+        c, i = divmod(df - 1, IDF_CHUNK)
+        idfs = chunks.get(c)  # read once: another search may be filling it
+        if idfs is None:
+            idfs = chunks[c] = _idf_chunk(variant, stats, c)
+        out[df] = with_text_later(variant, stats, float(idfs[i]), df)
+    if rest:
+        fresh = [TermStats("", df, 0, _no_postings) for df in rest]
+        out.update(zip(rest, variant.weigh_many(fresh, stats), strict=True))
+    return out
 
 
 def _no_postings() -> tuple[F64, F64]:

@@ -187,7 +187,8 @@ class _State:
                     if term in self.lists:
                         self.lists.move_to_end(term)
             return got
-        out = tuple(self._segment_postings(term, sg) for sg in self.segments)
+        segs, one = self.segments, self._segment_postings
+        out = (one(term, segs[0]),) if len(segs) == 1 else tuple([one(term, sg) for sg in segs])
         with self.lock:
             self.lists[term] = out
             while len(self.lists) > _MAX_LISTS:
@@ -397,6 +398,7 @@ def top_k(
     allowed: Any = None,
     *,
     kernel: bool | None = None,
+    rows: bool = True,
 ) -> TopK:
     """Return the top ``k`` matching documents with their scores and per-term parts.
 
@@ -404,13 +406,14 @@ def top_k(
     (terms without a weighting are left out by the caller). ``allowed`` is an optional boolean
     mask by docno (query constraints); deleted documents are never returned. Order: score
     descending, docno ascending. Scores are bit-identical to the dense numpy scoring.
-    ``kernel=False`` forces the numpy path (tests, benchmarks).
+    ``kernel=False`` forces the numpy path (tests, benchmarks). ``rows=False`` may leave the
+    kernel's ``tfs`` and ``parts`` zero (a caller that reads ids and scores only).
     """
     k = _check_k(k)
     allow = _as_mask(allowed, index.n_slots)
     use = HAVE_KERNEL if kernel is None else (kernel and HAVE_KERNEL)
     if use:
-        got = _top_k_kernel(index, terms, k, allow)
+        got = _top_k_kernel(index, terms, k, allow, rows)
         if got is not None:
             return got[0]
     docnos, scores = _top_k_dense(index, terms, k, allow)
@@ -429,6 +432,7 @@ def _top_k_kernel(
     terms: Sequence[TermSpec],
     k: int,
     allow: Any,
+    rows: bool = True,
 ) -> tuple[TopK, int] | None:
     """Return the pruning kernel's top ``k`` and -1 (it does not count the matches), or None.
 
@@ -469,7 +473,7 @@ def _top_k_kernel(
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise
-    return _result(prev, ncols, True), -1
+    return _result(prev, ncols, rows), -1
 
 
 def _result(prev: Any, ncols: int, rows: bool) -> TopK:
@@ -514,8 +518,11 @@ def exhaustive_top_k(
         return None
     allow = _as_mask(allowed, index.n_slots)
     st = _state(index)
-    with _damage_is_corruption(index):
+    try:  # (not _damage_is_corruption: a generator's context costs ~2 µs a query)
         got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows, _topk.search)
+    except ValueError as exc:
+        _raise_if_damaged(index, exc)
+        raise
     if got is None:
         return None
     prev, matches = got
