@@ -8,6 +8,9 @@ wrote int64): readers take either (:data:`INDEX_DTYPES`).
 
 from __future__ import annotations
 
+import mmap
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +59,87 @@ def save_array(path: Path, arr: npt.NDArray[Any]) -> None:
         np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
 
 
-def load_array(path: Path, mmap: bool = True) -> npt.NDArray[Any]:
-    """Open an ``.npy`` array memory-mapped (empty arrays are read normally: mmap needs bytes)."""
+_MAGIC = b"\x93NUMPY"
+
+_HEADER = re.compile(
+    rb"\{'descr': '([<>|][biuf][1248])', 'fortran_order': False, 'shape': \((\d+),\), \} *\n"
+)
+"""The header ``np.save`` writes for a 1-d array of a plain number type (format 1.0 or 2.0)."""
+
+_SMALL = 256
+"""Files up to this size (a header and a few values) are read rather than mapped."""
+
+
+def parse_header(head: bytes) -> tuple[np.dtype[Any], int, int] | None:
+    """Return ``(dtype, length, data offset)`` of a plain 1-d ``.npy`` header, else None.
+
+    A strict match of what ``np.save`` writes (numpy's own parser runs ``ast.literal_eval``,
+    ~50 µs a file); anything else — other versions, shapes, object or structured types — is
+    left to numpy (None), which reads or refuses it as before.
+    """
+    if head[:6] != _MAGIC or len(head) < 10:
+        return None
+    if head[6:8] == b"\x01\x00":
+        start, size = 10, int.from_bytes(head[8:10], "little")
+    elif head[6:8] == b"\x02\x00" and len(head) >= 12:
+        start, size = 12, int.from_bytes(head[8:12], "little")
+    else:
+        return None
+    m = _HEADER.fullmatch(head, start, start + size)
+    if m is None:
+        return None
+    return np.dtype(m.group(1).decode("ascii")), int(m.group(2)), start + size
+
+
+def load_array(path: Path, mmap: bool = True, advice: int | None = None) -> npt.NDArray[Any]:
+    """Open an ``.npy`` array memory-mapped (tiny ones are read: nothing is gained by a map).
+
+    Only the header is parsed (see :func:`parse_header`); the data is not touched, so opening
+    costs the same for any size. ``advice`` is an ``madvise`` hint for the mapping (e.g.
+    ``MADV_RANDOM`` for arrays read a few entries at a time), where the platform has it.
+    """
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = _read_or_map(fh, size, mmap)
+    except FileNotFoundError as exc:
+        raise IndexCorruptError(f"index file missing: {path.name}") from exc
+    except (OSError, ValueError) as exc:
+        raise IndexCorruptError(f"index file damaged: {path.name} ({exc})") from exc
+    header = parse_header(bytes(data[:256]))
+    if header is None:
+        return _load_numpy(path, mmap)
+    dtype, n, offset = header
+    if offset + n * dtype.itemsize > size:
+        raise IndexCorruptError(f"index file damaged: {path.name} is truncated")
+    if advice is not None and isinstance(data, _Map):
+        _advise(data, advice)
+    return np.frombuffer(data, dtype=dtype, count=n, offset=offset)
+
+
+class _Map(mmap.mmap):
+    """A read-only map (a subclass only to tell it from bytes)."""
+
+
+def _read_or_map(fh: Any, size: int, use_map: bool) -> bytes | bytearray | mmap.mmap:
+    """Return the file's bytes: mapped read-only, or read (writable when not asked to map)."""
+    if not use_map:
+        return bytearray(fh.read())
+    if size <= _SMALL:
+        return bytes(fh.read())
+    return _Map(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _advise(data: mmap.mmap, advice: int) -> None:
+    """Give the kernel a hint about how a map will be read (best effort)."""
+    try:
+        data.madvise(advice)
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - platform without it
+        pass
+
+
+def _load_numpy(path: Path, mmap: bool) -> npt.NDArray[Any]:
+    """Load an ``.npy`` numpy's way (headers :func:`parse_header` leaves to it)."""
     try:
         if mmap and path.stat().st_size > 256:
             # A plain ndarray view of the memmap: indexing a np.memmap subclass is ~20× slower.
