@@ -8,6 +8,7 @@ wrote int64): readers take either (:data:`INDEX_DTYPES`).
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import re
@@ -66,6 +67,12 @@ _HEADER = re.compile(
 )
 """The header ``np.save`` writes for a 1-d array of a plain number type (format 1.0 or 2.0)."""
 
+RANDOM: int | None = getattr(mmap, "MADV_RANDOM", None)
+"""Advice for a map read a few entries at a time, at random (no read-around: one page a fault)."""
+
+WILLNEED: int | None = getattr(mmap, "MADV_WILLNEED", None)
+"""Advice for a map the first queries read through: the kernel reads it in the background."""
+
 _SMALL = 256
 """Files up to this size (a header and a few values) are read rather than mapped."""
 
@@ -94,26 +101,31 @@ def parse_header(head: bytes) -> tuple[np.dtype[Any], int, int] | None:
 def load_array(path: Path, mmap: bool = True, advice: int | None = None) -> npt.NDArray[Any]:
     """Open an ``.npy`` array memory-mapped (tiny ones are read: nothing is gained by a map).
 
-    Only the header is parsed (see :func:`parse_header`); the data is not touched, so opening
-    costs the same for any size. ``advice`` is an ``madvise`` hint for the mapping (e.g.
-    ``MADV_RANDOM`` for arrays read a few entries at a time), where the platform has it.
+    Only the header is read (with a plain read: a fault on the map would have the kernel read
+    around it, megabytes of an array no query may need) and parsed (see :func:`parse_header`);
+    the data is not touched, so opening costs the same for any size. ``advice`` is an
+    ``madvise`` hint for the map (e.g. ``MADV_RANDOM``), where the platform has it.
     """
     try:
         with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            data = _read_or_map(fh, size, mmap)
+            head = fh.read(_SMALL)
+            header = parse_header(head)
+            if header is None:
+                data = None
+            else:
+                size = os.fstat(fh.fileno()).st_size
+                dtype, n, offset = header
+                if offset + n * dtype.itemsize > size:
+                    raise IndexCorruptError(f"index file damaged: {path.name} is truncated")
+                data = _read_or_map(fh, head, size, mmap)
     except FileNotFoundError as exc:
         raise IndexCorruptError(f"index file missing: {path.name}") from exc
     except (OSError, ValueError) as exc:
         raise IndexCorruptError(f"index file damaged: {path.name} ({exc})") from exc
-    header = parse_header(bytes(data[:256]))
-    if header is None:
+    if header is None or data is None:
         return _load_numpy(path, mmap)
-    dtype, n, offset = header
-    if offset + n * dtype.itemsize > size:
-        raise IndexCorruptError(f"index file damaged: {path.name} is truncated")
-    if advice is not None and isinstance(data, _Map):
-        _advise(data, advice)
+    if isinstance(data, _Map):
+        advise(data, advice)
     return np.frombuffer(data, dtype=dtype, count=n, offset=offset)
 
 
@@ -121,21 +133,33 @@ class _Map(mmap.mmap):
     """A read-only map (a subclass only to tell it from bytes)."""
 
 
-def _read_or_map(fh: Any, size: int, use_map: bool) -> bytes | bytearray | mmap.mmap:
+def _read_or_map(fh: Any, head: bytes, size: int, use_map: bool) -> bytes | bytearray | mmap.mmap:
     """Return the file's bytes: mapped read-only, or read (writable when not asked to map)."""
     if not use_map:
-        return bytearray(fh.read())
+        return bytearray(head + fh.read())
     if size <= _SMALL:
-        return bytes(fh.read())
+        return head
     return _Map(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def _advise(data: mmap.mmap, advice: int) -> None:
-    """Give the kernel a hint about how a map will be read (best effort)."""
-    try:
+def advise(data: Any, advice: int | None) -> None:
+    """Give the kernel a hint about how a map will be read (best effort; None: no hint).
+
+    Why it matters on a cold cache: a fault on a plain map makes the kernel read the device's
+    read-ahead window around it (8 MB on this machine's disk), so a query that needs one entry
+    of a per-document array reads megabytes; and a read-through array faulted in page by page
+    waits on each fault instead of streaming.
+    """
+    if advice is None or not isinstance(data, mmap.mmap):
+        return
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # a platform without it
         data.madvise(advice)
-    except (AttributeError, OSError, ValueError):  # pragma: no cover - platform without it
-        pass
+
+
+def advise_range(data: mmap.mmap, advice: int, start: int, length: int) -> None:
+    """Give the kernel a hint about a page-aligned range of a map (best effort)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # a platform without it
+        data.madvise(advice, start, length)
 
 
 def _load_numpy(path: Path, mmap: bool) -> npt.NDArray[Any]:

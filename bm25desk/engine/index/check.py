@@ -182,7 +182,7 @@ def _manifest(directory: Path, report: CheckReport, repair: bool) -> dict[str, A
 def _check_segment(
     directory: Path, manifest: dict[str, Any], seg_name: str, dele: str | None, stamps: Stamps
 ) -> SegmentCheck:
-    """Hash and fully check one segment (and its deletion file), stamping its files in ``stamps``."""
+    """Hash and fully check one segment and its deletion file (stamped in ``stamps``)."""
     n_docs, fmt = 0, FORMAT
     with contextlib.suppress(IndexCorruptError):
         meta = read_meta(directory / seg_name)

@@ -319,10 +319,27 @@ class Index:
         if self._lexicon is not None:
             tid = self._lexicon.find(term)
             tid = tid if tid >= 0 and self._term_df(tid) > 0 else -1
+        if tid >= 0:
+            self._prefetch(term, tid)
         if len(self._tid_cache) > 100_000:
             self._tid_cache.clear()
         self._tid_cache[term] = tid
         return tid
+
+    def _prefetch(self, term: str, tid: int) -> None:
+        """Have the kernel read a term's postings in the background (first look-up only).
+
+        A query looks its terms up before it scores any: the blocks of its later terms are
+        read while its first are decoded, each in one request of its exact size (blocks.bin is
+        mapped without read-around: see :class:`~bm25desk.engine.index.segment.Segment`).
+        """
+        if len(self.segments) == 1 and self._ptr is not None:
+            self.segments[0].prefetch(tid)  # the index's term ids are the segment's
+            return
+        for seg in self.segments:
+            local = seg.lexicon.find(term)
+            if local >= 0:
+                seg.prefetch(local)
 
     def term_df(self, term: str) -> int:
         """Return the number of live documents containing ``term`` (0 when none)."""

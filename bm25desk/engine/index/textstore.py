@@ -30,7 +30,9 @@ import zstandard
 
 from bm25desk.engine.index.arrays import (
     I64,
+    RANDOM,
     IndexCorruptError,
+    advise,
     load_array,
     save_array,
 )
@@ -120,13 +122,16 @@ class ZBlobWriter:
 
 
 class ZBlob:
-    """Read-only access to a compressed blob (thread-safe; recent frames are kept)."""
+    """Read-only access to a compressed blob (thread-safe; recent frames are kept).
+
+    Its maps are read a few entries (and a frame) per document shown: no read-around.
+    """
 
     def __init__(self, directory: Path, name: str) -> None:
         self.name = name
-        self.offsets: I64 = load_array(directory / f"{name}.off.npy")
-        self.zoff: I64 = load_array(directory / f"{name}.zoff.npy")
-        self.zdoc: I64 = load_array(directory / f"{name}.zdoc.npy")
+        self.offsets: I64 = load_array(directory / f"{name}.off.npy", advice=RANDOM)
+        self.zoff: I64 = load_array(directory / f"{name}.zoff.npy", advice=RANDOM)
+        self.zdoc: I64 = load_array(directory / f"{name}.zdoc.npy", advice=RANDOM)
         path = directory / f"{name}.zst"
         try:
             self.size = path.stat().st_size
@@ -136,6 +141,7 @@ class ZBlob:
         if self.size:
             with open(path, "rb") as fh:
                 self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            advise(self._data, RANDOM)
         self._lock = threading.Lock()
         self._frames: OrderedDict[int, bytes] = OrderedDict()
 
