@@ -234,3 +234,13 @@ def test_a_truncated_array_is_damage(tmp_path: Path) -> None:
     path.unlink()
     with pytest.raises(IndexCorruptError, match=r"missing: a\.npy"):
         load_array(path)
+
+
+def test_prefetch_is_only_a_hint(store: IndexStore, built: Path) -> None:
+    """A term's blocks are asked for at its first look-up; ids out of range ask for nothing."""
+    with store.open("s") as index:
+        expected = _hits(index)
+        seg = index.segments[0]
+        for tid in (-1, 0, len(seg.lexicon) - 1, len(seg.lexicon), 10**9):
+            seg.prefetch(tid)
+        assert _hits(index) == expected
