@@ -148,7 +148,8 @@ class Index:
         """Return every term's document frequency (differenced from ``ptr`` on first use)."""
         if self._ptr is None:
             return self._stored_df
-        return np.diff(self._ptr).astype(np.int64)
+        df: I64 = np.diff(self._ptr).astype(np.int64)
+        return df
 
     def _term_df(self, tid: int) -> int:
         """Return one term's document frequency (without differencing the whole ``ptr``)."""

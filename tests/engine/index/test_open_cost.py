@@ -21,7 +21,7 @@ from bm25desk.engine.index import integrity
 from bm25desk.engine.index import reader as reader_mod
 from bm25desk.engine.index.arrays import IndexCorruptError, load_array, parse_header
 from bm25desk.engine.index.check import check_index
-from bm25desk.engine.index.integrity import file_checksum
+from bm25desk.engine.index.integrity import checksum_entries
 from bm25desk.engine.index.manifest import manifest_checksum
 
 
@@ -64,9 +64,7 @@ def _rehash(index_dir: Path, rels: list[str]) -> None:
     """Make the manifest agree with crafted files (only the structural checks stand)."""
     path = index_dir / "manifest.json"
     m = json.loads(path.read_text(encoding="utf-8"))
-    for rel in rels:
-        p = index_dir / rel
-        m["files"][rel] = {"size": p.stat().st_size, "xxh3": file_checksum(p)}
+    m["files"].update(checksum_entries(index_dir, rels))
     m["checksum"] = manifest_checksum(m)
     path.write_text(json.dumps(m), encoding="utf-8")
 
