@@ -152,14 +152,44 @@ def advise(data: Any, advice: int | None) -> None:
     """
     if advice is None or not isinstance(data, mmap.mmap):
         return
+    if advice == WILLNEED:
+        advise_range(data, advice, 0, len(data))
+        return
     with contextlib.suppress(AttributeError, OSError, ValueError):  # a platform without it
         data.madvise(advice)
 
 
+def read_through(*arrays: Any) -> None:
+    """Ask the kernel to read the maps under ``arrays`` whole, in the background.
+
+    For the paths that read an array mapped without read-around (:data:`RANDOM`) from end to
+    end — checks, updates, merges — so that they stream it instead of faulting a page at a time.
+    """
+    for arr in arrays:
+        base = arr
+        while isinstance(base, np.ndarray):
+            base = base.base
+        if isinstance(base, memoryview):
+            base = base.obj
+        advise(base, WILLNEED)
+
+
+_WILLNEED_STEP = 128 << 10
+"""Bytes per ``MADV_WILLNEED`` call: Linux reads at most the device's read-ahead window (or its
+largest request) per call and silently drops the rest, and 128 KB is the smallest default."""
+
+
 def advise_range(data: mmap.mmap, advice: int, start: int, length: int) -> None:
-    """Give the kernel a hint about a page-aligned range of a map (best effort)."""
+    """Give the kernel a hint about a page-aligned range of a map (best effort).
+
+    ``MADV_WILLNEED`` is given in steps of :data:`_WILLNEED_STEP`, so that all of a long range
+    is read (a microsecond a step).
+    """
+    step = _WILLNEED_STEP if advice == WILLNEED else max(length, 1)
+    end = min(start + length, len(data))
     with contextlib.suppress(AttributeError, OSError, ValueError):  # a platform without it
-        data.madvise(advice, start, length)
+        for a in range(start, end, step):
+            data.madvise(advice, a, min(step, end - a))
 
 
 def _load_numpy(path: Path, mmap: bool) -> npt.NDArray[Any]:

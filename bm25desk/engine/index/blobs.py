@@ -12,10 +12,12 @@ import numpy as np
 from bm25desk.engine.index.arrays import (
     I64,
     INDEX_DTYPES,
+    WILLNEED,
     IndexCorruptError,
     advise,
     load_array,
     narrow,
+    read_through,
     save_array,
 )
 
@@ -116,7 +118,13 @@ class Blob:
 
     def raw(self) -> bytes:
         """Return the whole blob (all records concatenated)."""
+        self.read_through()
         return bytes(self._data)
+
+    def read_through(self) -> None:
+        """Ask the kernel to read the blob and its offsets whole (see :func:`read_through`)."""
+        read_through(self.offsets)
+        advise(self._data, WILLNEED)
 
     def get(self, i: int) -> str:
         """Return record ``i`` as text."""

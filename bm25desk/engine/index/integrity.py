@@ -254,6 +254,7 @@ def check_segment(seg: Segment, meta_nnz: int, full: bool, deep: bool = False) -
     _check_pointers(seg, "terms.off.npy", seg.lexicon.offsets, lex_end, order)
     if not order:
         return
+    seg.read_through()  # what follows reads it all
     lens = np.asarray(seg.doclen)
     if n_docs and (int(lens.min()) < 0 or int(lens.sum(dtype=np.int64)) != seg.total_len):
         raise _bad(seg, "document lengths do not add up to meta.json's total")
@@ -350,6 +351,7 @@ def _full_check_blocks(seg: Segment, deep: bool) -> None:
     while t0 < n_terms:
         t1 = max(t0 + 1, int(np.searchsorted(ptr, int(ptr[t0]) + _RUN, side="right")) - 1)
         t1 = min(t1, n_terms)
+        seg.prefetch(t0, t1)  # blocks.bin is mapped without read-around
         try:
             docs, tfs = blocks.decode(
                 seg.blocks, blk_off, seg.blk_last, bptr[t0 : t1 + 1], ptr[t0 : t1 + 1],

@@ -21,7 +21,14 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
-from bm25desk.engine.index.arrays import F64, I32, I64, IndexCorruptError, load_array
+from bm25desk.engine.index.arrays import (
+    F64,
+    I32,
+    I64,
+    IndexCorruptError,
+    load_array,
+    read_through,
+)
 from bm25desk.engine.index.integrity import LEXICON_FILES, Stamps, check_segment, verify_files
 from bm25desk.engine.index.layout import segment_files
 from bm25desk.engine.index.lexicon import Lexicon
@@ -506,6 +513,8 @@ class Index:
     def iter_live(self) -> Any:
         """Yield ``(docno, docid, mtime, size)`` for every live document (for updates)."""
         for seg, base, dele in zip(self.segments, self.bases, self.deleted, strict=False):
+            read_through(seg.mtime, seg.size)
+            seg.docids.read_through()
             mtime = np.asarray(seg.mtime)
             size = np.asarray(seg.size)
             for local in range(seg.n_docs):

@@ -22,8 +22,10 @@ from bm25desk.engine.index.arrays import (
     RANDOM,
     WILLNEED,
     IndexCorruptError,
+    advise,
     advise_range,
     load_array,
+    read_through,
     save_array,
 )
 from bm25desk.engine.index.blobs import Blob, BlobWriter, map_file, name_bytes
@@ -168,24 +170,39 @@ class Segment:
         ):
             raise IndexCorruptError(f"segment {directory.name}: block arrays disagree in size")
 
-    def prefetch(self, term_id: int) -> None:
-        """Ask the kernel to read a term's blocks in the background, in one request.
+    def prefetch(self, term_id: int, end: int | None = None) -> None:
+        """Ask the kernel to read the blocks of terms ``[term_id, end)`` in one request.
 
-        A hint: nothing is read or checked here, and a term id or offsets out of range are
-        ignored (decoding checks them and reports the damage).
+        ``end`` defaults to the next term. blocks.bin is mapped without read-around (a query
+        reads a few terms' blocks, not megabytes around each): whatever reads blocks through
+        the map asks for them first. A hint: nothing is read or checked here, and term ids or
+        offsets out of range are ignored (decoding checks them and reports the damage).
         """
         data = self.blocks if self.format >= 3 else None
+        end = term_id + 1 if end is None else end
         if not isinstance(data, mmap.mmap) or WILLNEED is None:
             return
-        if not 0 <= term_id < len(self.bptr) - 1:
+        if not 0 <= term_id < end < len(self.bptr):
             return
-        b0, b1 = int(self.bptr[term_id]), int(self.bptr[term_id + 1])
+        b0, b1 = int(self.bptr[term_id]), int(self.bptr[end])
         if not 0 <= b0 < b1 < len(self.blk_off):
             return
         a, z = int(self.blk_off[b0]), int(self.blk_off[b1])
         if 0 <= a < z <= len(data):
             start = a - a % mmap.PAGESIZE
             advise_range(data, WILLNEED, start, z - start)
+
+    def read_through(self) -> None:
+        """Ask the kernel to read every map of the segment whole, in the background.
+
+        For whatever reads the segment from end to end (its full check, an update's pass over
+        its documents): the maps that queries read a page at a time would fault page by page.
+        """
+        read_through(self.tptr, self.tdocs, self.docid_order, self.mtime, self.size)
+        for blob in (self.docids, self.titles, self.locations, self.texts):
+            blob.read_through()
+        if self.format >= 3:
+            advise(self.blocks, WILLNEED)
 
     def postings(self, term_id: int) -> tuple[I32, I32]:
         """Return the (local docnos, tfs) of a term id."""
@@ -200,6 +217,7 @@ class Segment:
             a, b = int(self.ptr[t0]), int(self.ptr[t1])
             return np.asarray(self.docs[a:b]), np.asarray(self.tfs[a:b])
         # Only the blocks of these terms (the codec widens narrow offsets: a slice, not the file).
+        self.prefetch(t0, t1)
         bp = np.asarray(self.bptr[t0 : t1 + 1], dtype=np.int64)
         b0, b1 = int(bp[0]), int(bp[-1])
         try:

@@ -31,9 +31,11 @@ import zstandard
 from bm25desk.engine.index.arrays import (
     I64,
     RANDOM,
+    WILLNEED,
     IndexCorruptError,
     advise,
     load_array,
+    read_through,
     save_array,
 )
 
@@ -186,7 +188,13 @@ class ZBlob:
 
     def raw(self) -> bytes:
         """Return the whole compressed file."""
+        self.read_through()
         return bytes(self._data)
+
+    def read_through(self) -> None:
+        """Ask the kernel to read the blob whole: its maps are read per document otherwise."""
+        read_through(self.offsets, self.zoff, self.zdoc)
+        advise(self._data, WILLNEED)
 
     def digest(self) -> str:
         """Return the SHA-256 of the documents, each with its length, whatever the frames.
@@ -202,6 +210,7 @@ class ZBlob:
 
     def iter_bytes(self) -> Iterator[bytes]:
         """Yield every document's bytes in order (frame by frame, for merges)."""
+        self.read_through()
         off = np.asarray(self.offsets)
         for f in range(len(self.zdoc) - 1):
             data = self.frame(f)

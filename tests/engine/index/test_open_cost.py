@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from bm25desk.engine import IndexStore, Searcher, build_index
-from bm25desk.engine.index import integrity
+from bm25desk.engine.index import arrays, integrity
 from bm25desk.engine.index import reader as reader_mod
 from bm25desk.engine.index.arrays import IndexCorruptError, load_array, parse_header
 from bm25desk.engine.index.check import check_index
@@ -242,3 +242,40 @@ def test_prefetch_is_only_a_hint(store: IndexStore, built: Path) -> None:
         for tid in (-1, 0, len(seg.lexicon) - 1, len(seg.lexicon), 10**9):
             seg.prefetch(tid)
         assert _hits(index) == expected
+
+
+class _FakeMap:
+    """Records madvise calls (an mmap's C methods cannot be patched)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.calls: list[tuple[int, int, int]] = []
+
+    def __len__(self) -> int:
+        return self.size
+
+    def madvise(self, advice: int, start: int = 0, length: int = 0) -> None:
+        self.calls.append((advice, start, length))
+
+
+def test_willneed_is_given_in_steps_the_kernel_honours(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linux reads at most its read-ahead window per MADV_WILLNEED and drops the rest."""
+    monkeypatch.setattr(arrays, "WILLNEED", 3)  # Linux's values, on any platform
+    monkeypatch.setattr(arrays, "RANDOM", 1)
+    fake = _FakeMap(1 << 20)
+    arrays.advise_range(fake, arrays.WILLNEED, 4096, 10 << 20)  # type: ignore[arg-type]
+    starts = [a for _, a, _ in fake.calls]
+    assert starts[0] == 4096
+    assert all(n <= arrays._WILLNEED_STEP for _, _, n in fake.calls)
+    covered = sum(n for _, _, n in fake.calls)
+    assert covered == (1 << 20) - 4096  # to the end of the map, not past it
+    fake.calls.clear()
+    arrays.advise_range(fake, arrays.RANDOM, 0, 1 << 20)  # type: ignore[arg-type]
+    assert fake.calls == [(arrays.RANDOM, 0, 1 << 20)]
+
+
+def test_read_through_takes_any_array(tmp_path: Path) -> None:
+    """Mapped, read and plain arrays alike (a hint: only maps are advised)."""
+    path = tmp_path / "a.npy"
+    np.save(path, np.arange(10_000, dtype=np.int64), allow_pickle=False)
+    arrays.read_through(load_array(path), load_array(path, mmap=False), np.zeros(3))
