@@ -123,7 +123,15 @@ class Index:
             # Checked against the arrays when this manifest was first opened here.
             self.__dict__["n_terms"] = n_terms
         self.stats = CollectionStats(self.n_docs, self.avgdl, self.n_terms, self._live_dfs)
-        self.warnings = self.analyzer.version_warnings(manifest["analyzer"])
+
+    @cached_property
+    def warnings(self) -> list[str]:
+        """Return what the user should know about the index (analysis libraries' versions).
+
+        Worked out when first asked for: it reads installed packages' metadata (~10 ms and a
+        few imports, the first time in a process), which a search does not need.
+        """
+        return self.analyzer.version_warnings(self.manifest["analyzer"])
 
     def _open_lexicon(self, path: Path, lex: Any) -> None:
         """Open the merged lexicon, or use the single segment's own (its df: from ``ptr``)."""

@@ -279,3 +279,14 @@ def test_read_through_takes_any_array(tmp_path: Path) -> None:
     path = tmp_path / "a.npy"
     np.save(path, np.arange(10_000, dtype=np.int64), allow_pickle=False)
     arrays.read_through(load_array(path), load_array(path, mmap=False), np.zeros(3))
+
+
+def test_version_warnings_are_worked_out_when_asked(store: IndexStore, built: Path) -> None:
+    """Reading package metadata costs ~10 ms: an open that only searches never does it."""
+    m = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    m["analyzer"]["whoosh"] = "0.0.1"
+    m["checksum"] = manifest_checksum(m)
+    (built / "manifest.json").write_text(json.dumps(m), encoding="utf-8")
+    with store.open("s") as index:
+        assert "warnings" not in index.__dict__
+        assert any("whoosh 0.0.1" in w for w in index.warnings)
