@@ -290,3 +290,22 @@ def test_version_warnings_are_worked_out_when_asked(store: IndexStore, built: Pa
     with store.open("s") as index:
         assert "warnings" not in index.__dict__
         assert any("whoosh 0.0.1" in w for w in index.warnings)
+
+
+@pytest.mark.parametrize("version", [(1, 0), (2, 0)])
+def test_streamed_arrays_read_as_numpy_reads_them(tmp_path: Path, version) -> None:
+    """Merges stream arrays in ranges: the same header parsing (2.0 headers: numpy's)."""
+    from bm25desk.engine.index.npyio import NpyReader
+
+    path = tmp_path / "a.npy"
+    arr = np.arange(5000, dtype=np.uint32) * 3
+    with open(path, "wb") as fh:
+        np.lib.format.write_array(fh, arr, version=version, allow_pickle=False)
+    reader = NpyReader(path, np.int64)  # an offset array stored narrow is read widened
+    try:
+        assert reader.n == arr.size
+        got = reader.read(17, 4000)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, arr[17:4000])
+    finally:
+        reader.close()
