@@ -12,9 +12,12 @@ import numpy as np
 from bm25desk.engine.index.arrays import (
     I64,
     INDEX_DTYPES,
+    WILLNEED,
     IndexCorruptError,
+    advise,
     load_array,
     narrow,
+    read_through,
     save_array,
 )
 
@@ -71,11 +74,16 @@ class BlobWriter:
 
 
 class Blob:
-    """Read-only access to a blob written by :class:`BlobWriter` (memory-mapped)."""
+    """Read-only access to a blob written by :class:`BlobWriter` (memory-mapped).
 
-    def __init__(self, directory: Path, name: str, names: bool = False) -> None:
+    ``advice``: the ``madvise`` hint for both maps (:func:`~bm25desk.engine.index.arrays.advise`).
+    """
+
+    def __init__(
+        self, directory: Path, name: str, names: bool = False, advice: int | None = None
+    ) -> None:
         self._errors = "surrogateescape" if names else "replace"
-        self.offsets: I64 = np.asarray(load_array(directory / f"{name}.off.npy"))
+        self.offsets: I64 = load_array(directory / f"{name}.off.npy", advice=advice)
         if self.offsets.dtype not in INDEX_DTYPES:
             raise IndexCorruptError(f"index file damaged: {name}.off.npy has the wrong type")
         path = directory / f"{name}.bin"
@@ -89,6 +97,7 @@ class Blob:
         if size:
             with open(path, "rb") as fh:
                 self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            advise(self._data, advice)
         # uint32 (format 4, while the blob is under 4 GB) or int64 offsets, read as they are.
         raw = np.ascontiguousarray(self.offsets).data.cast("B")
         self._off = raw.cast("I") if self.offsets.dtype == np.uint32 else raw.cast("q")
@@ -109,15 +118,21 @@ class Blob:
 
     def raw(self) -> bytes:
         """Return the whole blob (all records concatenated)."""
+        self.read_through()
         return bytes(self._data)
+
+    def read_through(self) -> None:
+        """Ask the kernel to read the blob and its offsets whole (see :func:`read_through`)."""
+        read_through(self.offsets)
+        advise(self._data, WILLNEED)
 
     def get(self, i: int) -> str:
         """Return record ``i`` as text."""
         return self.get_bytes(i).decode("utf-8", self._errors)
 
 
-def map_file(path: Path) -> mmap.mmap | bytes:
-    """Map a file read-only (an empty file reads as b"")."""
+def map_file(path: Path, advice: int | None = None) -> mmap.mmap | bytes:
+    """Map a file read-only (an empty file reads as b""), with an ``madvise`` hint."""
     try:
         size = path.stat().st_size
     except FileNotFoundError as exc:
@@ -125,4 +140,6 @@ def map_file(path: Path) -> mmap.mmap | bytes:
     if not size:
         return b""
     with open(path, "rb") as fh:
-        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    advise(data, advice)
+    return data

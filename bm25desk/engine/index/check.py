@@ -16,7 +16,7 @@ from typing import Any
 
 from bm25desk.engine.index import commit as commit_mod
 from bm25desk.engine.index.arrays import IndexCorruptError, load_array
-from bm25desk.engine.index.integrity import LEXICON_FILES, check_segment, verify_files
+from bm25desk.engine.index.integrity import LEXICON_FILES, Stamps, check_segment, verify_files
 from bm25desk.engine.index.layout import FORMAT, read_meta, segment_files
 from bm25desk.engine.index.manifest import (
     read_manifest_file,
@@ -37,6 +37,7 @@ class SegmentCheck:
     name: str
     n_docs: int
     error: str = ""
+    files: tuple[str, ...] = ()  # its files, verified (when no error)
 
 
 @dataclass
@@ -100,13 +101,17 @@ def _check(directory: Path, name: str, repair: bool) -> CheckReport:
     except IndexCorruptError as exc:
         report.problems.append(str(exc))
         return report
+    # Stamped as the files pass (saved only if everything does): the open below, and later
+    # ones, then trust them.
+    stamps = Stamps(directory, read=False)
     for seg_name, dele in entries:
-        report.segments.append(_check_segment(directory, manifest, seg_name, dele))
+        report.segments.append(_check_segment(directory, manifest, seg_name, dele, stamps))
     lex = manifest.get("lexicon")
     lexicon_error = ""
+    lex_files = [f"{lex}/{f}" for f in LEXICON_FILES] if lex else []
     if lex:
         try:
-            verify_files(directory, manifest, [f"{lex}/{f}" for f in LEXICON_FILES], force=True)
+            verify_files(directory, manifest, lex_files, force=True, stamps=stamps)
         except IndexCorruptError as exc:
             lexicon_error = str(exc)
     lexicon_error = lexicon_error or _check_extras(directory, manifest, report)
@@ -118,6 +123,8 @@ def _check(directory: Path, name: str, repair: bool) -> CheckReport:
     if lexicon_error:
         report.problems.append(f"lexicon {lex}: {lexicon_error}")
     if not report.problems:
+        checked = [f for s in report.segments for f in s.files] + lex_files
+        stamps.save(set(checked))
         try:  # the whole: statistics against the arrays, the manifest's own checksum
             Index(directory).close()
         except IndexCorruptError as exc:
@@ -173,16 +180,16 @@ def _manifest(directory: Path, report: CheckReport, repair: bool) -> dict[str, A
 
 
 def _check_segment(
-    directory: Path, manifest: dict[str, Any], seg_name: str, dele: str | None
+    directory: Path, manifest: dict[str, Any], seg_name: str, dele: str | None, stamps: Stamps
 ) -> SegmentCheck:
-    """Hash and fully check one segment (and its deletion file)."""
+    """Hash and fully check one segment and its deletion file (stamped in ``stamps``)."""
     n_docs, fmt = 0, FORMAT
     with contextlib.suppress(IndexCorruptError):
         meta = read_meta(directory / seg_name)
         n_docs, fmt = meta["n_docs"], meta["format"]  # to say what a repair would lose
     files = [f"{seg_name}/{f}" for f in segment_files(fmt)] + ([dele] if dele else [])
     try:
-        verify_files(directory, manifest, files, force=True)
+        verify_files(directory, manifest, files, force=True, stamps=stamps)
         seg = Segment(directory / seg_name)
         n_docs = seg.n_docs
         check_segment(seg, seg.nnz, full=True, deep=True)
@@ -193,7 +200,7 @@ def _check_segment(
             n_docs -= int(mask.sum())
     except IndexCorruptError as exc:
         return SegmentCheck(seg_name, n_docs, str(exc))
-    return SegmentCheck(seg_name, n_docs)
+    return SegmentCheck(seg_name, n_docs, files=tuple(files))
 
 
 def _drop_segments(

@@ -10,6 +10,7 @@ fresh build of the same documents would.
 
 from __future__ import annotations
 
+import os
 import weakref
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -20,12 +21,20 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.analysis.analyzer import AnalysisError, Analyzer
-from bm25desk.engine.index.arrays import F64, I32, I64, IndexCorruptError, load_array
-from bm25desk.engine.index.integrity import LEXICON_FILES, check_segment, verify_files
+from bm25desk.engine.index.arrays import (
+    F64,
+    I32,
+    I64,
+    IndexCorruptError,
+    load_array,
+    read_through,
+)
+from bm25desk.engine.index.integrity import LEXICON_FILES, Stamps, check_segment, verify_files
 from bm25desk.engine.index.layout import segment_files
 from bm25desk.engine.index.lexicon import Lexicon
 from bm25desk.engine.index.manifest import FORMAT as MANIFEST_FORMAT
 from bm25desk.engine.index.manifest import (
+    manifest_checksum,
     read_manifest_file,
     segment_entries,
     verify_manifest_checksum,
@@ -59,7 +68,9 @@ class Index:
     readable however the index is updated or rebuilt meanwhile (a lease in ``.readers/`` keeps
     writers from deleting its files; see :mod:`~bm25desk.engine.index.snapshot`); call
     :meth:`reopen_if_changed` to pick up a newer one. Every file is checked against the manifest's
-    checksums and structure on open (see :mod:`~bm25desk.engine.index.integrity`).
+    checksums and structure on open (see :mod:`~bm25desk.engine.index.integrity`) — read through
+    only the first time this machine sees it: later opens check sizes, types and ends, which read
+    a page per file, and per-term counts (df) are computed when asked for.
 
     Parameters
     ----------
@@ -105,39 +116,72 @@ class Index:
         # scalar costs microseconds).
         self._base_list: list[int] = self.bases.tolist()
         self._open_lexicon(path, manifest.get("lexicon"))
-        self._verify(path, manifest, entries)
+        trusted = self._verify(path, manifest, entries)
         self._tid_cache: dict[str, int] = {}
+        n_terms = manifest["stats"].get("n_terms")
+        if trusted and isinstance(n_terms, int) and not isinstance(n_terms, bool):
+            # Checked against the arrays when this manifest was first opened here.
+            self.__dict__["n_terms"] = n_terms
         self.stats = CollectionStats(self.n_docs, self.avgdl, self.n_terms, self._live_dfs)
-        self.warnings = self.analyzer.version_warnings(manifest["analyzer"])
+
+    @cached_property
+    def warnings(self) -> list[str]:
+        """Return what the user should know about the index (analysis libraries' versions).
+
+        Worked out when first asked for: it reads installed packages' metadata (~10 ms and a
+        few imports, the first time in a process), which a search does not need.
+        """
+        return self.analyzer.version_warnings(self.manifest["analyzer"])
 
     def _open_lexicon(self, path: Path, lex: Any) -> None:
-        """Open the merged lexicon, or use the single segment's own."""
+        """Open the merged lexicon, or use the single segment's own (its df: from ``ptr``)."""
+        self._ptr: Any = None  # one segment: df[t] = ptr[t + 1] - ptr[t], differenced when asked
         if lex:
             if not isinstance(lex, str) or "/" in lex or lex in (".", ".."):
                 raise IndexCorruptError(f"manifest.json names a bad lexicon: {lex!r}")
             self._lexicon = Lexicon(path / lex)
-            self._df: I64 = load_array(path / lex / "df.npy")
+            self._stored_df: I64 = load_array(path / lex / "df.npy")
             self._cf: I64 = load_array(path / lex / "cf.npy")
             n = len(self._lexicon)
-            for arr in (self._df, self._cf):
+            for arr in (self._stored_df, self._cf):
                 if arr.dtype != np.int64 or arr.shape != (n,):
                     raise IndexCorruptError(f"lexicon {lex}: df/cf do not fit its terms")
         elif len(self.segments) == 1 and self.deleted[0] is None:
             seg = self.segments[0]
             self._lexicon = seg.lexicon
-            self._df = np.diff(seg.ptr).astype(np.int64)
+            self._ptr = seg.ptr
             self._cf = seg.cf  # uint32 (format 4, while it fits) or int64: widened where used
         elif not self.segments:
             self._lexicon = None  # type: ignore[assignment]
-            self._df = np.zeros(0, dtype=np.int64)
+            self._stored_df = np.zeros(0, dtype=np.int64)
             self._cf = np.zeros(0, dtype=np.int64)
         else:
             raise IndexCorruptError("manifest.json names several segments but no lexicon")
 
+    @cached_property
+    def _df(self) -> I64:
+        """Return every term's document frequency (differenced from ``ptr`` on first use)."""
+        if self._ptr is None:
+            return self._stored_df
+        df: I64 = np.diff(self._ptr).astype(np.int64)
+        return df
+
+    def _term_df(self, tid: int) -> int:
+        """Return one term's document frequency (without differencing the whole ``ptr``)."""
+        ptr = self._ptr
+        if ptr is None or "_df" in self.__dict__:
+            return int(self._df[tid])
+        return int(ptr[tid + 1]) - int(ptr[tid])
+
     def _verify(
         self, path: Path, manifest: dict[str, Any], entries: list[tuple[str, str | None]]
-    ) -> None:
-        """Check checksums, structure and the manifest's statistics against the arrays."""
+    ) -> bool:
+        """Check checksums, structure and the manifest's statistics against the arrays.
+
+        What was checked on this machine before and has not changed since (its stamps match)
+        is not read through again: returns whether that is everything (then the manifest's
+        statistics are the ones checked).
+        """
         expected: list[str] = []
         for (seg_name, dele), seg in zip(entries, self.segments, strict=True):
             expected += [f"{seg_name}/{f}" for f in segment_files(seg.format)]
@@ -146,12 +190,27 @@ class Index:
         lex = manifest.get("lexicon")
         if lex:
             expected += [f"{lex}/{f}" for f in LEXICON_FILES]
-        fresh = verify_files(path, manifest, expected)
+        stamps = Stamps(path)
+        fresh = verify_files(path, manifest, expected, stamps=stamps)
         for (seg_name, _), seg in zip(entries, self.segments, strict=True):
             full = any(f.startswith(f"{seg_name}/") for f in fresh)
             check_segment(seg, seg.nnz, full)
-        check_statistics(self)
         verify_manifest_checksum(manifest)
+        # The statistics check is stamped on manifest.json with its content's checksum: an
+        # unchanged manifest over unchanged files has been checked (format 1 manifests too).
+        key = manifest_checksum(manifest)
+        try:
+            st = os.stat(path / "manifest.json")
+        except OSError:
+            st = None
+        trusted = not fresh and st is not None and not stamps.fresh("manifest.json", st, key)
+        if not trusted:
+            check_statistics(self)
+            if st is not None:
+                stamps.stamp("manifest.json", st, key)
+        listed = manifest.get("files")
+        stamps.save({*expected, "manifest.json", *(listed if isinstance(listed, dict) else ())})
+        return trusted
 
     def close(self) -> None:
         """Release this reader's hold on its generation (the arrays stay usable until freed)."""
@@ -178,9 +237,17 @@ class Index:
 
     # -- statistics ------------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def n_terms(self) -> int:
-        """Return the vocabulary size (terms in at least one live document's body)."""
+        """Return the vocabulary size (terms in at least one live document's body).
+
+        Taken from the manifest when it has been checked against the arrays (reading them
+        through costs milliseconds per 100,000 terms).
+        """
+        return self._count_terms()
+
+    def _count_terms(self) -> int:
+        """Return the vocabulary size counted from the arrays."""
         return int(self._vocab_mask.sum()) if self._lexicon is not None else 0
 
     @cached_property
@@ -267,16 +334,33 @@ class Index:
         tid = -1
         if self._lexicon is not None:
             tid = self._lexicon.find(term)
-            tid = tid if tid >= 0 and self._df[tid] > 0 else -1
+            tid = tid if tid >= 0 and self._term_df(tid) > 0 else -1
+        if tid >= 0:
+            self._prefetch(term, tid)
         if len(self._tid_cache) > 100_000:
             self._tid_cache.clear()
         self._tid_cache[term] = tid
         return tid
 
+    def _prefetch(self, term: str, tid: int) -> None:
+        """Have the kernel read a term's postings in the background (first look-up only).
+
+        A query looks its terms up before it scores any: the blocks of its later terms are
+        read while its first are decoded, each in one request of its exact size (blocks.bin is
+        mapped without read-around: see :class:`~bm25desk.engine.index.segment.Segment`).
+        """
+        if len(self.segments) == 1 and self._ptr is not None:
+            self.segments[0].prefetch(tid)  # the index's term ids are the segment's
+            return
+        for seg in self.segments:
+            local = seg.lexicon.find(term)
+            if local >= 0:
+                seg.prefetch(local)
+
     def term_df(self, term: str) -> int:
         """Return the number of live documents containing ``term`` (0 when none)."""
         tid = self.term_id(term)
-        return int(self._df[tid]) if tid >= 0 else 0
+        return self._term_df(tid) if tid >= 0 else 0
 
     def term_stats(self, term: str) -> TermStats | None:
         """Return df/cf and lazy postings of ``term``, or None when no live document contains it."""
@@ -288,7 +372,7 @@ class Index:
             docnos, tfs = self.postings(term)
             return tfs.astype(np.float64), self.doclen[docnos].astype(np.float64)
 
-        return TermStats(term, int(self._df[tid]), int(self._cf[tid]), postings)
+        return TermStats(term, self._term_df(tid), int(self._cf[tid]), postings)
 
     def postings(self, term: str) -> tuple[I64, I32]:
         """Return the live postings of ``term`` as (global docnos ascending, tfs)."""
@@ -437,6 +521,8 @@ class Index:
     def iter_live(self) -> Any:
         """Yield ``(docno, docid, mtime, size)`` for every live document (for updates)."""
         for seg, base, dele in zip(self.segments, self.bases, self.deleted, strict=False):
+            read_through(seg.mtime, seg.size)
+            seg.docids.read_through()
             mtime = np.asarray(seg.mtime)
             size = np.asarray(seg.size)
             for local in range(seg.n_docs):
@@ -482,5 +568,5 @@ def check_statistics(index: Index) -> None:
     if df.size and (int(df.min()) < 0 or int(df.max()) > n_docs or bool((cf < df).any())):
         raise IndexCorruptError("the lexicon's document frequencies are out of range")
     n_terms = index.manifest.get("stats", {}).get("n_terms")
-    if n_terms is not None and n_terms != index.n_terms:
+    if n_terms is not None and n_terms != index._count_terms():
         raise IndexCorruptError("manifest.json's vocabulary size does not match the lexicon")

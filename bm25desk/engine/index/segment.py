@@ -9,6 +9,7 @@ re-exported, so ``from bm25desk.engine.index.segment import ...`` keeps working.
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +19,13 @@ from bm25desk.engine.index.arrays import (
     F64,
     I32,
     I64,
+    RANDOM,
+    WILLNEED,
     IndexCorruptError,
+    advise,
+    advise_range,
     load_array,
+    read_through,
     save_array,
 )
 from bm25desk.engine.index.blobs import Blob, BlobWriter, map_file, name_bytes
@@ -85,17 +91,21 @@ class Segment:
         self.nnz = meta["nnz"]
         self.lexicon = Lexicon(directory)
         # Offsets and counts: uint32 or int64 (see layout); read as they are, never copied.
+        # Read-ahead (a cold cache): the per-term arrays and the lengths are left to the
+        # kernel's read-around (the first queries read them through, or nearly); what is read
+        # per document shown is read a page at a time (not megabytes around each), and so are
+        # the blocks, which each term's first look-up asks for exactly (prefetch).
         self.ptr: I64 = load_array(directory / "ptr.npy")
         self.cf: I64 = load_array(directory / "cf.npy")
-        self.tptr: I64 = load_array(directory / "tptr.npy")
-        self.tdocs: I32 = load_array(directory / "tdocs.npy")
+        self.tptr: I64 = load_array(directory / "tptr.npy", advice=RANDOM)
+        self.tdocs: I32 = load_array(directory / "tdocs.npy", advice=RANDOM)
         self.doclen: I32 = load_array(directory / "doclen.npy")
-        self.docid_order: I32 = load_array(directory / "docid_order.npy")
-        self.docids = Blob(directory, "docid", names=True)
-        self.titles = Blob(directory, "title")
-        self.locations = Blob(directory, "loc", names=True)
-        self.mtime: F64 = load_array(directory / "mtime.npy")
-        self.size: I64 = load_array(directory / "size.npy")
+        self.docid_order: I32 = load_array(directory / "docid_order.npy", advice=RANDOM)
+        self.docids = Blob(directory, "docid", names=True, advice=RANDOM)
+        self.titles = Blob(directory, "title", advice=RANDOM)
+        self.locations = Blob(directory, "loc", names=True, advice=RANDOM)
+        self.mtime: F64 = load_array(directory / "mtime.npy", advice=RANDOM)
+        self.size: I64 = load_array(directory / "size.npy", advice=RANDOM)
         self.texts: Blob | ZBlob
         if self.format >= 3:
             self._open_blocks(directory, meta)
@@ -121,7 +131,7 @@ class Segment:
         self.bptr: I64 = load_array(directory / "bptr.npy")
         self.blk_last: I32 = load_array(directory / "blk_last.npy")
         self.blk_off: I64 = load_array(directory / "blk_off.npy")
-        self.blocks = map_file(directory / "blocks.bin")
+        self.blocks = map_file(directory / "blocks.bin", advice=RANDOM)
         self.ovf: I64 = load_array(directory / "ovf.npy")
         self.ovf_doc: I32 = load_array(directory / "ovf_doc.npy")
         self.ovf_tf: I32 = load_array(directory / "ovf_tf.npy")
@@ -160,6 +170,40 @@ class Segment:
         ):
             raise IndexCorruptError(f"segment {directory.name}: block arrays disagree in size")
 
+    def prefetch(self, term_id: int, end: int | None = None) -> None:
+        """Ask the kernel to read the blocks of terms ``[term_id, end)`` in one request.
+
+        ``end`` defaults to the next term. blocks.bin is mapped without read-around (a query
+        reads a few terms' blocks, not megabytes around each): whatever reads blocks through
+        the map asks for them first. A hint: nothing is read or checked here, and term ids or
+        offsets out of range are ignored (decoding checks them and reports the damage).
+        """
+        data = self.blocks if self.format >= 3 else None
+        end = term_id + 1 if end is None else end
+        if not isinstance(data, mmap.mmap) or WILLNEED is None:
+            return
+        if not 0 <= term_id < end < len(self.bptr):
+            return
+        b0, b1 = int(self.bptr[term_id]), int(self.bptr[end])
+        if not 0 <= b0 < b1 < len(self.blk_off):
+            return
+        a, z = int(self.blk_off[b0]), int(self.blk_off[b1])
+        if 0 <= a < z <= len(data):
+            start = a - a % mmap.PAGESIZE
+            advise_range(data, WILLNEED, start, z - start)
+
+    def read_through(self) -> None:
+        """Ask the kernel to read every map of the segment whole, in the background.
+
+        For whatever reads the segment from end to end (its full check, an update's pass over
+        its documents): the maps that queries read a page at a time would fault page by page.
+        """
+        read_through(self.tptr, self.tdocs, self.docid_order, self.mtime, self.size)
+        for blob in (self.docids, self.titles, self.locations, self.texts):
+            blob.read_through()
+        if self.format >= 3:
+            advise(self.blocks, WILLNEED)
+
     def postings(self, term_id: int) -> tuple[I32, I32]:
         """Return the (local docnos, tfs) of a term id."""
         a, b = int(self.ptr[term_id]), int(self.ptr[term_id + 1])
@@ -173,6 +217,7 @@ class Segment:
             a, b = int(self.ptr[t0]), int(self.ptr[t1])
             return np.asarray(self.docs[a:b]), np.asarray(self.tfs[a:b])
         # Only the blocks of these terms (the codec widens narrow offsets: a slice, not the file).
+        self.prefetch(t0, t1)
         bp = np.asarray(self.bptr[t0 : t1 + 1], dtype=np.int64)
         b0, b1 = int(bp[0]), int(bp[-1])
         try:

@@ -30,8 +30,12 @@ import zstandard
 
 from bm25desk.engine.index.arrays import (
     I64,
+    RANDOM,
+    WILLNEED,
     IndexCorruptError,
+    advise,
     load_array,
+    read_through,
     save_array,
 )
 
@@ -120,13 +124,16 @@ class ZBlobWriter:
 
 
 class ZBlob:
-    """Read-only access to a compressed blob (thread-safe; recent frames are kept)."""
+    """Read-only access to a compressed blob (thread-safe; recent frames are kept).
+
+    Its maps are read a few entries (and a frame) per document shown: no read-around.
+    """
 
     def __init__(self, directory: Path, name: str) -> None:
         self.name = name
-        self.offsets: I64 = load_array(directory / f"{name}.off.npy")
-        self.zoff: I64 = load_array(directory / f"{name}.zoff.npy")
-        self.zdoc: I64 = load_array(directory / f"{name}.zdoc.npy")
+        self.offsets: I64 = load_array(directory / f"{name}.off.npy", advice=RANDOM)
+        self.zoff: I64 = load_array(directory / f"{name}.zoff.npy", advice=RANDOM)
+        self.zdoc: I64 = load_array(directory / f"{name}.zdoc.npy", advice=RANDOM)
         path = directory / f"{name}.zst"
         try:
             self.size = path.stat().st_size
@@ -136,6 +143,7 @@ class ZBlob:
         if self.size:
             with open(path, "rb") as fh:
                 self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            advise(self._data, RANDOM)
         self._lock = threading.Lock()
         self._frames: OrderedDict[int, bytes] = OrderedDict()
 
@@ -180,7 +188,13 @@ class ZBlob:
 
     def raw(self) -> bytes:
         """Return the whole compressed file."""
+        self.read_through()
         return bytes(self._data)
+
+    def read_through(self) -> None:
+        """Ask the kernel to read the blob whole: its maps are read per document otherwise."""
+        read_through(self.offsets, self.zoff, self.zdoc)
+        advise(self._data, WILLNEED)
 
     def digest(self) -> str:
         """Return the SHA-256 of the documents, each with its length, whatever the frames.
@@ -196,6 +210,7 @@ class ZBlob:
 
     def iter_bytes(self) -> Iterator[bytes]:
         """Yield every document's bytes in order (frame by frame, for merges)."""
+        self.read_through()
         off = np.asarray(self.offsets)
         for f in range(len(self.zdoc) - 1):
             data = self.frame(f)
