@@ -44,6 +44,17 @@ from bm25desk.engine.index.textstore import ZBlob
 
 RACY_SECONDS = 2.0
 """A file changed this recently is verified again at the next open rather than stamped."""
+FINE_RACY_SECONDS = 0.05
+"""The same on a file system that keeps sub-second times: Linux advances file times one clock
+tick (1-10 ms) at a time, so 50 ms is five ticks. A file whose mtime and ctime both have a
+sub-second part comes from such a file system (FAT's 2 s mtimes have none)."""
+
+
+def racy_seconds(st: os.stat_result) -> float:
+    """Return how old a file's ctime must be before its state can be stamped."""
+    fine = st.st_mtime_ns % 1_000_000_000 and st.st_ctime_ns % 1_000_000_000
+    return FINE_RACY_SECONDS if fine else RACY_SECONDS
+
 
 STAMPS = ".stamps.json"
 
@@ -106,7 +117,7 @@ class Stamps:
 
     def stamp(self, rel: str, st: os.stat_result, checksum: str | None) -> None:
         """Remember a verification, unless the file changed too recently to be sure."""
-        if time.time() - st.st_ctime_ns / 1e9 >= RACY_SECONDS:
+        if time.time() - st.st_ctime_ns / 1e9 >= racy_seconds(st):
             self.entries[rel] = self.key(st, checksum)
             self.changed = True
 
