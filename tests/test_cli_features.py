@@ -136,6 +136,9 @@ def test_postings(passages: str, capsys: pytest.CaptureFixture[str]) -> None:
         (h.docid, h.score) for h in hits
     ]
     assert (data["term"], data["df"], data["total"]) == ("pie", 2, 2)
+    assert data["fields"] == ["text"]
+    code, out, _ = run(capsys, "postings", passages, "pie", "--variant", "bm25f")
+    assert out.startswith("pie: df 2, cf 2, idf ")  # no titles here: bm25f scores the text only
     code, out, _ = run(capsys, "postings", passages, "PIE", "--sort", "docno", "--csv")
     assert code == 0
     assert [(r["docno"], r["docid"], r["tf"], r["length"]) for r in rows(out)] == [
@@ -276,3 +279,20 @@ def test_variants_use_the_one_name_the_app_shows(capsys) -> None:
     assert cli.main(["variants", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [d["name"] for d in data] == [c.display_name() for c in variant_classes()]
+
+
+def test_bm25f_postings_say_which_fields_df_and_cf_count(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "corpus.jsonl"
+    docs = [("d1", "Pie", "apple pie"), ("d2", "Tarts", "cherry pie tart"), ("d3", "", "plum")]
+    path.write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs), "utf-8"
+    )
+    assert cli.main(["index", str(path), "--name", "titled", "--format", "beir"]) == 0
+    code, out, _ = run(capsys, "postings", "titled", "pie", "--variant", "bm25f")
+    assert code == 0
+    # BEIR puts the title first in the text: pie twice in d1's text, once in d2's, once in a title
+    assert out.startswith("pie: df 2, cf 4 over text + title, idf ")
+    code, out, _ = run(capsys, "postings", "titled", "pie", "--variant", "bm25f", "--json")
+    assert json.loads(out)["fields"] == ["text", "title"]

@@ -53,12 +53,18 @@ def term_cells(r: Any) -> tuple[Any, ...]:
     return (r.term, r.df, r.cf)
 
 
+def _over(fields: tuple[str, ...]) -> str:
+    """Return " over text + title" when df and cf count more than the text (bm25f)."""
+    return f" over {' + '.join(fields)}" if fields != ("text",) else ""
+
+
 def postings_data(page: Any, rows: Any = None) -> dict[str, Any]:
     """Return the ``postings --json`` shape of a page (``rows``: its rows, or others instead)."""
     return {
         "term": page.term,
         "df": page.df,
         "cf": page.cf,
+        "fields": list(page.fields),
         "idf": page.idf,
         "idf_formula": page.idf_text,
         "variant": page.variant,
@@ -202,7 +208,8 @@ def cmd_postings(args: argparse.Namespace, _open_searcher: Any = None) -> int:
         return EXIT_OK if page.rows else EXIT_EMPTY
     data = postings_data(page)
     lines = [
-        f"{page.term}: df {page.df:,}, cf {page.cf:,}, idf {page.idf:.4f} under {page.variant}",
+        f"{page.term}: df {page.df:,}, cf {page.cf:,}{_over(page.fields)}, idf {page.idf:.4f} "
+        f"under {page.variant}",
         f"postings {page.offset + 1:,}–{page.offset + len(page.rows):,} of {page.total:,} "
         f"by {page.sort}{' (ascending)' if page.ascending else ''}",
         f"{'docno':>9} {'docid':<24} {'tf':>6} {'length':>8} {'contribution':>13}",

@@ -153,20 +153,27 @@ def test_an_executor_with_another_nltk_is_refused(tmp_path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_attempt_stops_when_the_driver_removes_the_staging_folder(tmp_path) -> None:
+# max_postings 3: a titled document's title postings count at once, so every document
+# starts a new segment, and one starts right after the removal.
+@pytest.mark.parametrize("max_postings", [None, 3])
+def test_an_attempt_stops_when_the_driver_removes_the_staging_folder(
+    tmp_path, max_postings
+) -> None:
     staging = tmp_path / "staging"
     staging.mkdir()
     spec = analyzer().spec()
 
+    n, removed_at = (5000, 1000) if max_postings is None else (300, 20)
+
     def documents():
-        for i in range(5000):
-            if i == 1000:
+        for i in range(n):
+            if i == removed_at:
                 shutil.rmtree(staging)  # the build ended while this attempt was writing
-            yield Document(f"d{i}", "river bank water")
+            yield Document(f"d{i}", "river bank water", title="river bank")
 
     with pytest.raises(Cancelled):
-        write_part(documents(), spec, staging, part=0)
-    assert not staging.exists()
+        write_part(documents(), spec, staging, part=0, max_postings=max_postings)
+    assert not staging.exists()  # a segment started after the removal does not bring it back
     with pytest.raises(PartError, match="does not exist"):
         write_part([], spec, staging, part=1)
 

@@ -89,6 +89,8 @@ def write_segments(
     try:
         for doc in docs:
             if writer is None:
+                if cancel is not None:
+                    cancel.check()  # an abandoned attempt's folder is gone: stop, do not recreate
                 writer = SegmentWriter(directory / segment_name(), vocabulary)
             title = doc.title
             extra = None

@@ -249,7 +249,7 @@ def merge_segments(
     """
     if block_postings < 1:
         raise ValueError("block_postings must be at least 1")
-    dest.mkdir(parents=True)  # raises FileExistsError when dest exists
+    dest.mkdir()  # FileExistsError when dest exists; its folder must exist (see SegmentWriter)
     opened: list[MergeSource] = []
     try:
         offset = 0

@@ -82,7 +82,7 @@ class SegmentWriter:
     """Postings placed at a time by :meth:`finish` (~40 bytes each of temporaries)."""
 
     def __init__(self, directory: Path, vocabulary: MutableMapping[str, int] | None = None) -> None:
-        directory.mkdir(parents=True)
+        directory.mkdir()  # not parents: a staging folder removed by a cancelled build stays gone
         self.path = directory
         self._ids: Any = vocabulary if vocabulary is not None else TermIds()
         self._buf = array("i")  # provisional term ids, -1 for dropped tokens

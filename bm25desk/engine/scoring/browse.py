@@ -112,6 +112,8 @@ class PostingsPage:
     total: int
     offset: int
     rows: tuple[PostingRow, ...]
+    fields: tuple[str, ...] = ("text",)
+    """The fields df and cf count: the text, or under bm25f every scored field."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +210,7 @@ def term_postings(
         total,
         offset,
         tuple(p.rows(searcher.index, order)),
+        p.fields,
     )
 
 
@@ -314,6 +317,7 @@ class _Postings:
     contrib: np.ndarray
     key: np.ndarray
     ascending: bool
+    fields: tuple[str, ...]
 
     @classmethod
     def load(
@@ -329,8 +333,10 @@ class _Postings:
         stats = searcher.term_stats_for(found, variant)
         if weight is None or stats is None:
             raise KeyError(f"{term!r} is in no document of {searcher.index.name!r}")
+        names: tuple[str, ...] = ("text",)
         if isinstance(variant, BM25F):  # the documents with it in any scored field, as ranked
             fields = bm25f.scored_fields(searcher, variant)
+            names = tuple(f.name for f in fields)
             docnos, tfs, ptf = bm25f.term_postings(searcher.index, found, fields)
             part = bm25f.saturate(ptf, variant.k1)
             lengths = np.asarray(searcher.index.doclen[docnos], dtype=np.int64)
@@ -345,7 +351,7 @@ class _Postings:
         key = keys.get(sort, docnos)
         return cls(
             found, stats.df, stats.cf, weight, docnos, tfs, lengths, contrib,
-            key if asc else -key, asc,
+            key if asc else -key, asc, names,
         )  # fmt: skip
 
     def rows(self, index: Index, positions: np.ndarray) -> Iterator[PostingRow]:

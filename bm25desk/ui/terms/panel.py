@@ -315,8 +315,10 @@ class TermsPanel(LoadsWhenShown, QWidget):
     def _describe(self, load: PostingsLoad) -> str:
         p = load.page
         muted = muted_text(self.palette()).name()
+        # bm25f counts df and cf over its scored fields, not the text alone as the term list does
+        scope = f" over {escape(' + '.join(p.fields))}" if p.fields != ("text",) else ""
         return (
-            f"<b>{escape(p.term)}</b>: df = {p.df:,}, cf = {p.cf:,}, idf = {p.idf:.4f} "
+            f"<b>{escape(p.term)}</b>: df = {p.df:,}, cf = {p.cf:,}{scope}, idf = {p.idf:.4f} "
             f"<span style='color:{muted}'>({escape(p.idf_text)})</span><br>"
             f"<span style='color:{muted}'>contributions under {escape(p.variant)}</span>"
         )

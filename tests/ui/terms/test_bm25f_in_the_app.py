@@ -25,3 +25,7 @@ def test_bm25f_ranks_explains_and_weighs_postings(qtbot, window) -> None:
     got = [r.posting for r in terms.postings_model.rows()]
     assert got == list(expected.rows)
     assert "BM25F" in terms.postings_head.text()
+    # df and cf count every scored field, unlike the term list's text counts: the header says so
+    assert expected.fields == ("text", "title")
+    assert f"cf = {expected.cf:,} over text + title," in terms.postings_head.text()
+    assert term_postings(window.searcher, terms.term(), get_variant("lucene")).fields == ("text",)
