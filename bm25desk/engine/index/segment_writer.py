@@ -248,14 +248,17 @@ class SegmentWriter:
         """
         counts = np.zeros(n_terms, dtype=np.int64)
         cf = np.zeros(n_terms, dtype=np.int64)
-        step = self.PLACE_POSTINGS  # in pieces too: a whole chunk's ids were ~12 MB at once
         for keys, tfs in self._chunks:
-            for lo in range(0, keys.size, step):
-                tid = new_id[keys[lo : lo + step] >> 32]
-                counts += np.bincount(tid, minlength=n_terms)
-                cf += np.bincount(tid, weights=tfs[lo : lo + step], minlength=n_terms).astype(
-                    np.int64
-                )
+            if not keys.size:
+                continue
+            # A chunk is sorted by term, so each term is one run of it: work per run, not a
+            # bincount over the whole vocabulary per chunk (a large segment has hundreds).
+            tid = new_id[keys >> 32]
+            starts = np.flatnonzero(np.r_[True, tid[1:] != tid[:-1]])
+            run_tid = tid[starts]
+            counts[run_tid] += np.diff(starts, append=tid.size)
+            cf[run_tid] += np.add.reduceat(tfs, starts, dtype=np.int64)
+            del tid, starts, run_tid
         ptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(counts, out=ptr[1:])
         del counts
