@@ -79,6 +79,8 @@ def write_segments(
     of documents written.
     """
     limit = max_postings or SEGMENT_POSTINGS
+    # A quarter of the segment's postings, between the writer's default and 1 M tokens.
+    flush = max(SegmentWriter.FLUSH_TOKENS, min(limit // 4, 1 << 20))
     names: list[str] = []  # finished, in document order
     small: list[str] = []  # finished since the last merge
     small_postings = 0
@@ -91,7 +93,7 @@ def write_segments(
             if writer is None:
                 if cancel is not None:
                     cancel.check()  # an abandoned attempt's folder is gone: stop, do not recreate
-                writer = SegmentWriter(directory / segment_name(), vocabulary)
+                writer = SegmentWriter(directory / segment_name(), vocabulary, flush)
             title = doc.title
             extra = None
             # The title is also a field of its own (bm25f weighs it apart from the text).

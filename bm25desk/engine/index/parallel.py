@@ -73,6 +73,7 @@ def _range_worker(
             attempt=attempt,
             progress=progress,
             cancel=CancelToken(stop),
+            skip_repeats=False,  # the driver resolves repeats over all parts (assemble.py)
         )
         results.put((slot, attempt, "ok", info))
     except Cancelled:

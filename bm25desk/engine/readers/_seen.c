@@ -11,7 +11,8 @@
  *
  * FirstSeen(assign=True) is also a build's vocabulary (``TermIds``): ``t[term]`` is the term's id,
  * a new term getting the next one, and ``t.key(i)`` gives the term of id ``i`` back (~50 bytes a
- * term instead of ~140 in a dict of str to int).
+ * term instead of ~140 in a dict of str to int), and ``t.sorted_utf8(ids)`` a segment's lexicon: those
+ * terms' UTF-8 in sorted order, with no str object made per term.
  *
  * Without this module (no compiler at install time) bm25desk uses dicts; tests check both.
  */
@@ -225,12 +226,137 @@ static PyObject *FirstSeen_key(FirstSeen *self, PyObject *arg) {
     return PyUnicode_FromKindAndData(e->kind, data, e->len / e->kind);
 }
 
+/* The UTF-8 of a key, lone surrogates written as '?' (str.encode("utf-8", "replace")); bytes
+ * keys as they are. Returns the length; writes it to ``out`` when ``out`` is not NULL. */
+static Py_ssize_t key_utf8(const FirstSeen *t, const Entry *e, char *out) {
+    const char *data = t->arena + e->off;
+    if (e->kind == 0) {
+        if (out)
+            memcpy(out, data, (size_t)e->len);
+        return e->len;
+    }
+    Py_ssize_t n = e->len / e->kind, size = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_UCS4 c = PyUnicode_READ(e->kind, data, k);
+        int w = c < 0x80 ? 1 : c < 0x800 ? 2 : (c >= 0xD800 && c <= 0xDFFF) ? 1 : c < 0x10000 ? 3 : 4;
+        if (out) {
+            unsigned char *o = (unsigned char *)out + size;
+            if (w == 1)
+                o[0] = (c >= 0xD800 && c <= 0xDFFF) ? '?' : (unsigned char)c;
+            else if (w == 2) {
+                o[0] = (unsigned char)(0xC0 | (c >> 6));
+                o[1] = (unsigned char)(0x80 | (c & 0x3F));
+            } else if (w == 3) {
+                o[0] = (unsigned char)(0xE0 | (c >> 12));
+                o[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                o[2] = (unsigned char)(0x80 | (c & 0x3F));
+            } else {
+                o[0] = (unsigned char)(0xF0 | (c >> 18));
+                o[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+                o[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                o[3] = (unsigned char)(0x80 | (c & 0x3F));
+            }
+        }
+        size += w;
+    }
+    return size;
+}
+
+typedef struct {
+    const char *data;
+    int64_t len;
+    int64_t id;
+} SortKey;
+
+static int sortkey_cmp(const void *a, const void *b) {
+    const SortKey *x = a, *y = b;
+    int64_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->data, y->data, (size_t)n);
+    if (c)
+        return c;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* sorted_utf8(ids) -> (data, lens, ids): the keys of entries ``ids`` (native int64) sorted by
+ * their UTF-8 (lone surrogates as '?'; equal bytes by entry number), as their bytes back to back,
+ * each one's length and the entry numbers in that order (both native int64, as bytes). A
+ * segment's lexicon without a str object per term. */
+static PyObject *FirstSeen_sorted_utf8(FirstSeen *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (view.len % (Py_ssize_t)sizeof(int64_t)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "ids must be native int64");
+        return NULL;
+    }
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *ids = view.buf;
+    PyObject *result = NULL, *data = NULL, *lens = NULL, *order = NULL;
+    char *utf8 = NULL;
+    SortKey *keys = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(SortKey));
+    int64_t *offs = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!keys || !offs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= self->n) {
+            PyErr_SetString(PyExc_IndexError, "entry number out of range");
+            goto done;
+        }
+        offs[i] = total;
+        total += key_utf8(self, &self->entries[ids[i]], NULL);
+    }
+    utf8 = PyMem_Malloc((size_t)(total ? total : 1));
+    if (!utf8) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        keys[i].data = utf8 + offs[i];
+        keys[i].len = key_utf8(self, &self->entries[ids[i]], utf8 + offs[i]);
+        keys[i].id = ids[i];
+    }
+    PyMem_Free(offs);
+    offs = NULL;
+    qsort(keys, (size_t)n, sizeof(SortKey), sortkey_cmp);
+    data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    lens = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    order = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (!data || !lens || !order)
+        goto done;
+    char *d = PyBytes_AS_STRING(data);
+    int64_t *l = (int64_t *)PyBytes_AS_STRING(lens), *o = (int64_t *)PyBytes_AS_STRING(order);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        memcpy(d, keys[i].data, (size_t)keys[i].len);
+        d += keys[i].len;
+        l[i] = keys[i].len;
+        o[i] = keys[i].id;
+    }
+    result = PyTuple_Pack(3, data, lens, order);
+done:
+    Py_XDECREF(data);
+    Py_XDECREF(lens);
+    Py_XDECREF(order);
+    PyMem_Free(utf8);
+    PyMem_Free(offs);
+    PyMem_Free(keys);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static Py_ssize_t FirstSeen_len(FirstSeen *self) { return self->n; }
 
 static PyMethodDef FirstSeen_methods[] = {
     {"setdefault", (PyCFunction)(void (*)(void))FirstSeen_setdefault, METH_FASTCALL,
      "setdefault(key, value) -> int: the value first stored with key (value if key is new)."},
     {"key", (PyCFunction)FirstSeen_key, METH_O, "key(i) -> the i-th key stored (str or bytes)."},
+    {"sorted_utf8", (PyCFunction)FirstSeen_sorted_utf8, METH_O,
+     "sorted_utf8(ids) -> (data, lens, ids): the keys of int64 entry numbers sorted by UTF-8."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -128,6 +128,7 @@ def read_corpus(
     cancel: CancelToken | None = None,
     byte_range: tuple[int, int] | None = None,
     extra: ExtraColumns | None = None,
+    skip_repeats: bool = True,
 ) -> Iterator[Document]:
     """Stream the documents of a corpus file or folder.
 
@@ -157,6 +158,10 @@ def read_corpus(
     extra
         For the formats in :data:`COLUMN_FORMATS`: columns read as metadata keywords and as
         separate fields.
+    skip_repeats
+        False (the formats in :data:`LINE_FORMATS` only) yields a record whose id an earlier one
+        had instead of skipping it: for a caller that resolves repeats itself, as a parallel
+        build's driver does across all its parts (its workers then keep no table of ids).
 
     Returns
     -------
@@ -195,7 +200,11 @@ def read_corpus(
     header_columns = resolve_columns(p, columns, extra) if fmt == "tsv-header" else None
     if byte_range is not None and fmt not in LINE_FORMATS:
         raise CorpusError(f"format {fmt!r} cannot be read in byte ranges")
-    return _read_file(p, fmt, header_columns, report, Throttle(progress), cancel, byte_range, extra)
+    if not skip_repeats and fmt not in LINE_FORMATS:
+        raise CorpusError(f"format {fmt!r} always skips repeated ids")
+    return _read_file(
+        p, fmt, header_columns, report, Throttle(progress), cancel, byte_range, extra, skip_repeats
+    )
 
 
 def check_extra_columns(fmt: str, extra: ExtraColumns | None) -> None:
@@ -238,6 +247,7 @@ def _read_file(
     cancel: CancelToken,
     byte_range: tuple[int, int] | None = None,
     extra: ExtraColumns | None = None,
+    skip_repeats: bool = True,
 ) -> Iterator[Document]:
     cancel.check()
     reader: Callable[[Source], Iterator[Document]]
@@ -255,4 +265,4 @@ def _read_file(
     else:
         reader = _FILE_READERS[fmt]
     with ExitStack() as stack:
-        yield from reader(Source(path, stack, report, throttle, cancel, byte_range))
+        yield from reader(Source(path, stack, report, throttle, cancel, byte_range, skip_repeats))

@@ -78,7 +78,7 @@ def read_beir(src: Source, extra: ExtraColumns | None = None) -> Iterator[Docume
     value is simply absent).
     """
     report, name = src.report, src.name
-    admit = Admission(report)
+    admit = Admission(report, skip_repeats=src.skip_repeats)
     extra = extra or ExtraColumns()
     for lineno, line in src.lines():
         if not line.strip():

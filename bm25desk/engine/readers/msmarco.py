@@ -14,7 +14,7 @@ __all__ = ["read_msmarco_docs", "read_msmarco_passages"]
 
 def read_msmarco_docs(src: Source) -> Iterator[Document]:
     """Yield the documents of an MS MARCO documents TSV (``docid, url, title, body`` a line)."""
-    admit = Admission(src.report)
+    admit = Admission(src.report, skip_repeats=src.skip_repeats)
     for where, lineno, docid, (_, url, raw_title, body) in tsv_records(src, 4):
         title = collapse(raw_title.decode("utf-8", "replace"))
         text = join_title(title, body.decode("utf-8", "replace"))
@@ -25,7 +25,7 @@ def read_msmarco_docs(src: Source) -> Iterator[Document]:
 
 def read_msmarco_passages(src: Source) -> Iterator[Document]:
     """Yield the documents of an MS MARCO passages TSV (``pid, text`` a line)."""
-    admit = Admission(src.report)
+    admit = Admission(src.report, skip_repeats=src.skip_repeats)
     for where, lineno, docid, (_, text) in tsv_records(src, 2):
         doc = admit(where, lineno, Document(docid, text.decode("utf-8", "replace")))
         if doc is not None:

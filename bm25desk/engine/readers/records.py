@@ -23,13 +23,22 @@ class Admission:
         Turns the line number a repeated id was first seen at into words for the skip reason
         (default ``"line N"``); a reader of several files numbers lines on across them and says
         which file the number falls in.
+    skip_repeats
+        False admits a record whose id an earlier record had: the caller resolves repeats itself
+        (a parallel build's driver does, over every part), and no table of ids is kept here.
     """
 
     __slots__ = ("_first_seen", "_place", "report")
 
-    def __init__(self, report: ReadReport, place: Callable[[int], str] | None = None) -> None:
+    def __init__(
+        self,
+        report: ReadReport,
+        place: Callable[[int], str] | None = None,
+        *,
+        skip_repeats: bool = True,
+    ) -> None:
         self.report = report
-        self._first_seen = first_seen()
+        self._first_seen = first_seen() if skip_repeats else _unchecked
         self._place = place
 
     def __call__(self, where: str, line: int, doc: Document) -> Document | None:
@@ -44,6 +53,11 @@ class Admission:
             return None
         self.report.read += 1
         return doc
+
+
+def _unchecked(docid: object, line: int) -> int:
+    """Return ``line``: every id counts as new (an :class:`Admission` that keeps repeats)."""
+    return line
 
 
 class RecordLines:

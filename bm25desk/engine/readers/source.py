@@ -132,8 +132,10 @@ class Source:
         throttle: ProgressFn,
         cancel: CancelToken,
         byte_range: tuple[int, int] | None = None,
+        skip_repeats: bool = True,
     ) -> None:
         self.path = path
+        self.skip_repeats = skip_repeats  # False: the line readers admit repeated ids too
         self.name = str(path)
         self.report = report
         self.throttle = throttle

@@ -169,7 +169,7 @@ def read_tsv_rows(
     ``skip_header=False`` reads a byte range after the header row (every line a record).
     ``extra`` columns become each document's metadata and fields.
     """
-    admit = Admission(src.report)
+    admit = Admission(src.report, skip_repeats=src.skip_repeats)
     index = {h: i for i, h in reversed(list(enumerate(header)))}
     extra = extra or ExtraColumns()
     cells = [(c, index[c]) for c in extra.names()]

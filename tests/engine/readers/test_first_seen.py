@@ -54,3 +54,41 @@ def test_compact_vocabulary_assigns_ids_like_the_dict_one(terms: list[str]) -> N
     assert [table.key(i) for i in range(len(table))] == list(plain)
     with pytest.raises(IndexError):
         table.key(len(table))
+
+
+@given(
+    terms=st.lists(
+        st.text(alphabet="a\x7f\x80\xe9\u07ff\u0800\u4e00\uffff\U00010000\U0001f642\ud800\udcff"),
+        max_size=120,
+    ),
+    data=st.data(),
+)
+@settings(max_examples=150, deadline=None)
+def test_sorted_utf8_sorts_a_vocabulary_as_its_utf8_sorts(terms: list[str], data) -> None:
+    """A segment's lexicon: the chosen terms by ``encode("utf-8", "replace")``, ties by id."""
+    np = pytest.importorskip("numpy")
+    table = _seen.FirstSeen(assign=True)
+    for t in terms:
+        table[t]
+    keys = [table.key(i) for i in range(len(table))]
+    chosen = sorted(data.draw(st.sets(st.integers(0, max(len(keys) - 1, 0)))) if keys else [])
+    got, lens, order = table.sorted_utf8(np.asarray(chosen, dtype=np.int64))
+    expected = sorted(chosen, key=lambda i: (keys[i].encode("utf-8", "replace"), i))
+    assert np.frombuffer(order, dtype=np.int64).tolist() == expected
+    encoded = [keys[i].encode("utf-8", "replace") for i in expected]
+    assert got == b"".join(encoded)
+    assert np.frombuffer(lens, dtype=np.int64).tolist() == [len(e) for e in encoded]
+
+
+def test_sorted_utf8_takes_bytes_keys_and_refuses_bad_ids() -> None:
+    np = pytest.importorskip("numpy")
+    table = _seen.FirstSeen()
+    for key in (b"b\xff", "a", b"a", "\u4e00"):
+        table.setdefault(key, 0)
+    got, _, order = table.sorted_utf8(np.arange(4, dtype=np.int64))
+    assert np.frombuffer(order, dtype=np.int64).tolist() == [1, 2, 0, 3]  # "a" before b"a": id
+    assert got == b"aab\xff\xe4\xb8\x80"
+    with pytest.raises(IndexError):
+        table.sorted_utf8(np.array([4], dtype=np.int64))
+    with pytest.raises(ValueError, match="int64"):
+        table.sorted_utf8(b"\x00" * 5)
