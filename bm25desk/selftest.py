@@ -99,7 +99,11 @@ def _temporary_data_dir() -> Iterator[Path]:
 _EXTENSIONS = {
     "kernel": ("bm25desk.engine.scoring._topk", "C", "numpy"),
     "tokenizer": ("bm25desk.engine.analysis._tokens", "C", "Python"),
+    "codec": ("bm25desk.engine.index._blocks", "C", "Python"),
+    "id table": ("bm25desk.engine.readers._seen", "C", "Python"),
 }
+"""The compiled modules: the ranking kernel, the tokenizer, the postings codec (block decoding,
+lexicon look-up) and the build's id and term tables."""
 
 
 def extension_status() -> dict[str, tuple[bool, str]]:
@@ -108,14 +112,21 @@ def extension_status() -> dict[str, tuple[bool, str]]:
     Returns
     -------
     dict
-        ``{"kernel": (in_use, text), "tokenizer": (in_use, text)}``, e.g. ``(True, "C")`` or
-        ``(False, "numpy (No module named 'bm25desk.engine.scoring._topk')")``.
+        ``{"kernel": (in_use, text), "tokenizer": ..., "codec": ..., "id table": ...}``, e.g.
+        ``(True, "C")`` or ``(False, "numpy (No module named 'bm25desk.engine.scoring._topk')")``.
     """
     from bm25desk.engine import native
     from bm25desk.engine.analysis.analyzer import HAVE_TOKENIZER
+    from bm25desk.engine.index import blocks
+    from bm25desk.engine.readers import document
     from bm25desk.engine.scoring.topk import HAVE_KERNEL
 
-    in_use = {"kernel": HAVE_KERNEL, "tokenizer": HAVE_TOKENIZER}
+    in_use = {
+        "kernel": HAVE_KERNEL,
+        "tokenizer": HAVE_TOKENIZER,
+        "codec": blocks._blocks is not None,
+        "id table": document._seen is not None,
+    }
     status: dict[str, tuple[bool, str]] = {}
     for name, (module, compiled, fallback) in _EXTENSIONS.items():
         if in_use[name]:
@@ -369,13 +380,13 @@ def run_self_test(out: TextIO | None = None) -> int:
 
 
 def check_extensions(out: TextIO | None = None) -> int:
-    """Print which compiled paths are in use; return 0 when both extensions are, 1 otherwise."""
+    """Print which compiled paths are in use; return 0 when all of them are, 1 otherwise."""
     out = out if out is not None else sys.stdout
     status = extension_status()
     for name, (ok, desc) in status.items():
         out.write(f"{'ok  ' if ok else 'FAIL'}  {name:<10} {desc}\n")
     if all(ok for ok, _ in status.values()):
-        out.write("compiled extensions: both loaded\n")
+        out.write("compiled extensions: all loaded\n")
         return 0
     out.write(
         "compiled extensions MISSING: bm25desk runs, but on its slow fallback paths "

@@ -191,14 +191,16 @@ def _selftest(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_extensions_check_passes_with_both_loaded() -> None:
-    """CI's check: both compiled extensions are built and used (this install has a compiler)."""
+def test_extensions_check_passes_with_all_loaded() -> None:
+    """CI's check: every compiled extension is built and used (this install has a compiler)."""
     proc = _selftest("--extensions")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines() == [
         "ok    kernel     C",
         "ok    tokenizer  C",
-        "compiled extensions: both loaded",
+        "ok    codec      C",
+        "ok    id table   C",
+        "compiled extensions: all loaded",
     ]
 
 
@@ -208,7 +210,9 @@ def test_extensions_check_fails_loudly_without_them() -> None:
     lines = proc.stdout.splitlines()
     assert lines[0] == "FAIL  kernel     numpy (switched off by BM25DESK_NO_EXTENSIONS)"
     assert lines[1] == "FAIL  tokenizer  Python (switched off by BM25DESK_NO_EXTENSIONS)"
-    assert lines[2].startswith("compiled extensions MISSING")
+    assert lines[2] == "FAIL  codec      Python (switched off by BM25DESK_NO_EXTENSIONS)"
+    assert lines[3] == "FAIL  id table   Python (switched off by BM25DESK_NO_EXTENSIONS)"
+    assert lines[4].startswith("compiled extensions MISSING")
 
 
 def test_self_test_reports_the_fallback_and_fails_when_extensions_are_required(
