@@ -222,7 +222,9 @@ def _sorted_ids(segment: Segment, base: int, piece: int = 1 << 16) -> Iterator[t
         n and (int(order.min()) < 0 or int(order.max()) >= n or np.bincount(order).max() != 1)
     ):
         raise IndexCorruptError(f"segment {segment.path.name}: docid_order.npy is damaged")
-    data, off = segment.docids.raw(), segment.docids.offsets
+    blob = segment.docids
+    blob.read_through()
+    data, off = blob.data(), blob.offsets  # the map itself: ids are read, never copied whole
     prev, prev_local = b"", -1
     for lo in range(0, n, piece):
         idx = order[lo : lo + piece].astype(np.int64)
