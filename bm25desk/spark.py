@@ -289,6 +289,8 @@ def _file_task(
             byte_range=byte_range,
             columns=columns,
             attempt=_attempt(),
+            # a range's worker keeps no id table: the driver resolves repeats over all parts
+            skip_repeats=byte_range is None,
         )
 
 
