@@ -29,6 +29,7 @@ from bm25desk.engine import (
     StoreError,
 )
 from bm25desk.engine.progress import CancelToken, ProgressFn
+from bm25desk.ui.common.elided_label import StatusBarLabel
 from bm25desk.ui.common.icons import app_icon
 from bm25desk.ui.common.jobs import Job, JobRunner
 from bm25desk.ui.common.messages import MessageBar, readable
@@ -194,7 +195,7 @@ class MainWindow(QMainWindow):
 
     def _make_status_bar(self) -> None:
         self.index_label = self.switcher.label
-        self.variant_label = QLabel()
+        self.variant_label = StatusBarLabel(share=0.35)
         status = self.statusBar()
         status.addPermanentWidget(self.changes_label)
         status.addPermanentWidget(self.variant_label)
@@ -368,7 +369,7 @@ class MainWindow(QMainWindow):
         s = self.settings
         session.restore_layout(self, s)
         session.restore_variants(self, s)
-        self.variant_label.setText(variant_summary(self.search_panel.picker.variant()))
+        self.variant_label.set_full_text(variant_summary(self.search_panel.picker.variant()))
         names = self.store.names()
         target = s.last_index if s.last_index in names else (names[0] if names else "")
         if target:

@@ -151,3 +151,26 @@ def test_every_variant_fits_a_1280_window(qtbot, make_window, sample_index) -> N
         qtbot.wait(10)
         assert window.minimumSizeHint().width() <= 1280, variant.key
         assert window.width() == 1280, variant.key
+
+
+def test_the_tip_in_the_status_bar_is_whole_at_1280_with_bm25f(qtbot, make_window, sample_index):
+    """A long variant name with its parameters elides in the status bar, not the tip beside it."""
+    from bm25desk.engine import get_variant
+
+    window = make_window()
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    panel = window.search_panel
+    with qtbot.waitSignal(panel.results_shown, timeout=10000):
+        panel.set_variant(get_variant("bm25f"))
+        panel.set_query("information retrieval")
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == MARK_HINT, timeout=5000)
+    QApplication.processEvents()
+    label = window.variant_label
+    assert label.full_text().startswith("BM25F")
+    assert label.full_text() in label.toolTip()
+    room = label.x() - window.statusBar().contentsRect().left()
+    assert window.statusBar().fontMetrics().horizontalAdvance(MARK_HINT) + 8 < room
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: label.text() == label.full_text(), timeout=5000)

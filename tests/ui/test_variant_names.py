@@ -19,7 +19,7 @@ def test_the_search_tab_and_the_status_bar_use_the_one_name(qtbot, window, shown
     qtbot.waitUntil(lambda: panel.detail.outcome() is not None, timeout=5000)
     assert panel.picker.combo.currentText() == name
     assert shown(panel.bar.variant_name.text()).startswith(name)
-    assert window.variant_label.text() == variant_summary(v)
+    assert window.variant_label.full_text() == variant_summary(v)
     assert variant_summary(v).startswith(name)
     assert name in shown(panel.detail.ledger.heading.text())
     assert "TFlDpIDF(" not in panel.detail.ledger.heading.text()

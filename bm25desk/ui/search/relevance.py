@@ -17,9 +17,7 @@ from bm25desk.ui.search.results_model import ResultsModel
 from bm25desk.ui.search.results_view import ResultsView
 from bm25desk.ui.search.work import SearchOutcome
 
-MARK_HINT = (
-    "Tip: mark a result relevant (click its ☆ or press Space), then re-rank with relevance feedback"
-)
+MARK_HINT = "Tip: mark a result relevant (click its ☆ or press Space), then re-rank with feedback"
 
 
 class RelevanceMarks:

@@ -48,7 +48,7 @@ class PanelWiring(QObject):
 
     @Slot(object)
     def _on_search_variant_changed(self, variant: Variant) -> None:
-        self.w.variant_label.setText(variant_summary(variant))
+        self.w.variant_label.set_full_text(variant_summary(variant))
 
     @Slot(int)
     def _on_search_explain_requested(self, docno: int) -> None:
