@@ -40,16 +40,22 @@ HIDDEN_COLUMNS = (Column.N, Column.L, Column.LAVG, Column.IDF_FORMULA, Column.TF
 EMPTY = "Select a result to see why it ranked where it did."
 
 
+def shown(x: float) -> str:
+    """Return ``x`` as the ledger shows it: six significant digits, a round-off residue as 0.
+
+    One rounding only: rounding to six decimals first and then to six digits showed 4.8218749 as
+    4.82188 in the sum line beside 4.82187 in the contribution line.
+    """
+    return _g(0.0 if abs(x) < 5e-7 else x)
+
+
 def sum_check(explanation: Explanation) -> tuple[bool, str]:
     """Return whether the parts add up to the score, and the line that says so."""
     total = explanation.parts_sum
     ok = math.isclose(total, explanation.score, rel_tol=1e-9, abs_tol=1e-12)
-    parts = (
-        " + ".join(_g(round(t.weight, 6)) for t in explanation.terms if t.status == "matched")
-        or "0"
-    )
+    parts = " + ".join(shown(t.weight) for t in explanation.terms if t.status == "matched") or "0"
     verdict = "= the score ✓" if ok else f"≠ the score {_g(explanation.score)} ✗"
-    return ok, f"Σ parts = {parts} = {_g(total)} {verdict}"
+    return ok, f"Σ parts = {parts} = {shown(total)} {verdict}"
 
 
 class LedgerPanel(QWidget):
@@ -175,7 +181,7 @@ class LedgerPanel(QWidget):
             color = status_colors(self.palette())["warn"].name()
             remark = f" · <span style='color:{color}'>{escape(self._remark)}</span>"
         self.heading.setText(
-            f"score <b>{_g(round(e.score, 6))}</b> under {variant_html(e.variant)}"
+            f"score <b>{shown(e.score)}</b> under {variant_html(e.variant)}"
             f"{not_match}<br><small style='color:{muted}'>L = {e.length} terms, "
             f"Lavg = {e.avgdl:.2f}, N = {e.n_docs:,} documents{remark}</small>"
         )

@@ -11,7 +11,7 @@ from PySide6.QtGui import QGuiApplication
 from bm25desk.engine import all_variants
 from bm25desk.ui.common.colors import TermColors
 from bm25desk.ui.common.ledger_model import Column
-from bm25desk.ui.search.ledger_panel import LedgerPanel, sum_check
+from bm25desk.ui.search.ledger_panel import LedgerPanel, shown, sum_check
 
 
 @pytest.mark.parametrize("variant", all_variants(), ids=lambda v: v.key)
@@ -94,3 +94,12 @@ def test_values_shared_by_every_row_are_in_the_heading(qtbot, searcher) -> None:
     panel.resize(500, 300)
     panel.title.set_full_text(long_title)
     assert long_title in panel.title.toolTip()  # cut in the heading, whole in the tooltip
+
+
+def test_numbers_are_rounded_once_as_the_contribution_line_rounds_them() -> None:
+    from bm25desk.engine.scoring.formulas import fmt
+
+    assert shown(4.8218749) == fmt(4.8218749) == "4.82187"  # was "4.82188" beside "4.82187"
+    assert shown(3e-17) == shown(-3e-17) == "0"
+    assert shown(-1.25) == "-1.25"
+    assert shown(12.0) == "12"
