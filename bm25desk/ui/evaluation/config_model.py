@@ -93,7 +93,9 @@ class ConfigsModel(RowTableModel[ConfigRow]):
         return params_text(row.variant)
 
     def tooltip(self, row: ConfigRow, column: int) -> str:
-        """Return the variant's formula and citation."""
+        """Return the variant's formula and citation, or its parameters whole."""
+        if column == ConfigColumn.PARAMS:
+            return params_text(row.variant)
         return variant_tooltip(type(row.variant))
 
     def cell_data(self, row: ConfigRow, column: int, role: int) -> Any:

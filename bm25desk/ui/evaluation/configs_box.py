@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Sequence
 from html import escape
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Signal, Slot
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
@@ -30,6 +30,9 @@ from bm25desk.ui.evaluation.labels import small
 
 DEFAULT_CHECKED = ("lucene", "okapi", "bm25l", "bm25plus")
 """Configurations checked when the view opens."""
+
+PARAMS_SHARE = 0.5
+"""At most this share of the list's width goes to the parameters column."""
 
 
 def _tool_button(text: str, tip: str = "") -> QToolButton:
@@ -59,7 +62,8 @@ class ConfigsBox(QGroupBox):
         self.view.setAlternatingRowColors(False)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(ConfigColumn.VARIANT, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(ConfigColumn.PARAMS, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(ConfigColumn.PARAMS, QHeaderView.ResizeMode.Interactive)
+        self.view.viewport().installEventFilter(self)
         self.view.setMinimumHeight(150)
         self.view.selectionModel().selectionChanged.connect(self._on_view_selection_changed)
         for signal in (self.model.dataChanged, self.model.rowsInserted, self.model.rowsRemoved):
@@ -149,6 +153,20 @@ class ConfigsBox(QGroupBox):
             self.model.remove(row)
             self._on_view_selection_changed()
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Share the list's width out again when it is resized (QObject.eventFilter)."""
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
+        return False
+
+    def _fit_columns(self) -> None:
+        # The parameters take what they need, up to PARAMS_SHARE of the list: bm25f's five
+        # would otherwise leave the names no room (they elide instead, whole in the tooltips).
+        cap = int(self.view.viewport().width() * PARAMS_SHARE)
+        want = self.view.sizeHintForColumn(ConfigColumn.PARAMS)
+        self.view.horizontalHeader().resizeSection(ConfigColumn.PARAMS, max(min(want, cap), 40))
+
     @Slot()
     def _on_model_changed(self, *_args: object) -> None:
+        self._fit_columns()
         self.changed.emit()

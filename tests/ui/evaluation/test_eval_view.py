@@ -3,7 +3,7 @@ what comes next, the progress bar whole, and View → Evaluation (Ctrl+4). Each 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 
@@ -67,3 +67,28 @@ def test_the_evaluation_view_at_1280x720(qtbot, make_window, sample_index) -> No
     right = view.horizontalHeader().sectionViewportPosition(last) + view.columnWidth(last)
     assert right <= view.viewport().width()
     assert view.columnWidth(1) >= 150  # and the query text keeps room
+
+
+def test_ranking_function_names_keep_their_room_beside_bm25f_parameters(
+    qtbot, make_window, sample_index
+) -> None:
+    """bm25f's five parameters took the whole list: its names column shrank to "Rar" at 1920."""
+    from bm25desk.ui.evaluation.config_model import ConfigColumn
+    from bm25desk.ui.evaluation.configs_box import PARAMS_SHARE
+
+    window = make_window()
+    window.resize(1920, 1050)
+    window.show()
+    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    window.show_tab(window.tabs.indexOf(window.eval_panel))
+    box = window.eval_panel.setup.configs_box
+    QApplication.processEvents()
+    header = box.view.horizontalHeader()
+    room = box.view.viewport().width()
+    assert header.sectionSize(ConfigColumn.PARAMS) <= room * PARAMS_SHARE + 1
+    assert header.sectionSize(ConfigColumn.VARIANT) >= room * (1 - PARAMS_SHARE) - 1
+    rows = box.model.rows()
+    bm25f = next(r for r, row in enumerate(rows) if row.variant.key == "bm25f")
+    tip = box.model.index(bm25f, ConfigColumn.PARAMS).data(Qt.ItemDataRole.ToolTipRole)
+    assert "w_title" in tip
+    assert "b_title" in tip
