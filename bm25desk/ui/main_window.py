@@ -177,6 +177,7 @@ class MainWindow(QMainWindow):
         self.index_picker = IndexPicker()
         self.index_picker.open_requested.connect(self.open_index)
         self.index_picker.manage_requested.connect(self.show_index_manager)
+        self.index_picker.list_requested.connect(self.refresh_indexes)
         self.tabs.setCornerWidget(self.index_picker, Qt.Corner.TopRightCorner)
 
     def refresh_indexes(self) -> None:

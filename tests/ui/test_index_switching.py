@@ -164,3 +164,22 @@ def test_deleting_an_index_selected_in_the_manager_does_not_open_it(
     assert window.searcher.index.name == UI_INDEX
     qtbot.waitUntil(lambda: panel.names() == [UI_INDEX], timeout=5000)
     assert window.index_picker.names() == [UI_INDEX]
+
+
+def test_an_index_built_while_the_app_runs_is_in_the_picker_when_it_drops_down(
+    qtbot, make_window, ui_index, tmp_path, tsv_index
+) -> None:
+    """Before: an index built by the CLI meanwhile was missing until the manager was opened."""
+    window = make_window()
+    window.show()
+    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    assert "garden" not in window.index_picker.names()
+    tsv_index(write_ui_corpus(tmp_path / "garden.tsv", GARDEN), "garden")
+    combo = window.index_picker.combo
+    combo.showPopup()
+    try:
+        assert "garden" in window.index_picker.names()
+        assert window.index_picker.open_name() == window.searcher.index.name
+        assert combo.currentData() == window.searcher.index.name
+    finally:
+        combo.hidePopup()

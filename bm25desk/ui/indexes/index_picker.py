@@ -22,6 +22,17 @@ def index_caption(info: IndexInfo) -> str:
     return f"{info.name} · {plural(info.n_docs, 'document')}"
 
 
+class _ListingCombo(QComboBox):
+    """A combo box that says when its list is about to drop down."""
+
+    about_to_drop = Signal()
+
+    def showPopup(self) -> None:
+        """Let the list be read again first (QComboBox.showPopup)."""
+        self.about_to_drop.emit()
+        super().showPopup()
+
+
 class IndexPicker(QWidget):
     """``Index: [name · N documents ▾] [Manage…]``.
 
@@ -31,15 +42,20 @@ class IndexPicker(QWidget):
         The user chose another index.
     manage_requested()
         The user wants the index manager.
+    list_requested()
+        The list is about to drop down: an index built meanwhile (by the CLI, another window)
+        should be in it.
     """
 
     open_requested = Signal(str)
     manage_requested = Signal()
+    list_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.label = QLabel("&Index:")
-        self.combo = QComboBox()
+        self.combo = _ListingCombo()
+        self.combo.about_to_drop.connect(self.list_requested)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.setMinimumContentsLength(18)
         self.combo.setToolTip("The open index: choose another to search it (Ctrl+I: manage)")
