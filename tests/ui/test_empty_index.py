@@ -53,6 +53,9 @@ def test_every_view_of_an_empty_index_says_so(
     window = make_window()
     window.show()
     qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    assert window.facets.dock.isHidden()  # a folder's facets, but nothing to count
+    assert not window.facets.toggle_action.isEnabled()
+    assert "Facets" not in window.statusBar().currentMessage()
     search = window.search_panel
     search.set_query("anything at all")
     qtbot.wait(300)

@@ -58,7 +58,10 @@ class FacetWiring(QObject):
         self.panel.clear()
         self._parsed = None
         searcher = self.w.searcher
-        has_keys = searcher is not None and bool(meta_keys(searcher.index))
+        # An empty index has nothing to count: no panel, and no hint pointing to one.
+        has_keys = (
+            searcher is not None and searcher.index.n_docs > 0 and bool(meta_keys(searcher.index))
+        )
         show = has_keys
         if has_keys and self.dock.isHidden():
             narrow = self._fit_to_window()
