@@ -9,6 +9,7 @@
 typedef struct {
     Py_buffer T, U, ov;
     int haveT, haveU, haveO;
+    double ovmax; /* the largest overflow value (0.0 without) */
 } TermViews;
 
 typedef struct {
@@ -226,12 +227,21 @@ term_overflow(Search *s, int i, PyObject *oobj, const PostingList *pl)
         return -1;
     }
     c->ovf_val = (const double *)tv->ov.buf;
+    /* Checked and their maximum taken in one pass without branches (frequent terms of long
+     * documents have tens of thousands): NaN fails both comparisons, infinity the second. */
+    const double *ov = c->ovf_val;
+    double mx = 0.0;
+    int ok = 1;
     for (Py_ssize_t e = 0; e < pl->novf; e++) {
-        if (!isfinite(c->ovf_val[e]) || c->ovf_val[e] < 0.0) {
-            PyErr_SetString(PyExc_ValueError, "tf parts must be finite and non-negative");
-            return -1;
-        }
+        double v = ov[e];
+        ok &= (v >= 0.0) & (v <= DBL_MAX);
+        mx = v > mx ? v : mx;
     }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "tf parts must be finite and non-negative");
+        return -1;
+    }
+    tv->ovmax = mx;
     return 0;
 }
 
@@ -326,10 +336,8 @@ setup_term(Search *s, int i)
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         return -1;
     }
-    for (Py_ssize_t e = 0; e < pl->novf; e++) {
-        if (c->ovf_val[e] > mx) {
-            mx = c->ovf_val[e];
-        }
+    if (s->tv[i].ovmax > mx) {
+        mx = s->tv[i].ovmax;
     }
     c->ub = c->qwp * mx;
     s->total_abs += fabs(qw) * mx;
@@ -338,7 +346,8 @@ setup_term(Search *s, int i)
     return 0;
 }
 
-/* Step 4: block maxima scratch (NaN = not computed yet), with the overflow values folded in. */
+/* Step 4: block maxima scratch (NaN = not computed yet; blk_max folds a block's overflow values
+ * in when it computes the block's maximum). */
 static int
 block_maxima(Search *s)
 {
@@ -355,13 +364,6 @@ block_maxima(Search *s)
             c->bub[b] = NAN;
         }
         off += c->nblk;
-        for (Py_ssize_t e = 0; e < c->novf; e++) {
-            Py_ssize_t b = c->ovf_pos[e] >> c->shift;
-            double m = blk_max(c, b);
-            if (c->ovf_val[e] > m) {
-                c->bub[b] = c->ovf_val[e];
-            }
-        }
     }
     return 0;
 }
