@@ -39,7 +39,7 @@ tf_part_at(Cursor *c, Py_ssize_t p, int32_t d, int32_t tf)
             cur_broken(c);
             return NAN;
         }
-        return c->T[(Py_ssize_t)j * c->stride + tf];
+        return c->T[(Py_ssize_t)j * c->stride + tf * c->tstride];
     }
     return overflow_part(c, p, tf);
 }
@@ -65,7 +65,7 @@ block_parts(Cursor *c, const int32_t *docs, const int32_t *tfs, Py_ssize_t m, Py
     const double *T = c->T;
     const void *dli = c->dli;
     const uint32_t cap = (uint32_t)c->cap, rows = (uint32_t)c->rows;
-    const Py_ssize_t stride = c->stride;
+    const Py_ssize_t stride = c->stride, tstride = c->tstride;
     int bad = 0;
     for (Py_ssize_t i = 0; i < m; i++) {
         int32_t tf = tfs[i];
@@ -74,7 +74,7 @@ block_parts(Cursor *c, const int32_t *docs, const int32_t *tfs, Py_ssize_t m, Py
                               : (uint32_t)((const int32_t *)dli)[docs[i]];
         if (LIKELY((uint32_t)(tf - 1) < cap)) {
             bad |= j >= rows; /* (a negative int32 row is a huge uint32) */
-            tp[i] = T[(Py_ssize_t)(j < rows ? j : 0) * stride + tf];
+            tp[i] = T[(Py_ssize_t)(j < rows ? j : 0) * stride + tf * tstride];
         }
         else {
             double v = overflow_part(c, p0 + i, tf);

@@ -170,9 +170,11 @@ term_tables(Search *s, int i, PyObject *Tobj, PyObject *Uobj, const PostingList 
             PyErr_SetString(PyExc_ValueError, "table does not fit the posting list (cap)");
             return -1;
         }
-        c->T = t->T;
-        c->U = t->U;
+        c->T = t->Tc;
+        c->U = t->Uc;
         rows = t->rows;
+        c->stride = 1;
+        c->tstride = rows;
     }
     else {
         TermViews *tv = &s->tv[i];
@@ -260,7 +262,7 @@ term_maximum(Cursor *c, const PostingList *pl, double *mx)
             if (j < 0) {
                 return -1;
             }
-            double t = c->U[(Py_ssize_t)j * c->stride + pl->tprof_tf[e]];
+            double t = c->U[(Py_ssize_t)j * c->stride + pl->tprof_tf[e] * c->tstride];
             *mx = t > *mx ? t : *mx;
         }
         return 0;

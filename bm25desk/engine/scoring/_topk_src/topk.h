@@ -163,6 +163,10 @@ typedef struct {
     int have_t, have_u;  /* have_u == 0: U is T */
     int ready;
     const double *T, *U;
+    double *Tc, *Uc;     /* the same by column (tf-major: Tc[tf * rows + j]), the kernel's copy:
+                          * a query's postings use a few small tfs, whose columns stay in cache
+                          * where rows of every length did not (long documents: thousands of
+                          * lengths); Uc == Tc when U is T */
     Py_ssize_t rows;
     int cap;
 } Table;
@@ -214,7 +218,8 @@ typedef struct {
     int *broken;                     /* set when the postings are found changed or damaged */
     const int32_t *blk_last;
     Py_ssize_t nblk, blk;            /* blk: block pointer for bound look-ups (monotone) */
-    int shift, cap, stride;
+    int shift, cap;
+    Py_ssize_t stride, tstride;      /* T and U: entry (j, tf) at j * stride + tf * tstride */
     int32_t *bd, *bt;                /* decoded docnos of block dblk, tfs of block tblk */
     Py_ssize_t dblk, tblk;
     BlockView bv;                    /* the layout of block dblk */
@@ -446,7 +451,7 @@ blk_max(Cursor *c, Py_ssize_t b)
         if (j < 0) {
             return 0.0;
         }
-        double t = U[(Py_ssize_t)j * c->stride + tf];
+        double t = U[(Py_ssize_t)j * c->stride + tf * c->tstride];
         if (t > m) {
             m = t;
         }
@@ -498,7 +503,7 @@ contrib(Cursor *c)
             cur_broken(c);
             return 0.0;
         }
-        tp = c->T[(Py_ssize_t)j * c->stride + tf];
+        tp = c->T[(Py_ssize_t)j * c->stride + tf * c->tstride];
     }
     else {
         while (c->oi < c->novf && c->ovf_pos[c->oi] < c->pos) {
