@@ -515,18 +515,30 @@ exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint
     return matches;
 }
 
+/* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
+ * pass over `seen` lists the matches in docno order (a matching document may score exactly
+ * 0.0: `seen`, not the score, says it matched). */
+static inline int
+is_dense(const Query *q, Py_ssize_t ndocs)
+{
+    return q->total_postings >= ndocs / 4;
+}
+
+Py_ssize_t
+exhaustive_window(const Query *q, Py_ssize_t ndocs)
+{
+    Py_ssize_t win = (Py_ssize_t)1 << __atomic_load_n(&win_shift, __ATOMIC_RELAXED);
+    return is_dense(q, ndocs) && ndocs > win ? win : 0;
+}
+
 long long
-exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen, int32_t *touched,
-           Py_ssize_t *slot_of)
+exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc, uint8_t *seen,
+           int32_t *touched, Py_ssize_t *slot_of)
 {
     Py_ssize_t nt = 0;
     double tp[BLK_MAX];
-    /* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
-     * pass over `seen` lists the matches in docno order (a matching document may score exactly
-     * 0.0: `seen`, not the score, says it matched). */
-    int dense = q->total_postings >= ndocs / 4;
-    Py_ssize_t win = (Py_ssize_t)1 << __atomic_load_n(&win_shift, __ATOMIC_RELAXED);
-    if (dense && ndocs > win) {
+    int dense = is_dense(q, ndocs);
+    if (win) {
         long long m = exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64);
         if (m >= 0 && rows && q->ncols && !q->broken) {
             for (Py_ssize_t d = 0; d < ndocs; d++) {

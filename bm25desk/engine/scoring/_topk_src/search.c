@@ -574,12 +574,15 @@ search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
         return NULL;
     }
     prepare_query(s, seed_ratio);
-    Py_ssize_t nd = s->ndocs ? s->ndocs : 1;
-    double *acc = calloc((size_t)nd, sizeof(double));
-    uint8_t *seen = calloc((size_t)nd, 1);
-    int32_t *touched = malloc(sizeof(int32_t) * (size_t)nd);
+    /* Windowed, the sums and marks of one window only (256 KB, not 8 MB at 1 M documents: no
+     * second clearing of the whole segment's slots), and no list of touched documents. */
+    Py_ssize_t nd = s->ndocs ? s->ndocs : 1, win = exhaustive_window(&s->q, s->ndocs);
+    Py_ssize_t na = win ? win : nd;
+    double *acc = calloc((size_t)na, sizeof(double));
+    uint8_t *seen = calloc((size_t)na, 1);
+    int32_t *touched = win ? NULL : malloc(sizeof(int32_t) * (size_t)nd);
     Py_ssize_t *slot_of = s->rows ? malloc(sizeof(Py_ssize_t) * (size_t)nd) : NULL;
-    if (!acc || !seen || !touched || (s->rows && !slot_of)) {
+    if (!acc || !seen || (!win && !touched) || (s->rows && !slot_of)) {
         free(acc);
         free(seen);
         free(touched);
@@ -588,7 +591,7 @@ search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
     }
     long long matches;
     Py_BEGIN_ALLOW_THREADS
-    matches = exhaustive(&s->q, s->ndocs, s->rows, acc, seen, touched, slot_of);
+    matches = exhaustive(&s->q, s->ndocs, win, s->rows, acc, seen, touched, slot_of);
     Py_END_ALLOW_THREADS
     free(acc);
     free(seen);

@@ -640,12 +640,16 @@ void sort_entries(Entry *e, Py_ssize_t n);
 /* exhaustive.c: every posting added into a score array                                        */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed,
- * ndocs each; touched: ndocs scratch), push the allowed live ones into q->h, and with `rows` fill the hits' rows
- * (slot_of: ndocs scratch). Returns the number of matching documents (-1: out of memory).
- * Without the GIL. */
-long long exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen,
-                     int32_t *touched, Py_ssize_t *slot_of);
+/* The documents per window of the exhaustive traversal of a segment of ndocs (q prepared), or
+ * 0 when it takes the segment whole. */
+Py_ssize_t exhaustive_window(const Query *q, Py_ssize_t ndocs);
+/* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed;
+ * `win` each, win from exhaustive_window, else ndocs each, with touched: ndocs scratch, NULL when
+ * windowed), push the allowed live ones into q->h, and with `rows` fill the hits' rows (slot_of:
+ * ndocs scratch). Returns the number of matching documents (-1: out of memory). Without the
+ * GIL. */
+long long exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc,
+                     uint8_t *seen, int32_t *touched, Py_ssize_t *slot_of);
 
 /* select.c: move the k best of c[0..n) (score descending, docno ascending) to its front, best
  * first. Returns -1 when out of memory (c unchanged). */
