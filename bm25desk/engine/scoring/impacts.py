@@ -156,24 +156,46 @@ exhaustive won from 0.01-0.03 postings a document (178 vs 291 µs; 1-2: 1.4 vs 3
 product puts the switch at 2 for k = 10 and 0.02 for k = 1000."""
 
 
-def prefer(index: Index, postings: int, k: int, compiled: bool = False) -> bool:
+FEW_TERMS = 8
+"""Compiled, shallow k: a query of fewer terms takes exhaustive scoring only from twice the
+postings (:data:`DENSE_RATIO_K`), i.e. 4 a document at k = 10.
+
+Re-measured after the kernel's lazy overflow maxima and column-major tables (h27, k = 10, each
+query timed both ways, warm / first use): queries of 3-5 terms with 1-2 postings a document ran
+0.65 vs 1.56 ms (100 k long documents), 1.05 vs 1.79 (100 k passages, frequent mix), 0.78 vs
+1.56 (mixed) in the kernel vs exhaustively, and with 2-4 about even warm (1.07 vs 1.01, 1.15 vs
+1.28) but 1.0-1.3 vs 3.6-3.8 ms at first use, where exhaustive fills a Parts for every long list.
+Queries of 50-200 terms at 2-4 postings a document still ran 9.9 vs 2.3 ms in the kernel: the
+kernel's work per candidate grows with the terms, exhaustive's does not."""
+
+SHALLOW_K = 16
+"""Up to this k (the default 10, plus one to see a tie) the FEW_TERMS rule applies (measured)."""
+
+
+def prefer(index: Index, postings: int, k: int, compiled: bool = False, n_terms: int = 0) -> bool:
     """Return whether exhaustive scoring is expected to beat the pruning kernel.
 
-    ``postings`` is the query's total document frequency. Exhaustive costs about one add per
-    posting plus a pass over the collection's score array; the kernel pays several times more
-    per posting it reads but may skip most of them, which it cannot when the postings cover a
-    good part of the collection or when k is deep. The thresholds were measured on SciFact-sized
-    and 100 k / 1 M-passage collections (``docs/benchmarks/README.md``). With ``compiled`` (the
-    exhaustive traversal in C, :func:`~bm25desk.engine.scoring.topk.exhaustive_top_k`), small
-    collections always take it: on 5 k documents it beat the pruning kernel on short queries
-    of rare terms too (its score array is at most 256 KB, cheap to clear); on larger ones it
-    takes over when ``postings · k ≥ DENSE_RATIO_K · n`` (see there).
+    ``postings`` is the query's total document frequency, ``n_terms`` its number of distinct
+    scored terms (0: unknown, taken as many). Exhaustive costs about one add per posting plus a
+    pass over the collection's score array; the kernel pays several times more per posting it
+    reads but may skip most of them, which it cannot when the postings cover a good part of the
+    collection or when k is deep. The thresholds were measured on SciFact-sized and 100 k / 1
+    M-passage collections and 100 k long documents (``docs/benchmarks/README.md``). With
+    ``compiled`` (the exhaustive traversal in C,
+    :func:`~bm25desk.engine.scoring.topk.exhaustive_top_k`), small collections always take it:
+    on 5 k documents it beat the pruning kernel on short queries of rare terms too (its score
+    array is at most 256 KB, cheap to clear); on larger ones it takes over when
+    ``postings · k ≥ DENSE_RATIO_K · n`` (see there), twice that for a query of few terms at a
+    shallow k (:data:`FEW_TERMS`).
     """
     n = index.n_slots
     if n > DENSE_MAX_DOCS or postings == 0:
         return False
     if compiled:
-        return n <= SMALL_DOCS or postings * k >= DENSE_RATIO_K * n or k * 16 >= n
+        ratio = DENSE_RATIO_K
+        if 0 < n_terms < FEW_TERMS and k <= SHALLOW_K:
+            ratio *= 2
+        return n <= SMALL_DOCS or postings * k >= ratio * n or k * 16 >= n
     return postings * 4 >= n or k * 16 >= n
 
 

@@ -532,7 +532,8 @@ class Searcher:
         # One document more than asked for: whether the last hit ties with the next one.
         strategy = self.strategy
         exhaustive = strategy == "exhaustive" or (
-            strategy == "auto" and impacts.prefer(index, postings, k + 1, topk.HAVE_KERNEL)
+            strategy == "auto"
+            and impacts.prefer(index, postings, k + 1, topk.HAVE_KERNEL, len(terms))
         )
         got = (
             topk.exhaustive_top_k(index, terms, k + 1, allowed, rows=contributions)

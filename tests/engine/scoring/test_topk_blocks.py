@@ -131,13 +131,15 @@ def test_stored_blocks_rank_like_the_oracle(seed: int) -> None:
     qws = [float(rng.uniform(0.2, 3.0)) for _ in lists]
     ovf_vals = [rng.uniform(0.0, 4.0, int((t > cap).sum())) for _, t in lists]
     k = int(rng.choice([1, 10, 100000]))
-    for narrow in (False, True):
+    T.flags.writeable = False
+    table = _topk.Table(T, None, cap)  # read by column in the kernel; plain arrays by row
+    for narrow, checked in ((False, False), (True, False), (False, True), (True, True)):
         idx = dli.astype(np.uint8) if narrow else dli
         terms = []
         for i in range(len(lists)):
             pl = _topk.stored(arrays, i, idx, cap, shift)
             ov = ovf_vals[i] if ovf_vals[i].size else None
-            terms.append((pl, qws[i], T, T, ov, i))
+            terms.append((pl, qws[i], table, None, ov, i) if checked else (pl, qws[i], T, T, ov, i))
         d, s, _tf, _part = _topk.search(terms, idx, k, len(lists))
         want_d, want_s = oracle(lists, qws, T, ovf_vals, dli, k, cap)
         assert np.frombuffer(d, np.int64).tolist() == want_d

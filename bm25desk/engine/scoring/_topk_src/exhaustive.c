@@ -39,7 +39,7 @@ tf_part_at(Cursor *c, Py_ssize_t p, int32_t d, int32_t tf)
             cur_broken(c);
             return NAN;
         }
-        return c->T[(Py_ssize_t)j * c->stride + tf];
+        return c->T[(Py_ssize_t)j * c->stride + tf * c->tstride];
     }
     return overflow_part(c, p, tf);
 }
@@ -65,7 +65,7 @@ block_parts(Cursor *c, const int32_t *docs, const int32_t *tfs, Py_ssize_t m, Py
     const double *T = c->T;
     const void *dli = c->dli;
     const uint32_t cap = (uint32_t)c->cap, rows = (uint32_t)c->rows;
-    const Py_ssize_t stride = c->stride;
+    const Py_ssize_t stride = c->stride, tstride = c->tstride;
     int bad = 0;
     for (Py_ssize_t i = 0; i < m; i++) {
         int32_t tf = tfs[i];
@@ -74,7 +74,7 @@ block_parts(Cursor *c, const int32_t *docs, const int32_t *tfs, Py_ssize_t m, Py
                               : (uint32_t)((const int32_t *)dli)[docs[i]];
         if (LIKELY((uint32_t)(tf - 1) < cap)) {
             bad |= j >= rows; /* (a negative int32 row is a huge uint32) */
-            tp[i] = T[(Py_ssize_t)(j < rows ? j : 0) * stride + tf];
+            tp[i] = T[(Py_ssize_t)(j < rows ? j : 0) * stride + tf * tstride];
         }
         else {
             double v = overflow_part(c, p0 + i, tf);
@@ -515,18 +515,30 @@ exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint
     return matches;
 }
 
+/* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
+ * pass over `seen` lists the matches in docno order (a matching document may score exactly
+ * 0.0: `seen`, not the score, says it matched). */
+static inline int
+is_dense(const Query *q, Py_ssize_t ndocs)
+{
+    return q->total_postings >= ndocs / 4;
+}
+
+Py_ssize_t
+exhaustive_window(const Query *q, Py_ssize_t ndocs)
+{
+    Py_ssize_t win = (Py_ssize_t)1 << __atomic_load_n(&win_shift, __ATOMIC_RELAXED);
+    return is_dense(q, ndocs) && ndocs > win ? win : 0;
+}
+
 long long
-exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen, int32_t *touched,
-           Py_ssize_t *slot_of)
+exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc, uint8_t *seen,
+           int32_t *touched, Py_ssize_t *slot_of)
 {
     Py_ssize_t nt = 0;
     double tp[BLK_MAX];
-    /* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
-     * pass over `seen` lists the matches in docno order (a matching document may score exactly
-     * 0.0: `seen`, not the score, says it matched). */
-    int dense = q->total_postings >= ndocs / 4;
-    Py_ssize_t win = (Py_ssize_t)1 << __atomic_load_n(&win_shift, __ATOMIC_RELAXED);
-    if (dense && ndocs > win) {
+    int dense = is_dense(q, ndocs);
+    if (win) {
         long long m = exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64);
         if (m >= 0 && rows && q->ncols && !q->broken) {
             for (Py_ssize_t d = 0; d < ndocs; d++) {

@@ -60,7 +60,8 @@ cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch)
     c->nblk = pl->nblk;
     c->shift = pl->shift;
     c->cap = pl->cap;
-    c->stride = pl->cap + 1;
+    c->stride = pl->cap + 1; /* rows of cap + 1 (plain arrays); a Table's columns: search.c */
+    c->tstride = 1;
     c->dli = pl->dli_view.buf;
     c->dli_w = pl->dli_w;
     c->ovf_pos = pl->ovf_pos;

@@ -9,6 +9,7 @@
 typedef struct {
     Py_buffer T, U, ov;
     int haveT, haveU, haveO;
+    double ovmax; /* the largest overflow value (0.0 without) */
 } TermViews;
 
 typedef struct {
@@ -169,9 +170,11 @@ term_tables(Search *s, int i, PyObject *Tobj, PyObject *Uobj, const PostingList 
             PyErr_SetString(PyExc_ValueError, "table does not fit the posting list (cap)");
             return -1;
         }
-        c->T = t->T;
-        c->U = t->U;
+        c->T = t->Tc;
+        c->U = t->Uc;
         rows = t->rows;
+        c->stride = 1;
+        c->tstride = rows;
     }
     else {
         TermViews *tv = &s->tv[i];
@@ -226,12 +229,21 @@ term_overflow(Search *s, int i, PyObject *oobj, const PostingList *pl)
         return -1;
     }
     c->ovf_val = (const double *)tv->ov.buf;
+    /* Checked and their maximum taken in one pass without branches (frequent terms of long
+     * documents have tens of thousands): NaN fails both comparisons, infinity the second. */
+    const double *ov = c->ovf_val;
+    double mx = 0.0;
+    int ok = 1;
     for (Py_ssize_t e = 0; e < pl->novf; e++) {
-        if (!isfinite(c->ovf_val[e]) || c->ovf_val[e] < 0.0) {
-            PyErr_SetString(PyExc_ValueError, "tf parts must be finite and non-negative");
-            return -1;
-        }
+        double v = ov[e];
+        ok &= (v >= 0.0) & (v <= DBL_MAX);
+        mx = v > mx ? v : mx;
     }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "tf parts must be finite and non-negative");
+        return -1;
+    }
+    tv->ovmax = mx;
     return 0;
 }
 
@@ -250,7 +262,7 @@ term_maximum(Cursor *c, const PostingList *pl, double *mx)
             if (j < 0) {
                 return -1;
             }
-            double t = c->U[(Py_ssize_t)j * c->stride + pl->tprof_tf[e]];
+            double t = c->U[(Py_ssize_t)j * c->stride + pl->tprof_tf[e] * c->tstride];
             *mx = t > *mx ? t : *mx;
         }
         return 0;
@@ -326,10 +338,8 @@ setup_term(Search *s, int i)
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         return -1;
     }
-    for (Py_ssize_t e = 0; e < pl->novf; e++) {
-        if (c->ovf_val[e] > mx) {
-            mx = c->ovf_val[e];
-        }
+    if (s->tv[i].ovmax > mx) {
+        mx = s->tv[i].ovmax;
     }
     c->ub = c->qwp * mx;
     s->total_abs += fabs(qw) * mx;
@@ -338,7 +348,8 @@ setup_term(Search *s, int i)
     return 0;
 }
 
-/* Step 4: block maxima scratch (NaN = not computed yet), with the overflow values folded in. */
+/* Step 4: block maxima scratch (NaN = not computed yet; blk_max folds a block's overflow values
+ * in when it computes the block's maximum). */
 static int
 block_maxima(Search *s)
 {
@@ -355,13 +366,6 @@ block_maxima(Search *s)
             c->bub[b] = NAN;
         }
         off += c->nblk;
-        for (Py_ssize_t e = 0; e < c->novf; e++) {
-            Py_ssize_t b = c->ovf_pos[e] >> c->shift;
-            double m = blk_max(c, b);
-            if (c->ovf_val[e] > m) {
-                c->bub[b] = c->ovf_val[e];
-            }
-        }
     }
     return 0;
 }
@@ -570,12 +574,15 @@ search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
         return NULL;
     }
     prepare_query(s, seed_ratio);
-    Py_ssize_t nd = s->ndocs ? s->ndocs : 1;
-    double *acc = calloc((size_t)nd, sizeof(double));
-    uint8_t *seen = calloc((size_t)nd, 1);
-    int32_t *touched = malloc(sizeof(int32_t) * (size_t)nd);
+    /* Windowed, the sums and marks of one window only (256 KB, not 8 MB at 1 M documents: no
+     * second clearing of the whole segment's slots), and no list of touched documents. */
+    Py_ssize_t nd = s->ndocs ? s->ndocs : 1, win = exhaustive_window(&s->q, s->ndocs);
+    Py_ssize_t na = win ? win : nd;
+    double *acc = calloc((size_t)na, sizeof(double));
+    uint8_t *seen = calloc((size_t)na, 1);
+    int32_t *touched = win ? NULL : malloc(sizeof(int32_t) * (size_t)nd);
     Py_ssize_t *slot_of = s->rows ? malloc(sizeof(Py_ssize_t) * (size_t)nd) : NULL;
-    if (!acc || !seen || !touched || (s->rows && !slot_of)) {
+    if (!acc || !seen || (!win && !touched) || (s->rows && !slot_of)) {
         free(acc);
         free(seen);
         free(touched);
@@ -584,7 +591,7 @@ search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
     }
     long long matches;
     Py_BEGIN_ALLOW_THREADS
-    matches = exhaustive(&s->q, s->ndocs, s->rows, acc, seen, touched, slot_of);
+    matches = exhaustive(&s->q, s->ndocs, win, s->rows, acc, seen, touched, slot_of);
     Py_END_ALLOW_THREADS
     free(acc);
     free(seen);

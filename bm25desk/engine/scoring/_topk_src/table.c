@@ -37,9 +37,33 @@ check_tables(const double *T, const double *U, Py_ssize_t rows, int cap)
     return 0;
 }
 
+/* A copy of rows of cap + 1 numbers by column: out[tf * rows + j] = a[j * (cap + 1) + tf]. */
+static double *
+by_column(const double *a, Py_ssize_t rows, int cap)
+{
+    Py_ssize_t w = (Py_ssize_t)cap + 1;
+    if (!product_fits(rows, w, sizeof(double))) {
+        return NULL;
+    }
+    double *out = malloc(sizeof(double) * (size_t)(rows * w));
+    if (!out) {
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < rows; j++) {
+        for (Py_ssize_t tf = 0; tf < w; tf++) {
+            out[tf * rows + j] = a[j * w + tf];
+        }
+    }
+    return out;
+}
+
 static void
 Table_dealloc(Table *self)
 {
+    if (self->Uc != self->Tc) {
+        free(self->Uc);
+    }
+    free(self->Tc);
     if (self->have_t) {
         PyBuffer_Release(&self->t_view);
     }
@@ -108,6 +132,12 @@ Table_init(Table *self, PyObject *args, PyObject *kwds)
     self->rows = len / (cap + 1);
     self->cap = (int)cap;
     if (check_tables(self->T, self->U, self->rows, self->cap) < 0) {
+        return -1;
+    }
+    self->Tc = by_column(self->T, self->rows, self->cap);
+    self->Uc = self->U == self->T ? self->Tc : by_column(self->U, self->rows, self->cap);
+    if (!self->Tc || !self->Uc) {
+        PyErr_NoMemory();
         return -1;
     }
     self->ready = 1;

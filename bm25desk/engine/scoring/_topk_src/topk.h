@@ -163,6 +163,10 @@ typedef struct {
     int have_t, have_u;  /* have_u == 0: U is T */
     int ready;
     const double *T, *U;
+    double *Tc, *Uc;     /* the same by column (tf-major: Tc[tf * rows + j]), the kernel's copy:
+                          * a query's postings use a few small tfs, whose columns stay in cache
+                          * where rows of every length did not (long documents: thousands of
+                          * lengths); Uc == Tc when U is T */
     Py_ssize_t rows;
     int cap;
 } Table;
@@ -214,7 +218,8 @@ typedef struct {
     int *broken;                     /* set when the postings are found changed or damaged */
     const int32_t *blk_last;
     Py_ssize_t nblk, blk;            /* blk: block pointer for bound look-ups (monotone) */
-    int shift, cap, stride;
+    int shift, cap;
+    Py_ssize_t stride, tstride;      /* T and U: entry (j, tf) at j * stride + tf * tstride */
     int32_t *bd, *bt;                /* decoded docnos of block dblk, tfs of block tblk */
     Py_ssize_t dblk, tblk;
     BlockView bv;                    /* the layout of block dblk */
@@ -395,7 +400,31 @@ row_of(Cursor *c, int32_t d)
     return j;
 }
 
-/* Block maximum of U over block b (unscaled), computed on first use from the block's frontier. */
+/* The largest of m and the overflow values (tf > cap: exact tf parts, checked by search()) of
+ * the postings in block b: the overflow positions ascend, so a binary search finds the block's. */
+static inline double
+blk_overflow_max(const Cursor *c, Py_ssize_t b, double m)
+{
+    Py_ssize_t a = b << c->shift, z = a + ((Py_ssize_t)1 << c->shift), lo = 0, hi = c->novf;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (c->ovf_pos[mid] < a) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    for (; lo < c->novf && c->ovf_pos[lo] < z; lo++) {
+        m = c->ovf_val[lo] > m ? c->ovf_val[lo] : m;
+    }
+    return m;
+}
+
+/* Block maximum of U over block b (unscaled), computed on first use from the block's frontier,
+ * with the exact tf parts of its overflow postings folded in (on first use too: computing every
+ * such block's maximum up front cost a fifth of a query on long documents, where the frequent
+ * terms have tf > cap in most postings). */
 static inline double
 blk_max(Cursor *c, Py_ssize_t b)
 {
@@ -422,10 +451,13 @@ blk_max(Cursor *c, Py_ssize_t b)
         if (j < 0) {
             return 0.0;
         }
-        double t = U[(Py_ssize_t)j * c->stride + tf];
+        double t = U[(Py_ssize_t)j * c->stride + tf * c->tstride];
         if (t > m) {
             m = t;
         }
+    }
+    if (c->novf && c->ovf_val) {
+        m = blk_overflow_max(c, b, m);
     }
     c->bub[b] = m;
     return m;
@@ -471,7 +503,7 @@ contrib(Cursor *c)
             cur_broken(c);
             return 0.0;
         }
-        tp = c->T[(Py_ssize_t)j * c->stride + tf];
+        tp = c->T[(Py_ssize_t)j * c->stride + tf * c->tstride];
     }
     else {
         while (c->oi < c->novf && c->ovf_pos[c->oi] < c->pos) {
@@ -608,12 +640,16 @@ void sort_entries(Entry *e, Py_ssize_t n);
 /* exhaustive.c: every posting added into a score array                                        */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed,
- * ndocs each; touched: ndocs scratch), push the allowed live ones into q->h, and with `rows` fill the hits' rows
- * (slot_of: ndocs scratch). Returns the number of matching documents (-1: out of memory).
- * Without the GIL. */
-long long exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen,
-                     int32_t *touched, Py_ssize_t *slot_of);
+/* The documents per window of the exhaustive traversal of a segment of ndocs (q prepared), or
+ * 0 when it takes the segment whole. */
+Py_ssize_t exhaustive_window(const Query *q, Py_ssize_t ndocs);
+/* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed;
+ * `win` each, win from exhaustive_window, else ndocs each, with touched: ndocs scratch, NULL when
+ * windowed), push the allowed live ones into q->h, and with `rows` fill the hits' rows (slot_of:
+ * ndocs scratch). Returns the number of matching documents (-1: out of memory). Without the
+ * GIL. */
+long long exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc,
+                     uint8_t *seen, int32_t *touched, Py_ssize_t *slot_of);
 
 /* select.c: move the k best of c[0..n) (score descending, docno ascending) to its front, best
  * first. Returns -1 when out of memory (c unchanged). */
