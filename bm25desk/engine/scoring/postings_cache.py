@@ -188,14 +188,7 @@ def exhaustive(
             tk = table.kernel
             entry = cache.lookup(tk, s, term)
             if entry is None:
-                per_seg = lists.get(term)
-                if per_seg is None:
-                    per_seg = lists[term] = st.postings(term)
-                p = per_seg[s]
-                ov = None
-                if p is not None and p.n_ovf:
-                    ov = st.overflow_values(term, s, p, w, doclen)
-                entry = cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)
+                entry = _miss(st, doclen, cache, tk, s, term, w, lists)
             if entry[0] is not None:
                 args.append((entry[0], qws[col], tk, None, entry[1], col, entry[2]))
         if not args:
@@ -206,3 +199,34 @@ def exhaustive(
         )
         prev, matches = tuple(got), matches + n
     return prev, matches
+
+
+def _miss(
+    st: Any, doclen: Any, cache: PartsCache, tk: Any, s: int, term: str, w: Any, lists: Any
+) -> tuple[Any, Any, Any]:
+    """Make and keep the cache entry of ``term`` in segment ``s`` under table ``tk``.
+
+    ``lists`` (term -> its postings per segment, or None) saves the look-up of a term's lists
+    for its other segments.
+    """
+    per_seg = lists.get(term) if lists is not None else None
+    if per_seg is None:
+        per_seg = st.postings(term)
+        if lists is not None:
+            lists[term] = per_seg
+    p = per_seg[s]
+    ov = None
+    if p is not None and p.n_ovf:
+        ov = st.overflow_values(term, s, p, w, doclen)
+    return cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)
+
+
+def entry(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> tuple[Any, Any, Any]:
+    """Return what the kernel needs for ``term`` in segment ``s`` under the kernel table ``tk``.
+
+    (PostingList or None when the term is absent there, overflow values, Parts or None), from
+    the cache or made and kept (the batch path: ``scoring/batch.py``).
+    """
+    cache: PartsCache = st.parts
+    got = cache.lookup(tk, s, term)
+    return got if got is not None else _miss(st, doclen, cache, tk, s, term, w, None)

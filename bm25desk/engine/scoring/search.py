@@ -448,16 +448,27 @@ class Searcher:
         if missing:
             self._weigh_many(table, list(missing), variant, feedback)
 
-        def one(p: ParsedQuery) -> SearchResult | QueryError:
+        n = batch.default_threads() if threads is None else max(1, int(threads))
+        done: dict[int, SearchResult] = {}
+        if not contributions and not isinstance(variant, BM25F) and self.strategy != "kernel":
+            # One kernel call per chunk of queries (evaluation runs): see batch.py.
+            done = batch.search_exhaustive(self, parsed, variant, k, feedback, count, n)
+        if len(done) == len(parsed):
+            return [done[i] for i in range(len(parsed))]
+
+        def one(i: int) -> SearchResult | QueryError:
+            got = done.get(i)
+            if got is not None:
+                return got
             try:
                 return self.search_parsed(
-                    p, variant, k, feedback=feedback, contributions=contributions, count=count
-                )
+                    parsed[i], variant, k, feedback=feedback, contributions=contributions,
+                    count=count,
+                )  # fmt: skip
             except QueryError as exc:
                 return exc
 
-        n = batch.default_threads() if threads is None else max(1, int(threads))
-        return batch.run_chunked(one, parsed, n)
+        return batch.run_chunked(one, range(len(parsed)), n)
 
     def _as_parsed(self, query: str | Sequence[str] | ParsedQuery, syntax: bool) -> ParsedQuery:
         if isinstance(query, ParsedQuery):

@@ -515,6 +515,23 @@ exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint
     return matches;
 }
 
+/* Zero the sums and marks of the documents touched (all of them when dense), leaving acc and
+ * seen as exhaustive() found them: a batch (batch.c) reuses them query after query. */
+static void
+clear_sums(double *acc, uint8_t *seen, const int32_t *touched, Py_ssize_t nt, Py_ssize_t ndocs,
+           int dense)
+{
+    if (dense) {
+        memset(acc, 0, sizeof(double) * (size_t)ndocs);
+        memset(seen, 0, (size_t)ndocs);
+        return;
+    }
+    for (Py_ssize_t i = 0; i < nt; i++) {
+        acc[touched[i]] = 0.0;
+        seen[touched[i]] = 0;
+    }
+}
+
 long long
 exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen, int32_t *touched,
            Py_ssize_t *slot_of)
@@ -561,7 +578,9 @@ exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen, int
             int32_t d = touched[i];
             matches += !((q->allow && !q->allow[d]) || (q->deny && q->deny[d]));
         }
-        return take_best(q, touched, nt, acc) < 0 ? -1 : matches;
+        int got = take_best(q, touched, nt, acc);
+        clear_sums(acc, seen, touched, nt, ndocs, dense);
+        return got < 0 ? -1 : matches;
     }
     for (Py_ssize_t i = 0; i < nt; i++) {
         int32_t d = touched[i];
@@ -574,6 +593,7 @@ exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen, int
             heap_push(h, acc[d], g);
         }
     }
+    clear_sums(acc, seen, touched, nt, ndocs, dense);
     if (rows && q->ncols) {
         for (Py_ssize_t d = 0; d < ndocs; d++) {
             slot_of[d] = -1;

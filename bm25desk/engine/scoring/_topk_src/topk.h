@@ -494,6 +494,9 @@ contrib(Cursor *c)
 /* A cursor at the start of `pl` (no table: for counting), decoding into `scratch`
  * (CURSOR_SCRATCH int32 values) and reading lengths through dli (NULL: no bounds). */
 void cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch);
+/* The same, before its first posting: nothing decoded yet (the exhaustive traversal decodes
+ * each block as it reaches it, and a term with filled Parts never does). */
+void cursor_setup(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch);
 
 /* Give a copied cursor its own scratch (nothing decoded in it yet). */
 static inline void
@@ -611,6 +614,7 @@ void sort_entries(Entry *e, Py_ssize_t n);
 /* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed,
  * ndocs each; touched: ndocs scratch), push the allowed live ones into q->h, and with `rows` fill the hits' rows
  * (slot_of: ndocs scratch). Returns the number of matching documents (-1: out of memory).
+ * Unless the postings were found broken, acc and seen are zeroed again on return.
  * Without the GIL. */
 long long exhaustive(Query *q, Py_ssize_t ndocs, int rows, double *acc, uint8_t *seen,
                      int32_t *touched, Py_ssize_t *slot_of);
