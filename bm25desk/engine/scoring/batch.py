@@ -203,6 +203,11 @@ def search_exhaustive(
     qtfs: list[int] = []
     offsets = [0]
     chosen: list[int] = []
+    # Terms in no document of this index (the analysis marks them): with its own statistics,
+    # those without a weighting; a shard's may weigh a term it does not hold.
+    term_id = index.term_id
+    own = searcher.statistics is index
+    gone: set[str] = set()
     for i, p in enumerate(parsed):
         if not p.scored:
             continue  # a QueryError, one by one
@@ -210,12 +215,16 @@ def search_exhaustive(
         for term, qtf in p.scored:
             w = table.get(term)
             if w is None:
+                if term_id(term) < 0:
+                    gone.add(term)
                 continue
             s = slot_of.get(term)
             if s is None:
                 s = slot_of[term] = len(terms)
                 terms.append((term, w))
                 dfs.append(df_of(term, 0))
+                if not own and term_id(term) < 0:
+                    gone.add(term)
             slots.append(s)
             qtfs.append(qtf)
         offsets.append(len(slots))
@@ -239,7 +248,7 @@ def search_exhaustive(
     if got is None:
         return {}
     seconds = (time.perf_counter() - started) / len(chosen)
-    return {i: _result(searcher, parsed[i], variant, r, k, count, feedback, seconds)
+    return {i: _result(searcher, parsed[i], variant, r, k, count, feedback, seconds, gone)
             for i, r in zip(chosen, got, strict=True)}  # fmt: skip
 
 
@@ -268,15 +277,19 @@ def _result(
     count: bool,
     feedback: Feedback | None,
     seconds: float,
+    gone: set[str],
 ) -> SearchResult:
-    """Return the :class:`SearchResult` of one query ranked by :func:`rank_exhaustive`."""
+    """Return the :class:`SearchResult` of one query ranked by :func:`rank_exhaustive`.
+
+    ``gone``: the query's terms (and others) in no document of the index.
+    """
     docnos, scores = r.docnos, r.scores
     next_score = float(scores[k]) if scores.size > k else None
     stats = searcher.statistics
     hits = Hits(searcher.index, docnos[:k], scores[:k], next_score, None, None, stats)
     return SearchResult(
         parsed.text,
-        _analysis(searcher, parsed),
+        _analysis(searcher, parsed, gone),
         variant,
         hits,
         r.matches if count else -1,
@@ -287,6 +300,16 @@ def _result(
     )
 
 
-def _analysis(searcher: Searcher, parsed: ParsedQuery) -> QueryAnalysis:
-    """Return :meth:`Searcher.analyze` of ``parsed``."""
-    return searcher.analyze(parsed)
+def _analysis(searcher: Searcher, parsed: ParsedQuery, gone: set[str]) -> QueryAnalysis:
+    """Return :meth:`Searcher.analyze` of ``parsed``, its terms in no document being ``gone``.
+
+    A query without syntax has no tokens but its scored terms and stop words (each token's term
+    is scored): no look-up per token. One the parser read may hold other terms (prohibited
+    ones...): the searcher looks them up.
+    """
+    if parsed.syntax:
+        return searcher.analyze(parsed)
+    from bm25desk.engine.scoring.search import analysis_of  # (search.py imports this module)
+
+    missing = [t for t, _ in parsed.scored if t in gone] if gone else ()
+    return analysis_of(parsed, missing)

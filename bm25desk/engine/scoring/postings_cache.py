@@ -229,4 +229,12 @@ def entry(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> tuple[Any
     """
     cache: PartsCache = st.parts
     got = cache.lookup(tk, s, term)
-    return got if got is not None else _miss(st, doclen, cache, tk, s, term, w, None)
+    if got is not None:
+        return got
+    if not st.stored:  # lists encoded in memory: kept by the state, made once
+        return _miss(st, doclen, cache, tk, s, term, w, None)
+    # Stored blocks: the list costs nothing to make again, and the entry keeps it (a run's
+    # thousands of new terms would only churn the state's LRU of lists).
+    p = st._segment_postings(term, st.segments[s])
+    ov = st.overflow_values(term, s, p, w, doclen) if p is not None and p.n_ovf else None
+    return cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)

@@ -173,13 +173,7 @@ class Searcher:
         missing = [
             t for t in {tok.term: None for tok in tokens} if t is not None and term_id(t) < 0
         ]
-        unknown: tuple[str, ...] = ()
-        if missing:
-            gone = set(missing)
-            tokens = tuple(_unknown(tok) if tok.term in gone else tok for tok in tokens)
-            unknown = tuple(dict.fromkeys(t.term for t in tokens if t.term in gone))
-        stopped = tuple(dict.fromkeys(t.surface for t in parsed.tokens if t.status == "stop"))
-        return QueryAnalysis(parsed, tokens, unknown, stopped)
+        return analysis_of(parsed, missing)
 
     def suggest(self, term: str, n: int = 3, *, typed: str | None = None) -> list[str]:
         """Return up to ``n`` words of the index close to the analysed ``term`` ("did you mean").
@@ -446,6 +440,8 @@ class Searcher:
         table = self._table(variant, feedback)
         missing = dict.fromkeys(t for p in parsed for t, _ in p.scored if t not in table)
         if missing:
+            if len(missing) > batch.CHUNK:  # many new terms, all read right after: no read-ahead
+                self.index.look_up(missing)
             self._weigh_many(table, list(missing), variant, feedback)
 
         n = batch.default_threads() if threads is None else max(1, int(threads))
@@ -649,6 +645,18 @@ class Searcher:
     ) -> Explanation:
         """Explain the score of ``docno`` for a parsed query (see :meth:`explain`)."""
         return explain_document(self, parsed, docno, variant or Lucene(), feedback, with_rank)
+
+
+def analysis_of(parsed: ParsedQuery, missing: Sequence[str]) -> QueryAnalysis:
+    """Return the analysis of ``parsed`` whose terms ``missing`` are in no document."""
+    tokens = parsed.tokens
+    unknown: tuple[str, ...] = ()
+    if missing:
+        gone = set(missing)
+        tokens = tuple(_unknown(tok) if tok.term in gone else tok for tok in tokens)
+        unknown = tuple(dict.fromkeys(t.term for t in tokens if t.term in gone))
+    stopped = tuple(dict.fromkeys(t.surface for t in parsed.tokens if t.status == "stop"))
+    return QueryAnalysis(parsed, tokens, unknown, stopped)
 
 
 _UNKNOWN: dict[QueryToken, QueryToken] = {}
