@@ -435,6 +435,23 @@ class Searcher:
         """
         variant = variant or Lucene()
         k = self.check_k(k)
+        with batch.no_collection():
+            return self._search_many(
+                queries, variant, k, feedback, syntax, contributions, count, threads
+            )
+
+    def _search_many(
+        self,
+        queries: Sequence[str | Sequence[str] | ParsedQuery],
+        variant: Variant,
+        k: int,
+        feedback: Feedback | None,
+        syntax: bool,
+        contributions: bool,
+        count: bool,
+        threads: int | None,
+    ) -> list[SearchResult | QueryError]:
+        """Do :meth:`search_many` (``variant`` given, ``k`` checked)."""
         parsed = [self._as_parsed(q, syntax) for q in queries]
         # Weigh every distinct term once, here, rather than racing to in several threads.
         table = self._table(variant, feedback)

@@ -302,3 +302,20 @@ def test_a_damaged_index_is_named_as_such(make_index: Any, monkeypatch: pytest.M
     monkeypatch.setattr(topk, "_topk", Damaged())
     with pytest.raises(IndexCorruptError, match="damaged"):
         Searcher(index).search_many(["a b", "c"], k=1000)
+
+
+def test_the_collector_is_left_as_it_was(make_index: Any) -> None:
+    import gc
+
+    index = make_index(["a b c", "a b", "c a"])
+    was = gc.isenabled()
+    try:
+        for state in (True, False):
+            (gc.enable if state else gc.disable)()
+            Searcher(index).search_many(["a b", "c", ""], k=1000)
+            assert gc.isenabled() is state
+            with pytest.raises(QueryError):
+                Searcher(index).search_many(["a"], k=0)
+            assert gc.isenabled() is state
+    finally:
+        (gc.enable if was else gc.disable)()
