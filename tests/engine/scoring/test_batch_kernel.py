@@ -319,3 +319,23 @@ def test_the_collector_is_left_as_it_was(make_index: Any) -> None:
             assert gc.isenabled() is state
     finally:
         (gc.enable if was else gc.disable)()
+
+
+@pytest.mark.parametrize("k", [65, 100, 301])
+def test_deep_k_bars_candidates_with_ties(
+    k: int, make_segmented: Any, window: Callable[[int], None]
+) -> None:
+    # Many windows whose candidates fill the array of 16 k several times over: the k best so far
+    # bar the rest. Runs of identical documents tie at the bar (the lowest docnos win).
+    rng = np.random.default_rng(k)
+    base = ["a a b", "a c", "a b c d", "a", "b d d", "a e", "c c c a"]
+    groups = [[base[int(i)] for i in rng.integers(0, len(base), size=n)] for n in (9000, 50, 7000)]
+    index = make_segmented(groups, [list(range(0, 9000, 17)), [], list(range(2, 7000, 29))])
+    searcher = Searcher(index, strategy="exhaustive")
+    window(6)
+    for key in ("lucene", "okapi", "bim"):
+        v = get_variant(key)
+        queries = [["a"], ["a", "b"], ["c", "a", "d"], ["a", "b", "c", "d", "e"]]
+        got = searcher.search_many(queries, v, k, count=True, threads=2)
+        for q, res in zip(queries, got, strict=True):
+            assert _ranking(res) == reference(searcher, q, v, k), (key, q)
