@@ -183,12 +183,9 @@ def _entries(st: Any, index: Index, terms: list[tuple[str, TermWeight]]) -> list
     for s, sg in enumerate(st.segments):
         row: list[Any] = []
         for term, w in terms:
-            table = tables.get((w.k1, sg.cap))
-            if table is None:
-                table = tables[w.k1, sg.cap] = st.table(w, sg.cap)
-                if not table.ok:
-                    return None
-            tk = table.kernel
+            tk = postings_cache.kernel_table(st, tables, w, sg.cap)
+            if tk is None:
+                return None
             pl, ov, parts = entry(st, doclen, tk, s, term, w)
             row.append(None if pl is None else (pl, tk, ov, parts))
         rows.append(row)

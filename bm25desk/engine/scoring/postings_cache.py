@@ -180,12 +180,9 @@ def exhaustive(
     for s, sg in enumerate(st.segments):
         args = []
         for col, (term, _qtf, w) in enumerate(terms):
-            table = tables.get((w.k1, sg.cap))
-            if table is None:
-                table = tables[w.k1, sg.cap] = st.table(w, sg.cap)
-                if not table.ok:
-                    return None
-            tk = table.kernel
+            tk = kernel_table(st, tables, w, sg.cap)
+            if tk is None:
+                return None
             entry = cache.lookup(tk, s, term)
             if entry is None:
                 entry = _miss(st, doclen, cache, tk, s, term, w, lists)
@@ -199,6 +196,18 @@ def exhaustive(
         )
         prev, matches = tuple(got), matches + n
     return prev, matches
+
+
+def kernel_table(st: Any, tables: dict[tuple[Any, int], Any], w: Any, cap: int) -> Any:
+    """Return the kernel's table of weighting ``w`` for blocks of ``cap`` (None: it has none).
+
+    ``tables`` keeps the ones a search asked for by (k1*, cap): its terms share the variant and
+    statistics, so their tables differ by those alone.
+    """
+    table = tables.get((w.k1, cap))
+    if table is None:
+        table = tables[w.k1, cap] = st.table(w, cap)
+    return table.kernel if table.ok else None
 
 
 def _miss(

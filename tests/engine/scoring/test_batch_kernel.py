@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from exhaustive_helpers import cache_of, reference
+from exhaustive_helpers import cache_of, damaged, reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -265,15 +265,10 @@ def test_damaged_blocks_in_a_batch_report_a_damaged_index(
     window(4)
     outcomes = set()
     for trial in range(200):
-        damaged = list(arrays)
-        stream = np.array(arrays[0], copy=True)
-        lo, hi = int(np.min(arrays[1])), int(np.max(arrays[1]))
-        j = int(rng.integers(lo, max(lo + 1, hi)))
-        stream[j] ^= np.uint8(1 << int(rng.integers(0, 8)))
-        damaged[0] = stream
+        bad = damaged(arrays, rng)
         row = []
         for (_pl, tk, ov, _pa), t in zip(args[1][0], "abc", strict=True):
-            pl = topk._topk.stored(tuple(damaged), sg.seg.lexicon.find(t), sg.dli, sg.cap, sg.shift)
+            pl = topk._topk.stored(bad, sg.seg.lexicon.find(t), sg.dli, sg.cap, sg.shift)
             row.append((pl, tk, ov, topk._topk.Parts(pl, tk) if trial % 2 else None))
         call = list(args)
         call[1] = (tuple(row),)
