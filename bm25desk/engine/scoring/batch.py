@@ -141,10 +141,12 @@ def rank_exhaustive(
     segments = tuple((sg.dli, sg.deny, sg.base) for sg in st.segments)
     offsets = queries.offsets
     n = offsets.size - 1
-    bounds = list(range(0, n, KERNEL_CHUNK))
+    # With threads, at least two chunks each (an evaluation asks 64 queries at a time).
+    per = KERNEL_CHUNK if threads <= 1 else max(1, min(KERNEL_CHUNK, -(-n // (2 * threads))))
+    bounds = list(range(0, n, per))
 
     def run(lo: int) -> list[Ranked]:
-        hi = min(lo + KERNEL_CHUNK, n)
+        hi = min(lo + per, n)
         a, z = int(offsets[lo]), int(offsets[hi])
         used, local = np.unique(queries.slots[a:z], return_inverse=True)
         keep = used.tolist()

@@ -151,6 +151,9 @@ def test_exhaustive_queries_take_one_kernel_call_per_chunk(
     for q, res in zip(queries, many[:-1], strict=True):
         assert _ranking(res) == _ranking(_alone(searcher, q, get_variant("bm25l"), 1000))
     calls.update(batch=0, search=0)
+    searcher.search_many(queries[:64], get_variant("bm25l"), 1000, threads=2)
+    assert calls == {"batch": 4, "search": 0}  # two chunks a thread at least
+    calls.update(batch=0, search=0)
     searcher.search_many(queries[:5], get_variant("bm25l"), 10, contributions=True)
     assert calls["batch"] == 0  # explanations: one by one
     calls.update(batch=0, search=0)
