@@ -337,3 +337,23 @@ def test_deep_k_bars_candidates_with_ties(
         got = searcher.search_many(queries, v, k, count=True, threads=2)
         for q, res in zip(queries, got, strict=True):
             assert _ranking(res) == reference(searcher, q, v, k), (key, q)
+
+
+@pytest.mark.parametrize("k", [65, 200])
+def test_a_segment_after_a_selected_one_keeps_the_order(k: int, make_segmented: Any) -> None:
+    # The first segment has few candidates (its k best selected from an array: best first), the
+    # second many (the heap of the top k, which the first's entries must enter as a heap).
+    rng = np.random.default_rng(k)
+    words = ["a", "b", "c", "d"]
+    groups = [
+        [" ".join(rng.choice(words, size=3)) for _ in range(300)],
+        [" ".join(rng.choice(words, size=int(rng.integers(1, 6)))) for _ in range(20 * k)],
+        [" ".join(rng.choice(words, size=2)) for _ in range(100)],
+    ]
+    index = make_segmented(groups, [[], list(range(0, 20 * k, 9)), []])
+    searcher = Searcher(index, strategy="exhaustive")
+    queries = [["a"], ["a", "b"], ["d", "c", "a"]]
+    for key in ("lucene", "bm25l", "tfidf"):
+        v = get_variant(key)
+        for q, res in zip(queries, searcher.search_many(queries, v, k, count=True), strict=True):
+            assert _ranking(res) == reference(searcher, q, v, k), (key, q)
