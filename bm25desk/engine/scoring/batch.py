@@ -262,7 +262,17 @@ def search_exhaustive(
         return {}
     allows = None
     if searcher.filters is not None or any(parsed[i].has_constraints for i in chosen):
-        allows = [searcher._allowed(parsed[i]) for i in chosen]
+        # The filters' mask once for every query without constraints (the kernel only reads it).
+        plain: list[Any] = []
+        allows = []
+        for i in chosen:
+            p = parsed[i]
+            if p.has_constraints:
+                allows.append(searcher._allowed(p))
+            else:
+                if not plain:
+                    plain.append(searcher._allowed(p))
+                allows.append(plain[0])
     got = rank_exhaustive(index, Queries(terms, slot_arr, qtf_arr, off_arr), k + 1, allows, threads)
     if got is None:
         return {}
