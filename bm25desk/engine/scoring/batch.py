@@ -1,23 +1,70 @@
-"""Many searches at once: queries split into chunks that a few threads take in turn.
+"""Many searches at once: evaluation runs through one kernel call per chunk of queries.
 
-The pruning kernel's posting scan runs without the GIL, and so do numpy's larger array
-operations; parsing, weighting and assembling results hold it. With two threads on two cores an
-evaluation run's searches overlap where they can; one thread is a plain loop (no pool, no
-overhead). Results come back in the order of the queries whatever the threads do.
+:meth:`~bm25desk.engine.scoring.search.Searcher.search_many` ranks the queries that the
+exhaustive traversal suits (small collections, long queries, deep k: what an evaluation run at
+k = 1000 asks) with :func:`rank_exhaustive`: their distinct terms are weighed and looked up once
+for the whole call, and each chunk of queries is one call into the kernel (``_topk.batch``,
+``_topk_src/batch.c``) that ranks query after query without the GIL. A query then costs no
+Python per term and no Python object per hit: its result's hits are views of the chunk's
+arrays. The rankings are those of :meth:`Searcher.search` bit for bit (the same traversal, the
+same sums in query order, the same tie rule); other queries go one by one (:func:`run_chunked`).
+
+With two threads on two cores the chunks' kernel calls overlap; results come back in the order
+of the queries whatever the threads do.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+import numpy as np
+
+from bm25desk.engine.index.arrays import F64, I64
+from bm25desk.engine.index.reader import Index
+from bm25desk.engine.scoring import impacts, postings_cache, topk
+from bm25desk.engine.scoring.hits import Hits
+from bm25desk.engine.scoring.query import ParsedQuery
+from bm25desk.engine.scoring.results import QueryAnalysis, SearchResult
+from bm25desk.engine.scoring.variant import TermWeight, Variant
+
+if TYPE_CHECKING:
+    from bm25desk.engine.scoring.feedback import Feedback
+    from bm25desk.engine.scoring.search import Searcher
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 CHUNK = 16
-"""Queries per task: enough to make a task's cost (tens of µs) small beside its searches."""
+"""Queries per task of the one-by-one path: its cost (tens of µs) small beside its searches."""
+
+KERNEL_CHUNK = 64
+"""Queries per kernel call: the chunk's term table is checked once for all of them, and each
+thread still gets several chunks of a run to balance (results of a chunk are views of its
+arrays: k places per query)."""
+
+
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """Hold off Python's cyclic garbage collector while a batch runs (then as it was).
+
+    A batch allocates several objects per query term and per query (tokens, results), nearly
+    none of them in cycles; the collector's passes over everything alive (the analyser's and the
+    searcher's memos hold hundreds of thousands of objects) took about 15 % of a run of long
+    queries at k = 1000. Nested or concurrent batches leave it on if it was on before the first.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def default_threads() -> int:
@@ -41,3 +88,257 @@ def run_chunked(
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bm25desk-search") as pool:
         parts = list(pool.map(run, range(0, len(items), chunk)))
     return [r for part in parts for r in part]
+
+
+class Ranked(NamedTuple):
+    """One query's top k from :func:`rank_exhaustive`: docnos, scores, matching documents."""
+
+    docnos: I64
+    scores: F64
+    matches: int
+
+
+class Queries(NamedTuple):
+    """Queries as slots into a table of distinct terms (what :func:`rank_exhaustive` reads).
+
+    Query ``i``'s terms, in query order, are ``slots[offsets[i]:offsets[i + 1]]`` (positions
+    in ``terms``, distinct within a query) with their query term frequencies ``qtfs``.
+    """
+
+    terms: list[tuple[str, TermWeight]]
+    slots: Any  # int32
+    qtfs: Any  # float64
+    offsets: Any  # int64, one more than the queries
+
+
+def rank_exhaustive(
+    index: Index, queries: Queries, k: int, allows: Sequence[Any] | None, threads: int
+) -> list[Ranked] | None:
+    """Return every query's top ``k`` by the exhaustive traversal, chunk by chunk in C.
+
+    The same documents and bit-identical scores as
+    :func:`~bm25desk.engine.scoring.topk.exhaustive_top_k` for each query alone (hence as the
+    dense float64 ranking): ``qw = qtf · idf`` as Python multiplies it, each term's tf parts from
+    its variant's table, kept decoded (:mod:`.postings_cache`) for the next query that has the
+    term. ``allows``: per query None or a boolean mask by docno. None when the kernel cannot
+    take them (no compiled kernel, a table or weight it refuses): the caller ranks one by one.
+
+    Raises
+    ------
+    IndexCorruptError
+        When a block of postings does not decode.
+    """
+    if not topk.HAVE_KERNEL:
+        return None
+    st = topk._state(index)
+    rows = _entries(st, index, queries.terms)
+    if rows is None:
+        return None
+    idf = np.array([w.idf for _, w in queries.terms], dtype=np.float64)
+    qws = queries.qtfs * idf[queries.slots] if idf.size else np.zeros(0)
+    if not np.isfinite(qws).all():
+        return None
+    segments = tuple((sg.dli, sg.deny, sg.base) for sg in st.segments)
+    offsets = queries.offsets
+    n = offsets.size - 1
+    # With threads, at least two chunks each (an evaluation asks 64 queries at a time).
+    per = KERNEL_CHUNK if threads <= 1 else max(1, min(KERNEL_CHUNK, -(-n // (2 * threads))))
+    bounds = list(range(0, n, per))
+
+    def run(lo: int) -> list[Ranked]:
+        hi = min(lo + per, n)
+        a, z = int(offsets[lo]), int(offsets[hi])
+        used, local = np.unique(queries.slots[a:z], return_inverse=True)
+        keep = used.tolist()
+        lists = tuple(tuple([row[g] for g in keep]) for row in rows)
+        try:
+            d, s, sizes, matches, kk = topk._topk.batch(
+                segments,
+                lists,
+                local.astype(np.int32),
+                np.ascontiguousarray(qws[a:z]),
+                np.ascontiguousarray(offsets[lo : hi + 1] - a),
+                k,
+                None if allows is None else tuple(allows[lo:hi]),
+            )
+        except ValueError as exc:
+            topk._raise_if_damaged(index, exc)
+            raise
+        docnos = np.frombuffer(d, dtype=np.int64).reshape(hi - lo, kk)
+        scores = np.frombuffer(s, dtype=np.float64).reshape(hi - lo, kk)
+        size = np.frombuffer(sizes, dtype=np.int64).tolist()
+        found = np.frombuffer(matches, dtype=np.int64).tolist()
+        return [
+            Ranked(docnos[i, : size[i]], scores[i, : size[i]], found[i]) for i in range(hi - lo)
+        ]
+
+    parts = run_chunked(run, bounds, threads, chunk=1)
+    return [r for part in parts for r in part]
+
+
+def _entries(st: Any, index: Index, terms: list[tuple[str, TermWeight]]) -> list[list[Any]] | None:
+    """Return per segment, per term, what the kernel reads (None: absent), or None (refused)."""
+    tables: dict[tuple[Any, int], Any] = {}
+    rows: list[list[Any]] = []
+    entry = postings_cache.entry
+    doclen = index.doclen
+    for s, sg in enumerate(st.segments):
+        row: list[Any] = []
+        for term, w in terms:
+            tk = postings_cache.kernel_table(st, tables, w, sg.cap)
+            if tk is None:
+                return None
+            pl, ov, parts = entry(st, doclen, tk, s, term, w)
+            row.append(None if pl is None else (pl, tk, ov, parts))
+        rows.append(row)
+    return rows
+
+
+def search_exhaustive(
+    searcher: Searcher,
+    parsed: Sequence[ParsedQuery],
+    variant: Variant,
+    k: int,
+    feedback: Feedback | None,
+    count: bool,
+    threads: int,
+) -> dict[int, SearchResult]:
+    """Return the results of the queries of ``parsed`` the exhaustive traversal suits, by position.
+
+    Those are the queries with something to search for whose ranking would take the exhaustive
+    path one by one (:func:`~bm25desk.engine.scoring.impacts.prefer`, or the searcher's
+    strategy); each result equals :meth:`Searcher.search_parsed`'s without contributions. The
+    others (and all of them when the kernel refuses: see :func:`rank_exhaustive`) are left out
+    for the caller to search one by one.
+    """
+    started = time.perf_counter()
+    index = searcher.index
+    table = searcher._table(variant, feedback)
+    slot_of: dict[str, int] = {}
+    terms: list[tuple[str, TermWeight]] = []
+    dfs: list[int] = []
+    df_of = searcher._dfs.get
+    slots: list[int] = []
+    qtfs: list[int] = []
+    offsets = [0]
+    chosen: list[int] = []
+    # Terms in no document of this index (the analysis marks them): with its own statistics,
+    # those without a weighting; a shard's may weigh a term it does not hold.
+    term_id = index.term_id
+    own = searcher.statistics is index
+    gone: set[str] = set()
+    for i, p in enumerate(parsed):
+        if not p.scored:
+            continue  # a QueryError, one by one
+        chosen.append(i)
+        for term, qtf in p.scored:
+            w = table.get(term)
+            if w is None:
+                if term_id(term) < 0:
+                    gone.add(term)
+                continue
+            s = slot_of.get(term)
+            if s is None:
+                s = slot_of[term] = len(terms)
+                terms.append((term, w))
+                dfs.append(df_of(term, 0))
+                if not own and term_id(term) < 0:
+                    gone.add(term)
+            slots.append(s)
+            qtfs.append(qtf)
+        offsets.append(len(slots))
+    slot_arr = np.array(slots, dtype=np.int32)
+    qtf_arr = np.array(qtfs, dtype=np.float64)
+    off_arr = np.array(offsets, dtype=np.int64)
+    if searcher.strategy != "exhaustive":
+        keep = _prefers(index, np.array(dfs, dtype=np.int64), slot_arr, off_arr, k + 1)
+        if not keep.all():
+            lengths = np.diff(off_arr)
+            per_term = np.repeat(keep, lengths)
+            slot_arr, qtf_arr = slot_arr[per_term], qtf_arr[per_term]
+            off_arr = np.concatenate(([0], np.cumsum(lengths[keep]))).astype(np.int64)
+            chosen = [i for i, kept in zip(chosen, keep.tolist(), strict=True) if kept]
+    if not chosen:
+        return {}
+    allows = None
+    if searcher.filters is not None or any(parsed[i].has_constraints for i in chosen):
+        # The filters' mask once for every query without constraints (the kernel only reads it).
+        plain: list[Any] = []
+        allows = []
+        for i in chosen:
+            p = parsed[i]
+            if p.has_constraints:
+                allows.append(searcher._allowed(p))
+            else:
+                if not plain:
+                    plain.append(searcher._allowed(p))
+                allows.append(plain[0])
+    got = rank_exhaustive(index, Queries(terms, slot_arr, qtf_arr, off_arr), k + 1, allows, threads)
+    if got is None:
+        return {}
+    seconds = (time.perf_counter() - started) / len(chosen)
+    return {i: _result(searcher, parsed[i], variant, r, k, count, feedback, seconds, gone)
+            for i, r in zip(chosen, got, strict=True)}  # fmt: skip
+
+
+def _prefers(index: Index, dfs: I64, slots: Any, offsets: I64, k: int) -> Any:
+    """Return, per query, whether the exhaustive path suits it (as :meth:`Searcher._rank` asks).
+
+    A query without postings counts as suited: every path gives it no hits.
+    """
+    lengths = np.diff(offsets)
+    postings = np.zeros(lengths.size, dtype=np.int64)
+    nonempty = lengths > 0
+    if slots.size:
+        sums = np.add.reduceat(dfs[slots], offsets[:-1][nonempty])
+        postings[nonempty] = sums
+    return np.array(
+        [p == 0 or impacts.prefer(index, p, k, True) for p in postings.tolist()], dtype=bool
+    )
+
+
+def _result(
+    searcher: Searcher,
+    parsed: ParsedQuery,
+    variant: Variant,
+    r: Ranked,
+    k: int,
+    count: bool,
+    feedback: Feedback | None,
+    seconds: float,
+    gone: set[str],
+) -> SearchResult:
+    """Return the :class:`SearchResult` of one query ranked by :func:`rank_exhaustive`.
+
+    ``gone``: the query's terms (and others) in no document of the index.
+    """
+    docnos, scores = r.docnos, r.scores
+    next_score = float(scores[k]) if scores.size > k else None
+    stats = searcher.statistics
+    hits = Hits(searcher.index, docnos[:k], scores[:k], next_score, None, None, stats)
+    return SearchResult(
+        parsed.text,
+        _analysis(searcher, parsed, gone),
+        variant,
+        hits,
+        r.matches if count else -1,
+        stats.stats.n_docs,
+        stats.stats.avgdl,
+        seconds,
+        feedback,
+    )
+
+
+def _analysis(searcher: Searcher, parsed: ParsedQuery, gone: set[str]) -> QueryAnalysis:
+    """Return :meth:`Searcher.analyze` of ``parsed``, its terms in no document being ``gone``.
+
+    A query without syntax has no tokens but its scored terms and stop words (each token's term
+    is scored): no look-up per token. One the parser read may hold other terms (prohibited
+    ones...): the searcher looks them up.
+    """
+    if parsed.syntax:
+        return searcher.analyze(parsed)
+    from bm25desk.engine.scoring.search import analysis_of  # (search.py imports this module)
+
+    missing = [t for t, _ in parsed.scored if t in gone] if gone else ()
+    return analysis_of(parsed, missing)

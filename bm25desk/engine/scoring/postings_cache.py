@@ -180,22 +180,12 @@ def exhaustive(
     for s, sg in enumerate(st.segments):
         args = []
         for col, (term, _qtf, w) in enumerate(terms):
-            table = tables.get((w.k1, sg.cap))
-            if table is None:
-                table = tables[w.k1, sg.cap] = st.table(w, sg.cap)
-                if not table.ok:
-                    return None
-            tk = table.kernel
+            tk = kernel_table(st, tables, w, sg.cap)
+            if tk is None:
+                return None
             entry = cache.lookup(tk, s, term)
             if entry is None:
-                per_seg = lists.get(term)
-                if per_seg is None:
-                    per_seg = lists[term] = st.postings(term)
-                p = per_seg[s]
-                ov = None
-                if p is not None and p.n_ovf:
-                    ov = st.overflow_values(term, s, p, w, doclen)
-                entry = cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)
+                entry = _miss(st, doclen, cache, tk, s, term, w, lists)
             if entry[0] is not None:
                 args.append((entry[0], qws[col], tk, None, entry[1], col, entry[2]))
         if not args:
@@ -206,3 +196,54 @@ def exhaustive(
         )
         prev, matches = tuple(got), matches + n
     return prev, matches
+
+
+def kernel_table(st: Any, tables: dict[tuple[Any, int], Any], w: Any, cap: int) -> Any:
+    """Return the kernel's table of weighting ``w`` for blocks of ``cap`` (None: it has none).
+
+    ``tables`` keeps the ones a search asked for by (k1*, cap): its terms share the variant and
+    statistics, so their tables differ by those alone.
+    """
+    table = tables.get((w.k1, cap))
+    if table is None:
+        table = tables[w.k1, cap] = st.table(w, cap)
+    return table.kernel if table.ok else None
+
+
+def _miss(
+    st: Any, doclen: Any, cache: PartsCache, tk: Any, s: int, term: str, w: Any, lists: Any
+) -> tuple[Any, Any, Any]:
+    """Make and keep the cache entry of ``term`` in segment ``s`` under table ``tk``.
+
+    ``lists`` (term -> its postings per segment, or None) saves the look-up of a term's lists
+    for its other segments.
+    """
+    per_seg = lists.get(term) if lists is not None else None
+    if per_seg is None:
+        per_seg = st.postings(term)
+        if lists is not None:
+            lists[term] = per_seg
+    p = per_seg[s]
+    ov = None
+    if p is not None and p.n_ovf:
+        ov = st.overflow_values(term, s, p, w, doclen)
+    return cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)
+
+
+def entry(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> tuple[Any, Any, Any]:
+    """Return what the kernel needs for ``term`` in segment ``s`` under the kernel table ``tk``.
+
+    (PostingList or None when the term is absent there, overflow values, Parts or None), from
+    the cache or made and kept (the batch path: ``scoring/batch.py``).
+    """
+    cache: PartsCache = st.parts
+    got = cache.lookup(tk, s, term)
+    if got is not None:
+        return got
+    if not st.stored:  # lists encoded in memory: kept by the state, made once
+        return _miss(st, doclen, cache, tk, s, term, w, None)
+    # Stored blocks: the list costs nothing to make again, and the entry keeps it (a run's
+    # thousands of new terms would only churn the state's LRU of lists).
+    p = st._segment_postings(term, st.segments[s])
+    ov = st.overflow_values(term, s, p, w, doclen) if p is not None and p.n_ovf else None
+    return cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)

@@ -122,12 +122,30 @@ def has_syntax(text: str) -> bool:
     return _SYNTAX.search(text) is not None
 
 
+_TERM_TOKENS: dict[str, QueryToken] = {}
+"""One shared token per already-analysed term (an evaluation run's queries repeat their terms)."""
+
+
 def parse_terms(terms: list[str] | tuple[str, ...]) -> ParsedQuery:
     """Wrap already-analysed terms (reproducing experiments with their own tokens)."""
-    counts = Counter(terms)
-    order = list(dict.fromkeys(terms))
-    tokens = tuple(QueryToken(t, t, "ok", "optional") for t in terms)
-    return ParsedQuery(" ".join(terms), tokens, tuple((t, counts[t]) for t in order))
+    memo = _TERM_TOKENS
+    try:
+        tokens = tuple([memo[t] for t in terms])
+    except KeyError:  # a term not seen before
+        made = []
+        for t in terms:
+            tok = memo.get(t)
+            if tok is None:
+                tok = QueryToken(t, t, "ok", "optional")
+                if len(memo) < 200_000:  # bounded on pathological input
+                    memo[t] = tok
+            made.append(tok)
+        tokens = tuple(made)
+    counts: dict[str, int] = {}  # first-occurrence order (a dict counts faster than Counter)
+    get = counts.get
+    for t in terms:
+        counts[t] = get(t, 0) + 1
+    return ParsedQuery(" ".join(terms), tokens, tuple(counts.items()))
 
 
 class _Collector:

@@ -173,13 +173,7 @@ class Searcher:
         missing = [
             t for t in {tok.term: None for tok in tokens} if t is not None and term_id(t) < 0
         ]
-        unknown: tuple[str, ...] = ()
-        if missing:
-            gone = set(missing)
-            tokens = tuple(_unknown(tok) if tok.term in gone else tok for tok in tokens)
-            unknown = tuple(dict.fromkeys(t.term for t in tokens if t.term in gone))
-        stopped = tuple(dict.fromkeys(t.surface for t in parsed.tokens if t.status == "stop"))
-        return QueryAnalysis(parsed, tokens, unknown, stopped)
+        return analysis_of(parsed, missing)
 
     def suggest(self, term: str, n: int = 3, *, typed: str | None = None) -> list[str]:
         """Return up to ``n`` words of the index close to the analysed ``term`` ("did you mean").
@@ -441,23 +435,53 @@ class Searcher:
         """
         variant = variant or Lucene()
         k = self.check_k(k)
+        with batch.no_collection():
+            return self._search_many(
+                queries, variant, k, feedback, syntax, contributions, count, threads
+            )
+
+    def _search_many(
+        self,
+        queries: Sequence[str | Sequence[str] | ParsedQuery],
+        variant: Variant,
+        k: int,
+        feedback: Feedback | None,
+        syntax: bool,
+        contributions: bool,
+        count: bool,
+        threads: int | None,
+    ) -> list[SearchResult | QueryError]:
+        """Do :meth:`search_many` (``variant`` given, ``k`` checked)."""
         parsed = [self._as_parsed(q, syntax) for q in queries]
         # Weigh every distinct term once, here, rather than racing to in several threads.
         table = self._table(variant, feedback)
         missing = dict.fromkeys(t for p in parsed for t, _ in p.scored if t not in table)
         if missing:
+            if len(missing) > batch.CHUNK:  # many new terms, all read right after: no read-ahead
+                self.index.look_up(missing)
             self._weigh_many(table, list(missing), variant, feedback)
 
-        def one(p: ParsedQuery) -> SearchResult | QueryError:
+        n = batch.default_threads() if threads is None else max(1, int(threads))
+        done: dict[int, SearchResult] = {}
+        if not contributions and not isinstance(variant, BM25F) and self.strategy != "kernel":
+            # One kernel call per chunk of queries (evaluation runs): see batch.py.
+            done = batch.search_exhaustive(self, parsed, variant, k, feedback, count, n)
+        if len(done) == len(parsed):
+            return [done[i] for i in range(len(parsed))]
+
+        def one(i: int) -> SearchResult | QueryError:
+            got = done.get(i)
+            if got is not None:
+                return got
             try:
                 return self.search_parsed(
-                    p, variant, k, feedback=feedback, contributions=contributions, count=count
-                )
+                    parsed[i], variant, k, feedback=feedback, contributions=contributions,
+                    count=count,
+                )  # fmt: skip
             except QueryError as exc:
                 return exc
 
-        n = batch.default_threads() if threads is None else max(1, int(threads))
-        return batch.run_chunked(one, parsed, n)
+        return batch.run_chunked(one, range(len(parsed)), n)
 
     def _as_parsed(self, query: str | Sequence[str] | ParsedQuery, syntax: bool) -> ParsedQuery:
         if isinstance(query, ParsedQuery):
@@ -639,6 +663,18 @@ class Searcher:
     ) -> Explanation:
         """Explain the score of ``docno`` for a parsed query (see :meth:`explain`)."""
         return explain_document(self, parsed, docno, variant or Lucene(), feedback, with_rank)
+
+
+def analysis_of(parsed: ParsedQuery, missing: Sequence[str]) -> QueryAnalysis:
+    """Return the analysis of ``parsed`` whose terms ``missing`` are in no document."""
+    tokens = parsed.tokens
+    unknown: tuple[str, ...] = ()
+    if missing:
+        gone = set(missing)
+        tokens = tuple(_unknown(tok) if tok.term in gone else tok for tok in tokens)
+        unknown = tuple(dict.fromkeys(t.term for t in tokens if t.term in gone))
+    stopped = tuple(dict.fromkeys(t.surface for t in parsed.tokens if t.status == "stop"))
+    return QueryAnalysis(parsed, tokens, unknown, stopped)
 
 
 _UNKNOWN: dict[QueryToken, QueryToken] = {}

@@ -48,3 +48,14 @@ def draw_mask(data: st.DataObject, n: int) -> np.ndarray | None:
     if not data.draw(st.booleans()):
         return None
     return np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+
+
+def damaged(arrays: tuple[object, ...], rng: np.random.Generator) -> tuple[object, ...]:
+    """Return a segment's kernel arrays with one bit flipped in one of its blocks' bytes."""
+    out = list(arrays)
+    stream = np.array(arrays[0], copy=True)
+    lo, hi = int(np.min(arrays[1])), int(np.max(arrays[1]))  # type: ignore[call-overload]
+    j = int(rng.integers(lo, max(lo + 1, hi)))
+    stream[j] ^= np.uint8(1 << int(rng.integers(0, 8)))
+    out[0] = stream
+    return tuple(out)

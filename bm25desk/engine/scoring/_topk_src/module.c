@@ -5,6 +5,7 @@ PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* exhaustive.c */
+PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -32,6 +33,15 @@ static PyMethodDef topk_methods[] = {
      "window_shift([shift]) -> the exhaustive traversal's window (2**shift documents: a segment "
      "larger than that, with postings for a quarter of it or more, is scored window by window) "
      "before the call; with shift (4..30), set it (tests, measurement)."},
+    {"batch", (PyCFunction)(void (*)(void))topk_batch, METH_VARARGS | METH_KEYWORDS,
+     "batch(segments, lists, slots, weights, offsets, k, allows=None) -> (docnos, scores, sizes, "
+     "matches, k) as bytes (int64, float64 with k places per query; int64 per query) and the k "
+     "used (at most every document)\n\nThe exhaustive top k of many queries in one call, "
+     "without the GIL: see _topk_src/batch.c. segments: per segment (dl_index, deny or None, "
+     "base); lists: per segment a tuple with one entry per slot, None or (PostingList, Table, "
+     "overflow values or None, Parts or None); slots (int32) and weights (float64): each query's "
+     "terms in query order, offsets (int64, queries + 1) where each query's start; allows: None "
+     "or per query None or a boolean mask of every document."},
     {NULL, NULL, 0, NULL},
 };
 

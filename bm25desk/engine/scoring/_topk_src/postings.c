@@ -47,7 +47,7 @@ as_posting_list(PyObject *obj)
 }
 
 void
-cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch)
+cursor_setup(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch)
 {
     memset(c, 0, sizeof(Cursor));
     c->stream = pl->stream;
@@ -66,7 +66,16 @@ cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch)
     c->dli_w = pl->dli_w;
     c->ovf_pos = pl->ovf_pos;
     c->novf = pl->novf;
-    cursor_rescratch(c, scratch);
+    c->bd = scratch;
+    c->bt = scratch + BLK_MAX;
+    c->dblk = c->tblk = -1;
+    c->cur = -1;
+}
+
+void
+cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch)
+{
+    cursor_setup(c, pl, broken, scratch);
     cur_rewind(c);
 }
 

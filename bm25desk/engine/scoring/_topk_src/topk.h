@@ -526,6 +526,9 @@ contrib(Cursor *c)
 /* A cursor at the start of `pl` (no table: for counting), decoding into `scratch`
  * (CURSOR_SCRATCH int32 values) and reading lengths through dli (NULL: no bounds). */
 void cursor_init(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch);
+/* The same, before its first posting: nothing decoded yet (the exhaustive traversal decodes
+ * each block as it reaches it, and a term with filled Parts never does). */
+void cursor_setup(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch);
 
 /* Give a copied cursor its own scratch (nothing decoded in it yet). */
 static inline void
@@ -646,8 +649,8 @@ Py_ssize_t exhaustive_window(const Query *q, Py_ssize_t ndocs);
 /* Score every document of the segment's ndocs that the terms hold into acc and seen (zeroed;
  * `win` each, win from exhaustive_window, else ndocs each, with touched: ndocs scratch, NULL when
  * windowed), push the allowed live ones into q->h, and with `rows` fill the hits' rows (slot_of:
- * ndocs scratch). Returns the number of matching documents (-1: out of memory). Without the
- * GIL. */
+ * ndocs scratch). Returns the number of matching documents (-1: out of memory). Unless the
+ * postings were found broken, acc and seen are zeroed again on return. Without the GIL. */
 long long exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc,
                      uint8_t *seen, int32_t *touched, Py_ssize_t *slot_of);
 
