@@ -476,6 +476,62 @@ def _top_k_kernel(
     return _result(prev, ncols, rows), -1
 
 
+def ranked(
+    index: Index, terms: Sequence[TermSpec], k: int, allowed: Any = None
+) -> tuple[I64, F64] | None:
+    """Return the pruning kernel's top ``k`` (docnos, scores) in one compiled call, or None.
+
+    :func:`top_k`'s documents and scores bit for bit, without per-term Python objects: the
+    terms' lists are set up from the segment's stored arrays inside the call. For the common
+    case only: one stored segment, one weight table for every term (not BM25Adpt's per-term
+    k1*), no postings with tf > cap; None otherwise (the caller runs :func:`top_k`).
+    """
+    st = _state(index)
+    if not HAVE_KERNEL or not st.stored or len(st.segments) != 1:
+        return None
+    k = _check_k(k)
+    sg = st.segments[0]
+    find = sg.seg.lexicon.find  # remembered per term: the analysis looked it up already
+    tids: list[int] = []
+    qws: list[float] = []
+    first = terms[0][2] if terms else None
+    for _term, qtf, w in terms:
+        if w.k1 != first.k1:  # type: ignore[union-attr]  # per-term tables (BM25Adpt)
+            return None
+        qw = qtf * w.idf
+        if not math.isfinite(qw):
+            return None
+        tid = find(_term)
+        if tid >= 0:
+            tids.append(tid)
+            qws.append(qw)
+    if not tids or first is None:
+        return None
+    table = st.table(first, sg.cap)
+    if not table.ok:
+        return None
+    allow = _as_mask(allowed, index.n_slots)
+    try:
+        got = _topk.ranked(
+            sg.seg.kernel_arrays,
+            sg.dli,
+            tids,
+            qws,
+            table.kernel,
+            k,
+            allow,
+            sg.deny,
+            sg.cap,
+            sg.shift,
+        )
+    except ValueError as exc:
+        _raise_if_damaged(index, exc)
+        raise
+    if got is None:
+        return None
+    return np.frombuffer(got[0], dtype=np.int64), np.frombuffer(got[1], dtype=np.float64)
+
+
 def _result(prev: Any, ncols: int, rows: bool) -> TopK:
     """Return the kernel's last (docnos, scores, tfs, parts) bytes as a TopK (None: nothing)."""
     if prev is None:

@@ -5,6 +5,7 @@ PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* exhaustive.c */
+PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -32,6 +33,13 @@ static PyMethodDef topk_methods[] = {
      "window_shift([shift]) -> the exhaustive traversal's window (2**shift documents: a segment "
      "larger than that, with postings for a quarter of it or more, is scored window by window) "
      "before the call; with shift (4..30), set it (tests, measurement)."},
+    {"ranked", (PyCFunction)(void (*)(void))topk_ranked, METH_VARARGS | METH_KEYWORDS,
+     "ranked(arrays, dl_index, tids, qws, table, k, allow=None, deny=None, cap=32, shift=7)\n"
+     "-> (docnos, scores, tfs, parts) as search() returns them, or None\n\n"
+     "The pruning traversal of one stored segment (arrays as for stored()) for the terms of ids "
+     "tids, in query order, with weights qws (qtf * idf) and one Table: what search() does with "
+     "stored(arrays, tid, ...) per term, in one call and without PostingList objects. None when "
+     "a term has postings with tf > cap (their tf parts come from numpy: use search())."},
     {NULL, NULL, 0, NULL},
 };
 
