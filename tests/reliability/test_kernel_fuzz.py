@@ -808,13 +808,13 @@ def bad_ranked_arguments(case: Case, rng: random.Random) -> Outcome:
     k = kernel()
     bad: list[dict[str, Any]] = [
         {"arrays": arrays[:8]},
-        {"arrays": (arrays[0].astype(np.int32),) + arrays[1:]},
+        {"arrays": (arrays[0].astype(np.int32), *arrays[1:])},
         {"tids": [n]},
         {"tids": [-1]},
         {"tids": [2**40]},
         {"tids": ["0"]},
         {"tids": None},
-        {"tids": list(range(n)) + [0], "qws": list(case.qw)},
+        {"tids": [*range(n), 0], "qws": list(case.qw)},
         {"qws": [math.nan]},
         {"qws": [math.inf]},
         {"tids": [0], "qws": ["1.0"]},
