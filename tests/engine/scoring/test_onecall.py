@@ -7,14 +7,19 @@ of an index and for ids and offsets out of range (a hint never reads past the ma
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
 
 from bm25desk.engine import IndexStore, build_index
 from bm25desk.engine.index import blocks
+from bm25desk.engine.scoring import topk
+from bm25desk.engine.scoring.search import Searcher
+from bm25desk.engine.scoring.variants import get_variant, variant_classes
 
 _needs_codec = pytest.mark.skipif(blocks._blocks is None, reason="the C kernel is not loaded")
 
@@ -101,3 +106,72 @@ def test_prefetch_then_search_is_unchanged(index_dir: Path) -> None:
             index.segments[0].prefetch(t)
         again = [(h.docid, h.score) for h in Searcher(index).search("w1 w5 w77", k=20).hits]
         assert first == again
+
+
+# -- the one-call ranking through the searcher ---------------------------------------------------
+
+
+def _dense_top(searcher, query: str, variant, k: int) -> tuple[list[int], list[int]]:
+    """The dense float64 ranking (score descending, docno ascending): docnos and score bits."""
+    parsed = searcher.parse(query, syntax=True)
+    scores, ok = searcher.scores(parsed, variant)
+    cand = np.flatnonzero(ok)
+    order = np.lexsort((cand, -scores[cand]))[:k]
+    return cand[order].tolist(), scores[cand][order].view(np.int64).tolist()
+
+
+needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
+
+
+@needs_kernel
+@pytest.mark.parametrize("key", [c.key for c in variant_classes() if c.key != "bm25f"])
+def test_search_without_contributions_ranks_in_one_call(
+    key: str, make_segmented, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids and scores come from one compiled call, equal to the dense ranking bit for bit:
+    with deleted documents and constraints (allowed masks), at any k."""
+    rng = np.random.default_rng(11)
+    words = [f"w{i}" for i in range(60)]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(1, 30)))) for _ in range(700)]
+    texts += ["w1 w1 w1 w2"] * 40  # ties
+    deleted = sorted(rng.choice(len(texts), size=90, replace=False).tolist())
+    with layout_small():
+        index = make_segmented([texts], [deleted])
+    calls = {"ranked": 0}
+    real = topk.ranked
+
+    def counted(*args, **kwargs):
+        got = real(*args, **kwargs)
+        calls["ranked"] += got is not None
+        return got
+
+    monkeypatch.setattr(topk, "ranked", counted)
+    searcher = Searcher(index, strategy="kernel")
+    variant = get_variant(key)
+    queries = [
+        "w1 w2",
+        "w3 w3 w7 w50",
+        "w1",
+        "w59 w0 w13 w1 w2 w3",
+        "w2 +w5",
+        "w4 -w6",
+        "nosuch w8",
+    ]
+    for query in queries:
+        for k in (1, 5, 10, 37, 2000):
+            want = _dense_top(searcher, query, variant, k)
+            fast = searcher.search(query, variant, k, contributions=False, count=False)
+            full = searcher.search(query, variant, k)
+            got = (fast.hits.docnos.tolist(), fast.hits.scores.view(np.int64).tolist())
+            assert got == want, (query, k)
+            assert got == (full.hits.docnos.tolist(), full.hits.scores.view(np.int64).tolist())
+    if key != "bm25adpt":  # its per-term k1* tables are search()'s (one query term: one call)
+        assert calls["ranked"] >= len(queries) * 5 - 5
+
+
+def layout_small() -> contextlib.ExitStack:
+    """Blocks of 4 postings: short lists of many blocks (skips, block bounds, frontiers)."""
+    stack = contextlib.ExitStack()
+    for mod in (topk, blocks):
+        stack.enter_context(mock.patch.object(mod, "SHIFT", 2))
+    return stack
