@@ -722,9 +722,8 @@ def valid_stored_blocks(case: Case, rng: random.Random) -> Outcome:
     )
 
 
-@mutation
-def damaged_stored_blocks(case: Case, rng: random.Random) -> Outcome:
-    """Stored blocks with a byte or a value damaged: a clean error or a result, never a crash."""
+def damaged_arrays(case: Case, rng: random.Random) -> tuple[Any, ...]:
+    """Return the case's stored arrays with one byte or one value damaged."""
     arrays = list(stored_arrays(case))
     i = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])
     a = np.array(arrays[i], copy=True)
@@ -735,10 +734,17 @@ def damaged_stored_blocks(case: Case, rng: random.Random) -> Outcome:
         else:
             a[j] = rng.choice([-1, 0, 1, 7, 2**31 - 1, int(a[j]) + 1, int(a[j]) - 1])
     arrays[i] = a
+    return tuple(arrays)
+
+
+@mutation
+def damaged_stored_blocks(case: Case, rng: random.Random) -> Outcome:
+    """Stored blocks with a byte or a value damaged: a clean error or a result, never a crash."""
+    arrays = damaged_arrays(case, rng)
     which = rng.choice(["search", "count", "tfs_of"])
 
     def call() -> Any:
-        pls = stored_lists(case, tuple(arrays))
+        pls = stored_lists(case, arrays)
         if which == "count":
             return kernel().count(pls, case.n_docs, case.allow, case.deny)
         if which == "tfs_of":
@@ -787,17 +793,8 @@ def valid_ranked(case: Case, rng: random.Random) -> Outcome:
 @mutation
 def damaged_ranked(case: Case, rng: random.Random) -> Outcome:
     """ranked() over stored arrays with a byte or a value damaged: an error or a result."""
-    arrays = list(stored_arrays(case))
-    i = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])
-    a = np.array(arrays[i], copy=True)
-    if a.size:
-        j = rng.randrange(a.size)
-        if a.dtype == np.uint8:
-            a[j] ^= np.uint8(1 << rng.randrange(8))
-        else:
-            a[j] = rng.choice([-1, 0, 1, 7, 2**31 - 1, int(a[j]) + 1, int(a[j]) - 1])
-    arrays[i] = a
-    return "any", lambda: ranked_call(case, tuple(arrays))
+    arrays = damaged_arrays(case, rng)
+    return "any", lambda: ranked_call(case, arrays)
 
 
 @mutation

@@ -44,6 +44,12 @@ takes the top k: nothing is skipped and the match count is free. Each term's dec
 tf parts are kept per weight table (:mod:`~bm25desk.engine.scoring.postings_cache`, LRU in bytes)
 so that terms recurring across queries are decoded once.
 
+**One call** (:func:`ranked`): a search that needs ids and scores only, on an index of one stored
+segment whose query terms share one weight table, is ranked by one compiled call from the terms'
+ids and weights: the lists are set up from the segment's arrays inside it (what ``stored()``
+checks, without a Python object per term), then the same traversal. A query's new term then
+costs no Python object on this path.
+
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
 identical results.

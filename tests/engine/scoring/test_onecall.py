@@ -37,6 +37,13 @@ def _python_range(data: mmap.mmap, blk_off, bptr, first: int, end: int) -> int:
     return z - (a - a % mmap.PAGESIZE)
 
 
+def _mapped_segment(index):
+    """Return the index's segment and its mapped blocks.bin (the test's index maps it)."""
+    seg = index.segments[0]
+    assert isinstance(seg.blocks, mmap.mmap), "blocks.bin was read, not mapped: a larger index"
+    return seg, seg.blocks
+
+
 @pytest.fixture
 def index_dir(tmp_path: Path) -> Path:
     """An index of 300 small documents (every term with a few blocks or one)."""
@@ -57,10 +64,7 @@ def index_dir(tmp_path: Path) -> Path:
 @_needs_codec
 def test_compiled_prefetch_asks_for_what_python_did(index_dir: Path) -> None:
     with IndexStore(index_dir).open("s") as index:
-        seg = index.segments[0]
-        data = seg.blocks
-        if not isinstance(data, mmap.mmap):
-            pytest.skip("blocks.bin is small enough to be read, not mapped")
+        seg, data = _mapped_segment(index)
         n = len(seg.bptr) - 1
         cases = [(t, t + 1) for t in range(n)] + [(0, n), (3, 9), (n - 1, n)]
         cases += [(-1, 0), (n, n + 1), (5, 5), (7, 3), (0, n + 1), (10**9, 10**9 + 1)]
@@ -74,10 +78,7 @@ def test_compiled_prefetch_asks_for_what_python_did(index_dir: Path) -> None:
 def test_compiled_prefetch_of_damaged_offsets_asks_for_nothing_outside(index_dir: Path) -> None:
     """Offsets past the map or out of order ask for nothing (decoding reports the damage)."""
     with IndexStore(index_dir).open("s") as index:
-        seg = index.segments[0]
-        data = seg.blocks
-        if not isinstance(data, mmap.mmap):
-            pytest.skip("blocks.bin is small enough to be read, not mapped")
+        seg, data = _mapped_segment(index)
         rng = np.random.default_rng(3)
         n = len(seg.bptr) - 1
         for _ in range(50):

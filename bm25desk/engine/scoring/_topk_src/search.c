@@ -71,6 +71,27 @@ release(Search *s)
     Py_XDECREF(s->terms);
 }
 
+/* The segment's length index (*dli_w: its item size) and its optional allow and deny masks. */
+static int
+take_segment(Search *s, PyObject *dli, PyObject *allow, PyObject *deny, int *dli_w)
+{
+    if (get_dli_buffer(dli, &s->dli, dli_w) < 0) {
+        return -1;
+    }
+    s->have_dli = 1;
+    s->ndocs = buf_len(&s->dli);
+    if (get_optional_buffer(allow, &s->allow, &s->have_allow, 'b', "allow") < 0 ||
+        get_optional_buffer(deny, &s->deny, &s->have_deny, 'b', "deny") < 0) {
+        return -1;
+    }
+    if ((s->have_allow && buf_len(&s->allow) < s->ndocs) ||
+        (s->have_deny && buf_len(&s->deny) < s->ndocs)) {
+        PyErr_SetString(PyExc_ValueError, "allow and deny must cover every document of dl_index");
+        return -1;
+    }
+    return 0;
+}
+
 /* Step 1: the arguments other than the terms; the segment's buffers. */
 static int
 read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, PyObject **prev)
@@ -104,25 +125,14 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
     }
     s->n = (int)nt;
     int dli_w;
-    if (get_dli_buffer(dli, &s->dli, &dli_w) < 0) {
+    if (take_segment(s, dli, allow, deny, &dli_w) < 0) {
         return -1;
     }
-    s->have_dli = 1;
-    s->ndocs = buf_len(&s->dli);
     Py_ssize_t b = 0;
     if (base && get_count(base, "base", 0, PY_SSIZE_T_MAX - s->ndocs, 0, &b) < 0) {
         return -1;
     }
     s->base = (int64_t)b;
-    if (get_optional_buffer(allow, &s->allow, &s->have_allow, 'b', "allow") < 0 ||
-        get_optional_buffer(deny, &s->deny, &s->have_deny, 'b', "deny") < 0) {
-        return -1;
-    }
-    if ((s->have_allow && buf_len(&s->allow) < s->ndocs) ||
-        (s->have_deny && buf_len(&s->deny) < s->ndocs)) {
-        PyErr_SetString(PyExc_ValueError, "allow and deny must cover every document of dl_index");
-        return -1;
-    }
     return 0;
 }
 
@@ -265,6 +275,32 @@ term_maximum(Cursor *c, const PostingList *pl, double *mx)
     return *c->broken ? -1 : 0;
 }
 
+/* Cursor i's weight and upper bound: the term's maximum of U (its frontier) and of its exact
+ * overflow values, times max(qw, 0); and the query's totals. */
+static int
+term_bound(Search *s, int i, const PostingList *pl, double qw)
+{
+    Cursor *c = &s->cs[i];
+    c->qw = qw;
+    c->qwp = qw > 0.0 ? qw : 0.0;
+    c->qi = i;
+    double mx;
+    if (term_maximum(c, pl, &mx) < 0) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return -1;
+    }
+    for (Py_ssize_t e = 0; e < pl->novf; e++) {
+        if (c->ovf_val[e] > mx) {
+            mx = c->ovf_val[e];
+        }
+    }
+    c->ub = c->qwp * mx;
+    s->total_abs += fabs(qw) * mx;
+    s->total_blocks += pl->nblk;
+    s->total_postings += pl->n;
+    return 0;
+}
+
 /* Step 3: one cursor per term: (PostingList, qw, table, bound table, overflow values, column). */
 static int
 setup_term(Search *s, int i)
@@ -317,25 +353,7 @@ setup_term(Search *s, int i)
         }
         c->parts = pa;
     }
-    c->qw = qw;
-    c->qwp = qw > 0.0 ? qw : 0.0;
-    c->qi = i;
-    /* The term's maximum of U (its frontier) and of its exact overflow values. */
-    double mx;
-    if (term_maximum(c, pl, &mx) < 0) {
-        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
-        return -1;
-    }
-    for (Py_ssize_t e = 0; e < pl->novf; e++) {
-        if (c->ovf_val[e] > mx) {
-            mx = c->ovf_val[e];
-        }
-    }
-    c->ub = c->qwp * mx;
-    s->total_abs += fabs(qw) * mx;
-    s->total_blocks += pl->nblk;
-    s->total_postings += pl->n;
-    return 0;
+    return term_bound(s, i, pl, qw);
 }
 
 /* Step 4: block maxima scratch (NaN = not computed yet), with the overflow values folded in. */
@@ -607,6 +625,25 @@ search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
     return out;
 }
 
+/* The pruning traversal (maxscore.c) of the set-up cursors, after the previous segments' top k:
+ * the result of build_result. */
+static PyObject *
+search_pruning(Search *s, PyObject *prev, double seed_ratio)
+{
+    if (block_maxima(s) < 0 || take_previous(s, prev) < 0 || start_heap(s) < 0) {
+        return NULL;
+    }
+    prepare_query(s, seed_ratio);
+    Py_BEGIN_ALLOW_THREADS
+    traverse(&s->q);
+    Py_END_ALLOW_THREADS
+    if (s->q.broken) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return NULL;
+    }
+    return build_result(s);
+}
+
 PyObject *
 topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
@@ -627,18 +664,7 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         result = search_exhaustive(&s, prev, seed_ratio);
         goto done;
     }
-    if (block_maxima(&s) < 0 || take_previous(&s, prev) < 0 || start_heap(&s) < 0) {
-        goto done;
-    }
-    prepare_query(&s, seed_ratio);
-    Py_BEGIN_ALLOW_THREADS
-    traverse(&s.q);
-    Py_END_ALLOW_THREADS
-    if (s.q.broken) {
-        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
-        goto done;
-    }
-    result = build_result(&s);
+    result = search_pruning(&s, prev, seed_ratio);
 done:
     release(&s);
     return result;
@@ -679,20 +705,8 @@ ranked_term(Search *s, int i, PostingList *pl, const Table *t, double qw)
     c->T = t->T;
     c->U = t->U;
     c->rows = t->rows;
-    c->ovf_val = NULL;
-    c->qw = qw;
-    c->qwp = qw > 0.0 ? qw : 0.0;
-    c->qi = i;
-    double mx;
-    if (term_maximum(c, pl, &mx) < 0) {
-        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
-        return -1;
-    }
-    c->ub = c->qwp * mx;
-    s->total_abs += fabs(qw) * mx;
-    s->total_blocks += pl->nblk;
-    s->total_postings += pl->n;
-    return 0;
+    c->ovf_val = NULL; /* none: ranked() declines lists with overflow postings */
+    return term_bound(s, i, pl, qw);
 }
 
 /* The arguments beside the terms: k, the length index, allow/deny, the table and the layout. */
@@ -714,22 +728,11 @@ ranked_arguments(Search *s, PyObject *dli, PyObject *k, PyObject *allow, PyObjec
         PyErr_SetString(PyExc_ValueError, "table must be an initialised Table of the list's cap");
         return -1;
     }
-    if (get_dli_buffer(dli, &s->dli, dli_w) < 0) {
+    if (take_segment(s, dli, allow, deny, dli_w) < 0) {
         return -1;
     }
-    s->have_dli = 1;
-    s->ndocs = buf_len(&s->dli);
-    if (s->ndocs > INT32_MAX - 1) {
+    if (s->ndocs > INT32_MAX - 1) { /* what a PostingList's length index is held to */
         PyErr_SetString(PyExc_ValueError, "dl_index is too long");
-        return -1;
-    }
-    if (get_optional_buffer(allow, &s->allow, &s->have_allow, 'b', "allow") < 0 ||
-        get_optional_buffer(deny, &s->deny, &s->have_deny, 'b', "deny") < 0) {
-        return -1;
-    }
-    if ((s->have_allow && buf_len(&s->allow) < s->ndocs) ||
-        (s->have_deny && buf_len(&s->deny) < s->ndocs)) {
-        PyErr_SetString(PyExc_ValueError, "allow and deny must cover every document of dl_index");
         return -1;
     }
     return 0;
@@ -794,18 +797,7 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             goto done;
         }
     }
-    if (block_maxima(&s) < 0 || start_heap(&s) < 0) {
-        goto done;
-    }
-    prepare_query(&s, 4.0);
-    Py_BEGIN_ALLOW_THREADS
-    traverse(&s.q);
-    Py_END_ALLOW_THREADS
-    if (s.q.broken) {
-        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
-        goto done;
-    }
-    result = build_result(&s);
+    result = search_pruning(&s, Py_None, 4.0);
 done:
     for (Py_ssize_t i = 0; lists && i < made; i++) {
         stored_list_free(&lists[i]);
