@@ -722,9 +722,8 @@ def valid_stored_blocks(case: Case, rng: random.Random) -> Outcome:
     )
 
 
-@mutation
-def damaged_stored_blocks(case: Case, rng: random.Random) -> Outcome:
-    """Stored blocks with a byte or a value damaged: a clean error or a result, never a crash."""
+def damaged_arrays(case: Case, rng: random.Random) -> tuple[Any, ...]:
+    """Return the case's stored arrays with one byte or one value damaged."""
     arrays = list(stored_arrays(case))
     i = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])
     a = np.array(arrays[i], copy=True)
@@ -735,10 +734,17 @@ def damaged_stored_blocks(case: Case, rng: random.Random) -> Outcome:
         else:
             a[j] = rng.choice([-1, 0, 1, 7, 2**31 - 1, int(a[j]) + 1, int(a[j]) - 1])
     arrays[i] = a
+    return tuple(arrays)
+
+
+@mutation
+def damaged_stored_blocks(case: Case, rng: random.Random) -> Outcome:
+    """Stored blocks with a byte or a value damaged: a clean error or a result, never a crash."""
+    arrays = damaged_arrays(case, rng)
     which = rng.choice(["search", "count", "tfs_of"])
 
     def call() -> Any:
-        pls = stored_lists(case, tuple(arrays))
+        pls = stored_lists(case, arrays)
         if which == "count":
             return kernel().count(pls, case.n_docs, case.allow, case.deny)
         if which == "tfs_of":
@@ -746,6 +752,84 @@ def damaged_stored_blocks(case: Case, rng: random.Random) -> Outcome:
         return call_search(case, search_args(case, pls))
 
     return "any", call
+
+
+def ranked_call(case: Case, arrays: tuple[Any, ...], **over: Any) -> Any:
+    """Call ranked() on stored blocks with the case's arguments, any replaced by ``over``."""
+    k = kernel()
+    table = k.Table(frozen(case.T), None if case.U is case.T else frozen(case.U), case.cap)
+    kw: dict[str, Any] = {
+        "arrays": arrays,
+        "dl_index": case.dl_index,
+        "tids": list(range(len(case.lists))),
+        "qws": list(case.qw),
+        "table": table,
+        "k": case.k,
+        "allow": case.allow,
+        "deny": case.deny,
+        "cap": case.cap,
+        "shift": case.shift,
+    }
+    kw.update(over)
+    return k.ranked(**kw)
+
+
+def check_ranked_result(case: Case, got: Any) -> None:
+    """ranked(): None when a list has tf > cap, else the oracle's result of one segment."""
+    if any(ov is not None for ov in case.overflow):
+        assert got is None
+        return
+    n = len(case.lists)
+    check_search_result(replace(case, base=0, prev=None, cols=list(range(n)), ncols=n), got)
+
+
+@mutation
+def valid_ranked(case: Case, rng: random.Random) -> Outcome:
+    """ranked() (one call from term ids) over stored blocks: the oracle's result."""
+    arrays = stored_arrays(case)
+    return "valid", lambda: ranked_call(case, arrays), lambda r: check_ranked_result(case, r)
+
+
+@mutation
+def damaged_ranked(case: Case, rng: random.Random) -> Outcome:
+    """ranked() over stored arrays with a byte or a value damaged: an error or a result."""
+    arrays = damaged_arrays(case, rng)
+    return "any", lambda: ranked_call(case, arrays)
+
+
+@mutation
+def bad_ranked_arguments(case: Case, rng: random.Random) -> Outcome:
+    """ranked() with one argument wrong: a clean error."""
+    arrays = stored_arrays(case)
+    n = len(case.lists)
+    k = kernel()
+    bad: list[dict[str, Any]] = [
+        {"arrays": arrays[:8]},
+        {"arrays": (arrays[0].astype(np.int32), *arrays[1:])},
+        {"tids": [n]},
+        {"tids": [-1]},
+        {"tids": [2**40]},
+        {"tids": ["0"]},
+        {"tids": None},
+        {"tids": [*range(n), 0], "qws": list(case.qw)},
+        {"qws": [math.nan]},
+        {"qws": [math.inf]},
+        {"tids": [0], "qws": ["1.0"]},
+        {"table": case.T},
+        {"table": k.Table(frozen(case.T), None if case.U is case.T else frozen(case.U), case.cap),
+         "cap": case.cap + 1},
+        {"k": 0},
+        {"k": "3"},
+        {"dl_index": case.dl_index.astype(np.float64)},
+        {"allow": np.ones(max(case.n_docs - 1, 0), dtype=np.bool_)} if case.n_docs else {"k": -1},
+        {"deny": np.ones(3, dtype=np.int64)},
+        {"shift": 1},
+        {"cap": 0},
+    ]  # fmt: skip
+    over = rng.choice(bad)
+    if n == 0 and over.get("tids") in ([n], [-1], [2**40], ["0"]):
+        over["qws"] = [1.0]
+    return "error", lambda: ranked_call(case, arrays, **over)
 
 
 def _equal(a: Any, b: Any) -> None:

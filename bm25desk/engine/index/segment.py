@@ -182,6 +182,10 @@ class Segment:
         end = term_id + 1 if end is None else end
         if not isinstance(data, mmap.mmap) or WILLNEED is None:
             return
+        fast = blocks._blocks  # read per call: the compiled codec can be switched off (tests)
+        if fast is not None:  # the same hint in one call: ~1 µs instead of ~6 (a query's new term)
+            fast.prefetch(data, self.blk_off, self.bptr, term_id, end)
+            return
         if not 0 <= term_id < end < len(self.bptr):
             return
         b0, b1 = int(self.bptr[term_id]), int(self.bptr[end])

@@ -576,10 +576,15 @@ class Searcher:
             detail = lambda: _matrices(index, terms, top_docnos)  # noqa: E731
             n_matches = n_matches if count else -1
         else:
-            top = topk.top_k(index, terms, k + 1, allowed, rows=contributions)
-            docnos, scores = top.docnos, top.scores
-            if contributions:
-                detail = (top.tfs[:k], top.parts[:k])
+            # Ids and scores only: the whole ranking in one compiled call when it can be.
+            fast = None if contributions or not terms else topk.ranked(index, terms, k + 1, allowed)
+            if fast is not None:
+                docnos, scores = fast
+            else:
+                top = topk.top_k(index, terms, k + 1, allowed, rows=contributions)
+                docnos, scores = top.docnos, top.scores
+                if contributions:
+                    detail = (top.tfs[:k], top.parts[:k])
             n_matches = topk.count_matches(index, terms, allowed) if count else -1
         next_score = float(scores[k]) if scores.size > k else None
         if not contributions:

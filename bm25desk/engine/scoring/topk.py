@@ -44,6 +44,12 @@ takes the top k: nothing is skipped and the match count is free. Each term's dec
 tf parts are kept per weight table (:mod:`~bm25desk.engine.scoring.postings_cache`, LRU in bytes)
 so that terms recurring across queries are decoded once.
 
+**One call** (:func:`ranked`): a search that needs ids and scores only, on an index of one stored
+segment whose query terms share one weight table, is ranked by one compiled call from the terms'
+ids and weights: the lists are set up from the segment's arrays inside it (what ``stored()``
+checks, without a Python object per term), then the same traversal. A query's new term then
+costs no Python object on this path.
+
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
 identical results.
@@ -474,6 +480,62 @@ def _top_k_kernel(
         _raise_if_damaged(index, exc)
         raise
     return _result(prev, ncols, rows), -1
+
+
+def ranked(
+    index: Index, terms: Sequence[TermSpec], k: int, allowed: Any = None
+) -> tuple[I64, F64] | None:
+    """Return the pruning kernel's top ``k`` (docnos, scores) in one compiled call, or None.
+
+    :func:`top_k`'s documents and scores bit for bit, without per-term Python objects: the
+    terms' lists are set up from the segment's stored arrays inside the call. For the common
+    case only: one stored segment, one weight table for every term (not BM25Adpt's per-term
+    k1*), no postings with tf > cap; None otherwise (the caller runs :func:`top_k`).
+    """
+    st = _state(index)
+    if not HAVE_KERNEL or not st.stored or len(st.segments) != 1:
+        return None
+    k = _check_k(k)
+    sg = st.segments[0]
+    find = sg.seg.lexicon.find  # remembered per term: the analysis looked it up already
+    tids: list[int] = []
+    qws: list[float] = []
+    first = terms[0][2] if terms else None
+    for _term, qtf, w in terms:
+        if w.k1 != first.k1:  # type: ignore[union-attr]  # per-term tables (BM25Adpt)
+            return None
+        qw = qtf * w.idf
+        if not math.isfinite(qw):
+            return None
+        tid = find(_term)
+        if tid >= 0:
+            tids.append(tid)
+            qws.append(qw)
+    if not tids or first is None:
+        return None
+    table = st.table(first, sg.cap)
+    if not table.ok:
+        return None
+    allow = _as_mask(allowed, index.n_slots)
+    try:
+        got = _topk.ranked(
+            sg.seg.kernel_arrays,
+            sg.dli,
+            tids,
+            qws,
+            table.kernel,
+            k,
+            allow,
+            sg.deny,
+            sg.cap,
+            sg.shift,
+        )
+    except ValueError as exc:
+        _raise_if_damaged(index, exc)
+        raise
+    if got is None:
+        return None
+    return np.frombuffer(got[0], dtype=np.int64), np.frombuffer(got[1], dtype=np.float64)
 
 
 def _result(prev: Any, ncols: int, rows: bool) -> TopK:

@@ -114,6 +114,7 @@ def check(
             assert got.tfs[:, t].tolist() == tf.tolist(), where
             assert got.parts[:, t].view(np.int64).tolist() == part.view(np.int64).tolist(), where
     assert topk.count_matches(index, terms, allowed) == n_ref
+    check_ranked(index, terms, k, allowed, ref_d, ref_s)
     # The exhaustive traversal in C: the same ranking, rows and match count (None: no kernel).
     for rows in (True, False):
         ex = topk.exhaustive_top_k(index, terms, k, allowed, rows=rows)
@@ -135,6 +136,35 @@ def check(
             if tf[i] > 0:
                 total += (qtf * w.idf) * float(part[i])
         assert total == score
+
+
+def check_ranked(
+    index: Index,
+    terms: list[topk.TermSpec],
+    k: int,
+    allowed: object,
+    ref_d: np.ndarray,
+    ref_s: np.ndarray,
+) -> None:
+    """The one-call ranking: the reference bit for bit, and None only where it must be."""
+    got = topk.ranked(index, terms, k, allowed)
+    if got is not None:
+        where = f"ranked {[t for t, _, _ in terms]} k={k}"
+        assert got[0].tolist() == ref_d.tolist(), where
+        assert got[1].view(np.int64).tolist() == ref_s.view(np.int64).tolist(), where
+        return
+    st_ = topk._state(index)
+    if not (topk.HAVE_KERNEL and st_.stored and len(st_.segments) == 1 and terms):
+        return
+    lists = [st_.postings(t)[0] for t, _, _ in terms]
+    w0 = terms[0][2]
+    taken = (
+        all(w.k1 == w0.k1 and np.isfinite(q * w.idf) for _, q, w in terms)
+        and all(p is None or p.n_ovf == 0 for p in lists)
+        and any(p is not None for p in lists)
+        and st_.table(w0, st_.segments[0].cap).ok
+    )
+    assert not taken, f"ranked declined {[t for t, _, _ in terms]}"
 
 
 # -- monotonicity: what makes per-block bounds valid -------------------------------------------

@@ -12,6 +12,11 @@
 
 #include <stdlib.h>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 #include "blocks.h"
 
 typedef struct {
@@ -592,6 +597,57 @@ done:
     return result;
 }
 
+/* Bytes per MADV_WILLNEED call: Linux reads at most its read-ahead window per call and drops the
+ * rest (arrays.py's _WILLNEED_STEP). */
+#define WILLNEED_STEP ((Py_ssize_t)128 << 10)
+
+static PyObject *
+blocks_prefetch(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o, *bptr_o;
+    Py_ssize_t first, end;
+    if (!PyArg_ParseTuple(args, "OOOnn", &data_o, &off_o, &bptr_o, &first, &end)) {
+        return NULL;
+    }
+    View v[3];
+    memset(v, 0, sizeof(v));
+    Offsets off, bptr;
+    PyObject *result = NULL;
+    /* A read-only simple buffer: a map exports its address (nothing is copied). */
+    if (PyObject_GetBuffer(data_o, &v[0].v, PyBUF_SIMPLE) < 0) {
+        goto done;
+    }
+    v[0].have = 1;
+    if (take_offsets(off_o, &v[1], &off) < 0 || take_offsets(bptr_o, &v[2], &bptr) < 0) {
+        goto done;
+    }
+    long asked = 0;
+    /* A hint: term ids or offsets out of range ask for nothing (decoding checks and reports). */
+    if (0 <= first && first < end && end <= bptr.n) {
+        int64_t b0 = off_at(&bptr, first), b1 = off_at(&bptr, end);
+        if (0 <= b0 && b0 < b1 && b1 <= off.n) {
+            int64_t a = off_at(&off, b0), z = off_at(&off, b1);
+            if (0 <= a && a < z && z <= (int64_t)v[0].v.len) {
+#if defined(__unix__) || defined(__APPLE__)
+                uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+                uintptr_t lo = (uintptr_t)v[0].v.buf + (uintptr_t)a;
+                uintptr_t hi = (uintptr_t)v[0].v.buf + (uintptr_t)z;
+                lo -= lo % page;
+                for (uintptr_t p = lo; p < hi; p += (uintptr_t)WILLNEED_STEP) {
+                    size_t n = hi - p < (uintptr_t)WILLNEED_STEP ? hi - p : (size_t)WILLNEED_STEP;
+                    (void)madvise((void *)p, n, MADV_WILLNEED); /* best effort */
+                }
+                asked = (long)(hi - lo);
+#endif
+            }
+        }
+    }
+    result = PyLong_FromLong(asked);
+done:
+    drop(v, 3);
+    return result;
+}
+
 static PyMethodDef blocks_methods[] = {
     {"find", (PyCFunction)blocks_find, METH_VARARGS,
      "find(data, offsets, key, lo=0, hi=-1) -> the index of record key among records [lo, hi) "
@@ -605,6 +661,10 @@ static PyMethodDef blocks_methods[] = {
      "decode(stream, blk_off, blk_last, bptr, ptr, n_docs, cap, shift, doclen=None) -> (docs, "
      "tfs) as bytes of int32: the postings of the terms of bptr/ptr, checked (and, given "
      "doclen, re-encoded and compared byte for byte)."},
+    {"prefetch", (PyCFunction)blocks_prefetch, METH_VARARGS,
+     "prefetch(blocks, blk_off, bptr, first, end) -> bytes asked for: MADV_WILLNEED over the "
+     "blocks of terms [first, end) of a mapped blocks.bin (a hint; out of range: nothing; "
+     "blk_off and bptr uint32 or int64)."},
     {NULL, NULL, 0, NULL},
 };
 

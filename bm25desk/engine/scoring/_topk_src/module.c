@@ -6,6 +6,7 @@ PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* exhaustive.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
+PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -42,6 +43,13 @@ static PyMethodDef topk_methods[] = {
      "overflow values or None, Parts or None); slots (int32) and weights (float64): each query's "
      "terms in query order, offsets (int64, queries + 1) where each query's start; allows: None "
      "or per query None or a boolean mask of every document."},
+    {"ranked", (PyCFunction)(void (*)(void))topk_ranked, METH_VARARGS | METH_KEYWORDS,
+     "ranked(arrays, dl_index, tids, qws, table, k, allow=None, deny=None, cap=32, shift=7)\n"
+     "-> (docnos, scores, tfs, parts) as search() returns them, or None\n\n"
+     "The pruning traversal of one stored segment (arrays as for stored()) for the terms of ids "
+     "tids, in query order, with weights qws (qtf * idf) and one Table: what search() does with "
+     "stored(arrays, tid, ...) per term, in one call and without PostingList objects. None when "
+     "a term has postings with tf > cap (their tf parts come from numpy: use search())."},
     {NULL, NULL, 0, NULL},
 };
 

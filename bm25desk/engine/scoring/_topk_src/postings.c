@@ -452,25 +452,65 @@ stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buf
     return 0;
 }
 
+/* A list over borrowed views of a stored segment's arrays (see topk.h); nothing is referenced. */
+int
+stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_buffer *dli, int dli_w,
+            int cap, int shift)
+{
+    memset(pl, 0, sizeof(PostingList));
+    pl->dli_view = *dli;
+    pl->dli_w = dli_w;
+    pl->n_docs = (int32_t)buf_len(dli);
+    pl->cap = cap;
+    pl->shift = shift;
+    pl->stream_view = v[0];
+    pl->off_view = v[1];
+    pl->last_view = v[2];
+    if (stored_range(pl, tid, &v[3], &v[4]) < 0 ||
+        stored_overflow(pl, v[5].buf, buf_len(&v[5]), pl->post_lo, pl->post_lo + pl->n) < 0 ||
+        stored_frontier(pl, tid, &v[6], &v[7], &v[8]) < 0) {
+        return -1;
+    }
+    pl->ready = 1;
+    return 0;
+}
+
+void
+stored_list_free(PostingList *pl)
+{
+    free(pl->own_off);
+    free(pl->tprof_tf);
+    free(pl->tprof_doc);
+    free(pl->ovf_pos);
+    memset(pl, 0, sizeof(PostingList));
+}
+
 /* The segment's arrays: (stream, blk_off, blk_last, ptr, bptr, ovf, tfront_term, tfront_off,
  * tfront); the first three are kept by the list, the others read now. */
-static int
-stored_init(PostingList *pl, PyObject *arrays, Py_ssize_t tid)
+int
+stored_views(PyObject *arrays, Py_buffer v[9])
 {
     static const char kinds[9] = {'b', 'x', 'i', 'x', 'x', 'q', 'i', 'q', 'b'};
     static const char *names[9] = {"stream", "blk_off", "blk_last", "ptr", "bptr", "ovf",
                                    "tfront_term", "tfront_off", "tfront"};
     if (!PyTuple_Check(arrays) || PyTuple_GET_SIZE(arrays) != 9) {
         PyErr_SetString(PyExc_TypeError, "stored: arrays must be a tuple of 9 segment arrays");
-        return -1;
+        return 0;
     }
-    Py_buffer v[9];
-    int have = 0, rc = -1;
+    int have = 0;
     for (; have < 9; have++) {
         if (get_buffer(PyTuple_GET_ITEM(arrays, have), &v[have], kinds[have], names[have]) < 0) {
             break;
         }
     }
+    return have;
+}
+
+static int
+stored_init(PostingList *pl, PyObject *arrays, Py_ssize_t tid)
+{
+    Py_buffer v[9];
+    int have = stored_views(arrays, v), rc = -1;
     if (have == 9) {
         pl->stream_view = v[0];
         pl->off_view = v[1];

@@ -72,6 +72,27 @@ release(Search *s)
     Py_XDECREF(s->terms);
 }
 
+/* The segment's length index (*dli_w: its item size) and its optional allow and deny masks. */
+static int
+take_segment(Search *s, PyObject *dli, PyObject *allow, PyObject *deny, int *dli_w)
+{
+    if (get_dli_buffer(dli, &s->dli, dli_w) < 0) {
+        return -1;
+    }
+    s->have_dli = 1;
+    s->ndocs = buf_len(&s->dli);
+    if (get_optional_buffer(allow, &s->allow, &s->have_allow, 'b', "allow") < 0 ||
+        get_optional_buffer(deny, &s->deny, &s->have_deny, 'b', "deny") < 0) {
+        return -1;
+    }
+    if ((s->have_allow && buf_len(&s->allow) < s->ndocs) ||
+        (s->have_deny && buf_len(&s->deny) < s->ndocs)) {
+        PyErr_SetString(PyExc_ValueError, "allow and deny must cover every document of dl_index");
+        return -1;
+    }
+    return 0;
+}
+
 /* Step 1: the arguments other than the terms; the segment's buffers. */
 static int
 read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, PyObject **prev)
@@ -105,25 +126,14 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
     }
     s->n = (int)nt;
     int dli_w;
-    if (get_dli_buffer(dli, &s->dli, &dli_w) < 0) {
+    if (take_segment(s, dli, allow, deny, &dli_w) < 0) {
         return -1;
     }
-    s->have_dli = 1;
-    s->ndocs = buf_len(&s->dli);
     Py_ssize_t b = 0;
     if (base && get_count(base, "base", 0, PY_SSIZE_T_MAX - s->ndocs, 0, &b) < 0) {
         return -1;
     }
     s->base = (int64_t)b;
-    if (get_optional_buffer(allow, &s->allow, &s->have_allow, 'b', "allow") < 0 ||
-        get_optional_buffer(deny, &s->deny, &s->have_deny, 'b', "deny") < 0) {
-        return -1;
-    }
-    if ((s->have_allow && buf_len(&s->allow) < s->ndocs) ||
-        (s->have_deny && buf_len(&s->deny) < s->ndocs)) {
-        PyErr_SetString(PyExc_ValueError, "allow and deny must cover every document of dl_index");
-        return -1;
-    }
     return 0;
 }
 
@@ -277,6 +287,30 @@ term_maximum(Cursor *c, const PostingList *pl, double *mx)
     return *c->broken ? -1 : 0;
 }
 
+/* Cursor i's weight and upper bound: the term's maximum of U (its frontier) and of its exact
+ * overflow values, times max(qw, 0); and the query's totals. */
+static int
+term_bound(Search *s, int i, const PostingList *pl, double qw)
+{
+    Cursor *c = &s->cs[i];
+    c->qw = qw;
+    c->qwp = qw > 0.0 ? qw : 0.0;
+    c->qi = i;
+    double mx;
+    if (term_maximum(c, pl, &mx) < 0) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return -1;
+    }
+    if (s->tv[i].ovmax > mx) { /* its exact overflow values' maximum (term_overflow) */
+        mx = s->tv[i].ovmax;
+    }
+    c->ub = c->qwp * mx;
+    s->total_abs += fabs(qw) * mx;
+    s->total_blocks += pl->nblk;
+    s->total_postings += pl->n;
+    return 0;
+}
+
 /* Step 3: one cursor per term: (PostingList, qw, table, bound table, overflow values, column). */
 static int
 setup_term(Search *s, int i)
@@ -329,23 +363,7 @@ setup_term(Search *s, int i)
         }
         c->parts = pa;
     }
-    c->qw = qw;
-    c->qwp = qw > 0.0 ? qw : 0.0;
-    c->qi = i;
-    /* The term's maximum of U (its frontier) and of its exact overflow values. */
-    double mx;
-    if (term_maximum(c, pl, &mx) < 0) {
-        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
-        return -1;
-    }
-    if (s->tv[i].ovmax > mx) {
-        mx = s->tv[i].ovmax;
-    }
-    c->ub = c->qwp * mx;
-    s->total_abs += fabs(qw) * mx;
-    s->total_blocks += pl->nblk;
-    s->total_postings += pl->n;
-    return 0;
+    return term_bound(s, i, pl, qw);
 }
 
 /* Step 4: block maxima scratch (NaN = not computed yet; blk_max folds a block's overflow values
@@ -614,6 +632,25 @@ search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
     return out;
 }
 
+/* The pruning traversal (maxscore.c) of the set-up cursors, after the previous segments' top k:
+ * the result of build_result. */
+static PyObject *
+search_pruning(Search *s, PyObject *prev, double seed_ratio)
+{
+    if (block_maxima(s) < 0 || take_previous(s, prev) < 0 || start_heap(s) < 0) {
+        return NULL;
+    }
+    prepare_query(s, seed_ratio);
+    Py_BEGIN_ALLOW_THREADS
+    traverse(&s->q);
+    Py_END_ALLOW_THREADS
+    if (s->q.broken) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return NULL;
+    }
+    return build_result(s);
+}
+
 PyObject *
 topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
@@ -634,19 +671,152 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         result = search_exhaustive(&s, prev, seed_ratio);
         goto done;
     }
-    if (block_maxima(&s) < 0 || take_previous(&s, prev) < 0 || start_heap(&s) < 0) {
-        goto done;
-    }
-    prepare_query(&s, seed_ratio);
-    Py_BEGIN_ALLOW_THREADS
-    traverse(&s.q);
-    Py_END_ALLOW_THREADS
-    if (s.q.broken) {
-        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
-        goto done;
-    }
-    result = build_result(&s);
+    result = search_pruning(&s, prev, seed_ratio);
 done:
+    release(&s);
+    return result;
+}
+
+/* ranked(): the pruning traversal of one stored segment for term ids, in one call.
+ *
+ * What search() does for (stored(arrays, tid, ...), qw, table, None, None, column) per term, with
+ * the segment's arrays taken once and each term's list set up in a caller-owned struct (the
+ * same ranges, overflow and frontier checks as stored()), no PostingList object and no previous
+ * segment. None when a term has postings with tf > cap: their tf parts come from numpy, so the
+ * caller runs search() instead. */
+
+/* The term ids and weights: two sequences of n numbers (ints; finite floats). */
+static int
+ranked_terms(PyObject *tids, PyObject *qws, PyObject **ft, PyObject **fq, Py_ssize_t *n)
+{
+    *ft = PySequence_Fast(tids, "tids must be a sequence");
+    *fq = *ft ? PySequence_Fast(qws, "qws must be a sequence") : NULL;
+    if (!*fq) {
+        return -1;
+    }
+    *n = PySequence_Fast_GET_SIZE(*ft);
+    if (PySequence_Fast_GET_SIZE(*fq) != *n || *n > MAX_COLUMNS) {
+        PyErr_SetString(PyExc_ValueError, "tids and qws must be as many (at most a million)");
+        return -1;
+    }
+    return 0;
+}
+
+/* One term's cursor: its list (lists[i], set up here), weight and the table's T and U. */
+static int
+ranked_term(Search *s, int i, PostingList *pl, const Table *t, double qw)
+{
+    s->cols[i] = i;
+    Cursor *c = &s->cs[i];
+    cursor_init(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
+    c->T = t->Tc; /* the kernel's copy by column, as term_tables() reads a Table */
+    c->U = t->Uc;
+    c->stride = 1;
+    c->tstride = t->rows;
+    c->rows = t->rows;
+    c->ovf_val = NULL; /* none: ranked() declines lists with overflow postings */
+    return term_bound(s, i, pl, qw);
+}
+
+/* The arguments beside the terms: k, the length index, allow/deny, the table and the layout. */
+static int
+ranked_arguments(Search *s, PyObject *dli, PyObject *k, PyObject *allow, PyObject *deny,
+                 PyObject *table, PyObject *cap_o, PyObject *shift_o, int *dli_w, int *cap,
+                 int *shift)
+{
+    Py_ssize_t c = 32, sh = 7;
+    if (get_count(k, "k", 1, PY_SSIZE_T_MAX, 1, &s->k) < 0 ||
+        (cap_o && get_count(cap_o, "cap", 1, MAX_CAP, 0, &c) < 0) ||
+        (shift_o && get_count(shift_o, "shift", 2, BLK_MAX_SHIFT, 0, &sh) < 0)) {
+        return -1;
+    }
+    *cap = (int)c;
+    *shift = (int)sh;
+    if (!PyObject_TypeCheck(table, &TableType) || !((Table *)table)->ready ||
+        ((Table *)table)->cap != *cap) {
+        PyErr_SetString(PyExc_ValueError, "table must be an initialised Table of the list's cap");
+        return -1;
+    }
+    if (take_segment(s, dli, allow, deny, dli_w) < 0) {
+        return -1;
+    }
+    if (s->ndocs > INT32_MAX - 1) { /* what a PostingList's length index is held to */
+        PyErr_SetString(PyExc_ValueError, "dl_index is too long");
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *
+topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"arrays", "dl_index", "tids",  "qws",   "table", "k",
+                             "allow",  "deny",     "cap",   "shift", NULL};
+    PyObject *arrays, *dli, *tids, *qws, *table, *k, *allow = Py_None, *deny = Py_None;
+    PyObject *cap_o = NULL, *shift_o = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|OOOO", kwlist, &arrays, &dli, &tids,
+                                     &qws, &table, &k, &allow, &deny, &cap_o, &shift_o)) {
+        return NULL;
+    }
+    Search s;
+    memset(&s, 0, sizeof(s));
+    s.rows = 1;
+    Py_buffer av[9];
+    int nav = 0, dli_w = 1, cap = 32, shift = 7;
+    PyObject *ft = NULL, *fq = NULL, *result = NULL;
+    PostingList *lists = NULL;
+    Py_ssize_t n = 0, made = 0;
+    if (ranked_terms(tids, qws, &ft, &fq, &n) < 0 ||
+        ranked_arguments(&s, dli, k, allow, deny, table, cap_o, shift_o, &dli_w, &cap, &shift) < 0) {
+        goto done;
+    }
+    s.n = (int)n;
+    s.ncols = n;
+    nav = stored_views(arrays, av);
+    if (nav < 9 || allocate_scratch(&s) < 0) {
+        goto done;
+    }
+    lists = calloc(n ? (size_t)n : 1, sizeof(PostingList));
+    if (!lists) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; made < n; made++) {
+        Py_ssize_t tid = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(ft, made));
+        double qw = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fq, made));
+        if (PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "tids must be ints and qws floats");
+            goto done;
+        }
+        if (!isfinite(qw)) {
+            PyErr_SetString(PyExc_ValueError, "term weight is not finite");
+            goto done;
+        }
+        if (stored_list(&lists[made], av, tid, &s.dli, dli_w, cap, shift) < 0) {
+            made++; /* freed below with the others */
+            goto done;
+        }
+        if (lists[made].novf) { /* tf parts from numpy: search() */
+            made++;
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (ranked_term(&s, (int)made, &lists[made], (const Table *)table, qw) < 0) {
+            made++;
+            goto done;
+        }
+    }
+    result = search_pruning(&s, Py_None, 4.0);
+done:
+    for (Py_ssize_t i = 0; lists && i < made; i++) {
+        stored_list_free(&lists[i]);
+    }
+    free(lists);
+    for (int i = 0; i < nav; i++) {
+        PyBuffer_Release(&av[i]);
+    }
+    Py_XDECREF(ft);
+    Py_XDECREF(fq);
     release(&s);
     return result;
 }

@@ -147,6 +147,17 @@ extern PyTypeObject PostingListType;
 PostingList *as_posting_list(PyObject *obj);
 
 /* stored(arrays, tid, dl_index, cap, shift): a PostingList over a stored segment's blocks. */
+
+/* The 9 arrays of a stored segment (see stored()) as views, checked for kind: how many were
+ * taken (9: all; fewer: an exception is set, and the caller releases the ones taken). */
+int stored_views(PyObject *arrays, Py_buffer v[9]);
+/* Term tid's list over borrowed views (stored_views, and a length index of item size dli_w),
+ * checked as stored() checks it, in a caller-owned struct: nothing is referenced, so it must not
+ * outlive the views; free it with stored_list_free (also after a failure: -1 with an
+ * exception). */
+int stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_buffer *dli,
+                int dli_w, int cap, int shift);
+void stored_list_free(PostingList *pl);
 PyObject *topk_stored(PyObject *module, PyObject *args, PyObject *kwds);
 
 /* ------------------------------------------------------------------------------------------ */
