@@ -52,6 +52,20 @@ def make_window(qtbot) -> Iterator[Callable[[], object]]:
 
 
 @pytest.fixture
+def window_at(make_window, qtbot) -> Callable[[int, int], object]:
+    """Return a factory of MainWindows of a size, shown, with their index open."""
+
+    def make(width: int, height: int) -> object:
+        w = make_window()
+        w.resize(width, height)
+        w.show()
+        qtbot.waitUntil(lambda: w.searcher is not None, timeout=15000)
+        return w
+
+    return make
+
+
+@pytest.fixture
 def window(make_window, ui_index, qtbot):
     """A MainWindow with the test index open."""
     w = make_window()

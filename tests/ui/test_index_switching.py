@@ -87,13 +87,10 @@ def test_switching_index_resets_what_belongs_to_the_previous_one(
 
 
 def test_a_new_query_starts_at_rank_1_and_a_reranking_keeps_the_document(
-    qtbot, make_window, sample_index
+    qtbot, window_at, sample_index
 ) -> None:
     """Before: a new query kept the selected document, opening the list at rank 50-something."""
-    window = make_window()
-    window.resize(1280, 720)
-    window.show()
-    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    window = window_at(1280, 720)
     panel = window.search_panel
     view = panel.view
     with qtbot.waitSignal(panel.results_shown, timeout=10000):

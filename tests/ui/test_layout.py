@@ -48,11 +48,8 @@ def axis_titles_inside(plot) -> bool:
 
 
 @pytest.mark.parametrize("size", list(MIN_ROWS), ids=lambda s: f"{s[0]}x{s[1]}")
-def test_results_and_explanation_get_the_room(qtbot, make_window, sample_index, size) -> None:
-    window = make_window()
-    window.resize(*size)
-    window.show()
-    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+def test_results_and_explanation_get_the_room(qtbot, window_at, sample_index, size) -> None:
+    window = window_at(*size)
     assert window.size().toTuple() == size  # the window can be that small
     panel = window.search_panel
     with qtbot.waitSignal(panel.results_shown, timeout=10000):
@@ -107,18 +104,11 @@ def test_the_hint_and_the_formula_line_take_no_room_of_their_own(qtbot, window) 
         k1.slider.setSliderDown(False)
 
 
-def test_a_layout_left_on_a_laptop_grows_with_a_larger_window(qtbot, make_window, sample_index):
+def test_a_layout_left_on_a_laptop_grows_with_a_larger_window(qtbot, window_at, sample_index):
     """The splitter saved at 1280×720 comes back in a 1920×1080 window: the results take most
     of the extra height (19 rows before), the explanation keeps readable plots."""
-    first = make_window()
-    first.resize(1280, 720)
-    first.show()
-    qtbot.waitUntil(lambda: first.searcher is not None, timeout=15000)
-    first.close()
-    second = make_window()
-    second.resize(1920, 1080)
-    second.show()
-    qtbot.waitUntil(lambda: second.searcher is not None, timeout=15000)
+    window_at(1280, 720).close()
+    second = window_at(1920, 1080)
     panel = second.search_panel
     with qtbot.waitSignal(panel.results_shown, timeout=10000):
         panel.set_query("information retrieval evaluation indexing")
@@ -137,14 +127,11 @@ def test_a_splitter_state_of_another_shape_is_left_to_qt() -> None:
     assert saved_sizes(QByteArray()) is None
 
 
-def test_every_variant_fits_a_1280_window(qtbot, make_window, sample_index) -> None:
+def test_every_variant_fits_a_1280_window(qtbot, window_at, sample_index) -> None:
     """bm25f's five parameters in the query row: spin boxes only, the window stays 1280 wide."""
     from bm25desk.engine import all_variants
 
-    window = make_window()
-    window.resize(1280, 720)
-    window.show()
-    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    window = window_at(1280, 720)
     picker = window.search_panel.picker
     for variant in all_variants():
         picker.set_variant(variant)
@@ -153,14 +140,11 @@ def test_every_variant_fits_a_1280_window(qtbot, make_window, sample_index) -> N
         assert window.width() == 1280, variant.key
 
 
-def test_the_tip_in_the_status_bar_is_whole_at_1280_with_bm25f(qtbot, make_window, sample_index):
+def test_the_tip_in_the_status_bar_is_whole_at_1280_with_bm25f(qtbot, window_at, sample_index):
     """A long variant name with its parameters elides in the status bar, not the tip beside it."""
     from bm25desk.engine import get_variant
 
-    window = make_window()
-    window.resize(1280, 720)
-    window.show()
-    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    window = window_at(1280, 720)
     panel = window.search_panel
     with qtbot.waitSignal(panel.results_shown, timeout=10000):
         panel.set_variant(get_variant("bm25f"))

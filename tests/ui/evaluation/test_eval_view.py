@@ -70,16 +70,13 @@ def test_the_evaluation_view_at_1280x720(qtbot, make_window, sample_index) -> No
 
 
 def test_ranking_function_names_keep_their_room_beside_bm25f_parameters(
-    qtbot, make_window, sample_index
+    qtbot, window_at, sample_index
 ) -> None:
     """bm25f's five parameters took the whole list: its names column shrank to "Rar" at 1920."""
     from bm25desk.ui.evaluation.config_model import ConfigColumn
     from bm25desk.ui.evaluation.configs_box import PARAMS_SHARE
 
-    window = make_window()
-    window.resize(1920, 1050)
-    window.show()
-    qtbot.waitUntil(lambda: window.searcher is not None, timeout=15000)
+    window = window_at(1920, 1050)
     window.show_tab(window.tabs.indexOf(window.eval_panel))
     box = window.eval_panel.setup.configs_box
     QApplication.processEvents()
