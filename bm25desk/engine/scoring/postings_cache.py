@@ -177,14 +177,26 @@ def exhaustive(
     lists: dict[str, Any] = {}
     prev: Any = None
     matches = 0
+    entries = cache._entries  # looked up inline: one dict read per warm term (see lookup)
     for s, sg in enumerate(st.segments):
         args = []
+        k1: Any = _ABSENT  # the terms share a table unless their k1* differ (BM25Adpt)
+        tk = table_id = None
         for col, (term, _qtf, w) in enumerate(terms):
-            tk = kernel_table(st, tables, w, sg.cap)
-            if tk is None:
-                return None
-            entry = cache.lookup(tk, s, term)
-            if entry is None:
+            if w.k1 is not k1:
+                k1, tk = w.k1, kernel_table(st, tables, w, sg.cap)
+                if tk is None:
+                    return None
+                table_id = id(tk)
+            key = (table_id, s, term)
+            hit = entries.get(key)
+            entry = hit[0] if hit is not None and hit[1] is tk else None
+            if entry is not None:
+                try:  # noqa: SIM105 (contextlib.suppress costs more, on the hot path)
+                    entries.move_to_end(key)
+                except KeyError:  # evicted meanwhile by another thread: still good for now
+                    pass
+            else:
                 entry = _miss(st, doclen, cache, tk, s, term, w, lists)
             if entry[0] is not None:
                 args.append((entry[0], qws[col], tk, None, entry[1], col, entry[2]))
