@@ -173,7 +173,7 @@ class Index:
         """Return one term's document frequency (without differencing the whole ``ptr``)."""
         ints = self._ptr_ints
         if ints is not None:  # ~0.1 µs, against ~0.4 for two numpy scalars (a new term's df)
-            return ints[tid + 1] - ints[tid]  # type: ignore[no-any-return]
+            return ints[tid + 1] - ints[tid]
         ptr = self._ptr
         if ptr is None or "_df" in self.__dict__:
             return int(self._df[tid])
@@ -601,7 +601,7 @@ def _int_view(arr: Any) -> memoryview | None:
     if a.ndim != 1 or not a.flags.c_contiguous or a.dtype not in (np.uint32, np.int64):
         return None
     try:
-        view = memoryview(a)
+        view = memoryview(a)  # type: ignore[arg-type]  # numpy arrays are buffers
     except (TypeError, ValueError, BufferError):
         return None
     return view if view.format in ("I", "l", "q") else None

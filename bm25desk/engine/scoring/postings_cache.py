@@ -181,7 +181,8 @@ def exhaustive(
     for s, sg in enumerate(st.segments):
         args = []
         k1: Any = _ABSENT  # the terms share a table unless their k1* differ (BM25Adpt)
-        tk = table_id = None
+        tk: Any = None
+        table_id = 0
         for col, (term, _qtf, w) in enumerate(terms):
             if w.k1 is not k1:
                 k1, tk = w.k1, kernel_table(st, tables, w, sg.cap)
