@@ -232,7 +232,9 @@ def _miss(
     for its other segments.
     """
     per_seg = lists.get(term) if lists is not None else None
-    if per_seg is None:
+    if per_seg is None and st.stored and len(st.segments) == 1:
+        per_seg = (st._segment_postings(term, st.segments[0]),)  # kept by the entry: no LRU
+    elif per_seg is None:
         per_seg = st.postings(term)
         if lists is not None:
             lists[term] = per_seg
