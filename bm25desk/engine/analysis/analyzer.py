@@ -63,6 +63,8 @@ LANGUAGES: dict[str, str] = {
     "ar": "arabic",
 }
 SPEC_VERSION = 1
+SURFACE_MEMO = 200_000
+"""The most surface tokens :attr:`Analyzer.surface_memo` keeps (bounded on pathological input)."""
 
 TokenStatus = Literal["ok", "stop", "short"]
 
@@ -178,6 +180,12 @@ class Analyzer:
     _query_fates: dict[str, tuple[str, str | None, TokenStatus]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
+    surface_memo: dict[str, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    """What a caller made of each surface token under this analyser (the query parser keeps
+    its bag-of-words tokens here: one look-up per word of a query). Only a function of the
+    surface and this analyser's options may be kept, at most :data:`SURFACE_MEMO` entries."""
 
     def __post_init__(self) -> None:
         """Validate options and build the stemmer once."""
@@ -316,19 +324,21 @@ class Analyzer:
         distinct surface's triple is made once and shared, so a query of words seen before
         allocates nothing per token.
         """
-        memo = self._query_fates
         tokens = self._raw_tokens(text)
-        out = list(map(memo.get, tokens))
+        out = list(map(self._query_fates.get, tokens))
         if None in out:
-            for i, surface in enumerate(tokens):
-                if out[i] is None:
-                    got = memo.get(surface)
-                    if got is None:
-                        got = (surface, *self._fate(surface))
-                        if len(memo) < 200_000:  # bounded on pathological input
-                            memo[surface] = got
-                    out[i] = got
+            fate = self.token_fate
+            out = [f if f is not None else fate(t) for f, t in zip(out, tokens, strict=True)]
         return out  # type: ignore[return-value]
+
+    def token_fate(self, surface: str) -> tuple[str, str | None, TokenStatus]:
+        """Return ``(surface, term, status)`` of one raw token (what :meth:`query_fates` gives)."""
+        got = self._query_fates.get(surface)
+        if got is None:
+            got = (surface, *self._fate(surface))
+            if len(self._query_fates) < SURFACE_MEMO:  # bounded on pathological input
+                self._query_fates[surface] = got
+        return got
 
     def spans(self, text: str, terms: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:
         """Return ``(start, end, term)`` for each token of ``text`` whose term is in ``terms``."""

@@ -137,6 +137,7 @@ class Index:
     def _open_lexicon(self, path: Path, lex: Any) -> None:
         """Open the merged lexicon, or use the single segment's own (its df: from ``ptr``)."""
         self._ptr: Any = None  # one segment: df[t] = ptr[t + 1] - ptr[t], differenced when asked
+        self._ptr_ints: memoryview | None = None  # ptr read as Python ints (a new term's df)
         if lex:
             if not isinstance(lex, str) or "/" in lex or lex in (".", ".."):
                 raise IndexCorruptError(f"manifest.json names a bad lexicon: {lex!r}")
@@ -151,6 +152,7 @@ class Index:
             seg = self.segments[0]
             self._lexicon = seg.lexicon
             self._ptr = seg.ptr
+            self._ptr_ints = _int_view(seg.ptr)
             self._cf = seg.cf  # uint32 (format 4, while it fits) or int64: widened where used
         elif not self.segments:
             self._lexicon = None  # type: ignore[assignment]
@@ -169,6 +171,9 @@ class Index:
 
     def _term_df(self, tid: int) -> int:
         """Return one term's document frequency (without differencing the whole ``ptr``)."""
+        ints = self._ptr_ints
+        if ints is not None:  # ~0.1 µs, against ~0.4 for two numpy scalars (a new term's df)
+            return ints[tid + 1] - ints[tid]
         ptr = self._ptr
         if ptr is None or "_df" in self.__dict__:
             return int(self._df[tid])
@@ -588,3 +593,15 @@ def check_statistics(index: Index) -> None:
     n_terms = index.manifest.get("stats", {}).get("n_terms")
     if n_terms is not None and n_terms != index._count_terms():
         raise IndexCorruptError("manifest.json's vocabulary size does not match the lexicon")
+
+
+def _int_view(arr: Any) -> memoryview | None:
+    """Return a 1-D integer array as a memoryview whose items read as Python ints (None: not)."""
+    a = np.asarray(arr)
+    if a.ndim != 1 or not a.flags.c_contiguous or a.dtype not in (np.uint32, np.int64):
+        return None
+    try:
+        view = memoryview(a)  # type: ignore[arg-type]  # numpy arrays are buffers
+    except (TypeError, ValueError, BufferError):
+        return None
+    return view if view.format in ("I", "l", "q") else None

@@ -177,14 +177,27 @@ def exhaustive(
     lists: dict[str, Any] = {}
     prev: Any = None
     matches = 0
+    entries = cache._entries  # looked up inline: one dict read per warm term (see lookup)
     for s, sg in enumerate(st.segments):
         args = []
+        k1: Any = _ABSENT  # the terms share a table unless their k1* differ (BM25Adpt)
+        tk: Any = None
+        table_id = 0
         for col, (term, _qtf, w) in enumerate(terms):
-            tk = kernel_table(st, tables, w, sg.cap)
-            if tk is None:
-                return None
-            entry = cache.lookup(tk, s, term)
-            if entry is None:
+            if w.k1 is not k1:
+                k1, tk = w.k1, kernel_table(st, tables, w, sg.cap)
+                if tk is None:
+                    return None
+                table_id = id(tk)
+            key = (table_id, s, term)
+            hit = entries.get(key)
+            entry = hit[0] if hit is not None and hit[1] is tk else None
+            if entry is not None:
+                try:  # noqa: SIM105 (contextlib.suppress costs more, on the hot path)
+                    entries.move_to_end(key)
+                except KeyError:  # evicted meanwhile by another thread: still good for now
+                    pass
+            else:
                 entry = _miss(st, doclen, cache, tk, s, term, w, lists)
             if entry[0] is not None:
                 args.append((entry[0], qws[col], tk, None, entry[1], col, entry[2]))
@@ -219,7 +232,9 @@ def _miss(
     for its other segments.
     """
     per_seg = lists.get(term) if lists is not None else None
-    if per_seg is None:
+    if per_seg is None and st.stored and len(st.segments) == 1:
+        per_seg = (st._segment_postings(term, st.segments[0]),)  # kept by the entry: no LRU
+    elif per_seg is None:
         per_seg = st.postings(term)
         if lists is not None:
             lists[term] = per_seg

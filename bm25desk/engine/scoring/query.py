@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.analysis.analyzer import SURFACE_MEMO, Analyzer
 
 Role = Literal["optional", "required", "prohibited", "phrase", "title"]
 ConstraintKind = Literal[
@@ -445,36 +445,41 @@ def _parsed(text: str, collector: _Collector) -> ParsedQuery:
     )
 
 
-_OPTIONAL: dict[tuple[str, str | None, str], QueryToken] = {}
-"""One shared optional :class:`QueryToken` per (surface, term, status): tokens are immutable."""
-
-
 def parse_bag(text: str, analyzer: Analyzer, warnings: tuple[str, ...] = ()) -> ParsedQuery:
     """Return ``text`` as a plain bag of words: every token optional and scored, no constraints.
 
-    The fast path of :func:`parse_query` (no parser, analysis memoised per distinct token, one
-    shared token object per distinct word): linear in the query's length.
+    The fast path of :func:`parse_query` (no parser): each distinct surface word's token is made
+    once per analyser and kept in its :attr:`~Analyzer.surface_memo`, so a word seen before
+    costs one dictionary look-up; linear in the query's length.
     """
-    fates = analyzer.query_fates(text)
-    memo = _OPTIONAL
+    memo = analyzer.surface_memo
+    raw = analyzer.raw_tokens(text)
     try:
-        tokens = [memo[f] for f in fates]
-    except KeyError:  # a word not seen before ("None in tokens" would call __eq__ per token)
-        tokens = []
-        for fate in fates:
-            tok = memo.get(fate)
-            if tok is None:
-                tok = QueryToken(fate[0], fate[1], fate[2], "optional")
-                if len(memo) < 200_000:
-                    memo[fate] = tok
-            tokens.append(tok)
+        tokens = [memo[surface] for surface in raw]
+    except KeyError:  # a word not seen before
+        tokens = _new_tokens(analyzer, raw)
     counts: dict[str, int] = {}  # first-occurrence order (a dict counts faster than Counter)
     get = counts.get
-    for fate in fates:
-        term = fate[1]
+    for tok in tokens:
+        term = tok.term
         if term is not None:
             counts[term] = get(term, 0) + 1
     return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)
+
+
+def _new_tokens(analyzer: Analyzer, raw: list[str]) -> list[QueryToken]:
+    """Return the optional tokens of the surface words ``raw``, made and kept where new."""
+    memo = analyzer.surface_memo
+    out = []
+    for surface in raw:
+        tok = memo.get(surface)
+        if tok is None:
+            surface, term, status = analyzer.token_fate(surface)
+            tok = QueryToken(surface, term, status, "optional")
+            if len(memo) < SURFACE_MEMO:
+                memo[surface] = tok
+        out.append(tok)
+    return out
 
 
 def contains_phrase(terms: list[str], phrase: tuple[str, ...]) -> bool:

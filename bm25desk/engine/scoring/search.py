@@ -346,16 +346,25 @@ class Searcher:
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
     ) -> list[topk.TermSpec]:
         """Return (term, qtf, weighting) of the scored terms in query order, unknown ones out."""
+        return self._weighed(parsed, variant, feedback)[0]
+
+    def _weighed(
+        self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
+    ) -> tuple[list[topk.TermSpec], list[str]]:
+        """Return :meth:`_weighted`, and the scored terms left out (no weighting) in order."""
         table = self._table(variant, feedback)
         missing = [term for term, _ in parsed.scored if term not in table]
         if missing:
             self._weigh_many(table, missing, variant, feedback)
-        out = []
+        out: list[topk.TermSpec] = []
+        unknown: list[str] = []
         for term, qtf in parsed.scored:
             w = table[term] if term in table else self._weigh(table, term, variant, feedback)
-            if w is not None:
+            if w is None:
+                unknown.append(term)
+            else:
                 out.append((term, qtf, w))
-        return out
+        return out, unknown
 
     # -- ranking ---------------------------------------------------------------------------------
 
@@ -384,9 +393,36 @@ class Searcher:
             of at least 1.
         """
         parsed = self.parse(query, syntax=syntax)
+        if not parsed.syntax and feedback is None and self.statistics is self.index:
+            variant = variant or Lucene()
+            if not isinstance(variant, BM25F):
+                return self._search_bag(parsed, variant, k, contributions, count)
         return self.search_parsed(
             parsed, variant, k, feedback=feedback, contributions=contributions, count=count
         )
+
+    def _search_bag(
+        self, parsed: ParsedQuery, variant: Variant, k: int, contributions: bool, count: bool
+    ) -> SearchResult:
+        """Do :meth:`search_parsed` for a bag of words, its analysis read off the weightings.
+
+        In a bag of words every analysed token is a scored term, and (with this index's own
+        statistics, no feedback and one field) a term has no weighting exactly when it is in
+        no document: the terms :meth:`analyze` would look up again are the ones weighed as
+        None (a test compares the two paths on random queries under every variant).
+        """
+        started = time.perf_counter()
+        k = self.check_k(k)
+        if not parsed.scored:
+            raise QueryError(_empty_reason(parsed))
+        terms, unknown = self._weighed(parsed, variant, None)
+        analysis = analysis_of(parsed, unknown)
+        hits, n_matches = self._rank(parsed, terms, k, contributions, count)
+        stats = self.statistics.stats
+        return SearchResult(
+            parsed.text, analysis, variant, hits, n_matches, stats.n_docs, stats.avgdl,
+            time.perf_counter() - started, None,
+        )  # fmt: skip
 
     def search_terms(
         self,

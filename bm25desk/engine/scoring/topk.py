@@ -360,13 +360,25 @@ _states: weakref.WeakKeyDictionary[Index, _State] = weakref.WeakKeyDictionary()
 _states_lock = threading.Lock()
 
 
+_last_state: tuple[weakref.ref[Index], weakref.ref[_State]] | None = None
+"""The index searched last and its state, weakly (one attribute: read and replaced atomically;
+the state lives while its index does, and goes with it)."""
+
+
 def _state(index: Index) -> _State:
+    global _last_state
+    last = _last_state  # a run of queries on one index: no lock, no weak-dictionary look-up
+    if last is not None and last[0]() is index:
+        got = last[1]()
+        if got is not None:
+            return got
     with _states_lock:
         st = _states.get(index)
     if st is None:
         st = _State(index)
         with _states_lock:
             st = _states.setdefault(index, st)
+    _last_state = (weakref.ref(index), weakref.ref(st))
     return st
 
 
