@@ -455,6 +455,84 @@ prune_with_nonessential(Query *q, const int *ord, int ne, int32_t cur, double bo
     return 0;
 }
 
+/* The block bound of cursor c for the documents of its current block (0 for a weight <= 0). */
+static inline double
+current_block_bound(Cursor *c)
+{
+    return c->qwp == 0.0 ? 0.0 : c->qwp * blk_max(c, c->pos >> c->shift);
+}
+
+/* With the top k full: move the essential lists ord[ne..n) past the documents from cur on that
+ * clearly cannot enter it, and return the first that might (END_DOC: none left). A lean pass
+ * before run()'s full step, dropping only documents that step drops too: each bound here counts
+ * every non-essential list's upper bound (run() may leave some out) and the essential lists'
+ * block maxima or contributions (as run() does), and a document goes on prune()'s first,
+ * slack-covered test only. As skip_blocks() does, a stretch goes when the block maxima of the
+ * lists at cur cannot reach the threshold: up to the first end of their blocks, and before any
+ * other essential list's next document. */
+static int32_t
+quick_prune(Query *q, const int *ord, int ne, int n, int32_t cur)
+{
+    double theta = q->h->s[0], noness = 0.0;
+    for (int i = 0; i < ne; i++) {
+        noness += q->cs[ord[i]].ub;
+    }
+    while (cur != END_DOC && !q->broken) {
+        double bound = noness;
+        int32_t bnd = END_DOC, upto = END_DOC;
+        for (int i = ne; i < n; i++) {
+            Cursor *c = &q->cs[ord[i]];
+            if (c->cur == cur) {
+                bound += current_block_bound(c);
+                int32_t last = c->blk_last[c->pos >> c->shift];
+                if (c->qwp != 0.0 && last < bnd) {
+                    bnd = last;
+                }
+            }
+            else if (c->cur < upto) {
+                upto = c->cur;
+            }
+        }
+        int32_t target = cur + 1;
+        if (bound + q->slack <= theta) {
+            target = bnd < upto ? bnd + 1 : upto; /* bnd >= cur and upto > cur: past cur */
+            q->n_skips++;
+        }
+        else {
+            double v = noness;
+            for (int i = ne; i < n; i++) {
+                Cursor *c = &q->cs[ord[i]];
+                if (c->cur == cur) {
+                    v += contrib(c);
+                }
+            }
+            if (v + q->slack > theta) {
+                return q->broken ? END_DOC : cur;
+            }
+        }
+        int32_t next = END_DOC;
+        for (int i = ne; i < n; i++) {
+            Cursor *c = &q->cs[ord[i]];
+            if (c->cur == cur && target == cur + 1) {
+                advance(c);
+            }
+            else if (c->cur < target) {
+                if (target == END_DOC) {
+                    cur_set(c, c->n);
+                }
+                else {
+                    next_geq(c, target);
+                }
+            }
+            if (c->cur < next) {
+                next = c->cur;
+            }
+        }
+        cur = next;
+    }
+    return q->broken ? END_DOC : cur;
+}
+
 /* Document-at-a-time MaxScore over the cursors ord[0..n) (ascending upper bounds, prefix[] their
  * running sums) with block-max checks, skipping the documents of q->excl. */
 static void
@@ -471,6 +549,9 @@ run(Query *q, const int *ord, int n, const double *prefix)
     while (ne < n && cur != END_DOC && !q->broken) {
         int32_t next, ne_upto;
         int full = h->size >= h->cap, m = 0;
+        if (full && (cur = quick_prune(q, ord, ne, n, cur)) == END_DOC) {
+            break;
+        }
         q->n_cand++;
         if (UNLIKELY(excluded(q, cur))) {
             cur = pass_excluded(q, ord, ne, n, cur);
