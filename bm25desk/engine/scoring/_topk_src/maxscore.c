@@ -462,6 +462,50 @@ current_block_bound(Cursor *c)
     return c->qwp == 0.0 ? 0.0 : c->qwp * blk_max(c, c->pos >> c->shift);
 }
 
+/* quick_prune() for one essential list c, a block at a time: a block goes whole on its maximum,
+ * else its postings are read in one tight loop (docnos checked when the block was decoded, rows
+ * checked here) until one's contribution plus `noness` might reach theta. */
+static int32_t
+quick_single(Query *q, Cursor *c, double noness, double theta)
+{
+    while (c->cur != END_DOC && !q->broken) {
+        Py_ssize_t b = c->pos >> c->shift, base = b << c->shift, end = base + blk_count(c, b);
+        if (noness + current_block_bound(c) + q->slack <= theta) {
+            q->n_skips++;
+            cur_set(c, end);
+            continue;
+        }
+        const int32_t *tfs = cur_tfs(c);
+        if (UNLIKELY(!tfs)) {
+            break;
+        }
+        const int32_t *docs = c->bd;
+        Py_ssize_t p = c->pos;
+        for (; p < end; p++) {
+            int32_t tf = tfs[p - base];
+            if (UNLIKELY((uint32_t)(tf - 1) >= (uint32_t)c->cap)) {
+                break; /* an overflow posting: contrib() below finds its value */
+            }
+            int32_t j = dli_at(c->dli, c->dli_w, docs[p - base]);
+            if (UNLIKELY(j < 0 || (Py_ssize_t)j >= c->rows)) {
+                break; /* contrib() below marks the cursor broken */
+            }
+            if (noness + c->qw * c->T[(Py_ssize_t)j * c->stride + tf * c->tstride] + q->slack >
+                theta) {
+                break;
+            }
+        }
+        if (p == c->pos) { /* the posting at the cursor: checked by contrib() */
+            if (noness + contrib(c) + q->slack > theta) {
+                break;
+            }
+            p++;
+        }
+        cur_set(c, p);
+    }
+    return q->broken ? END_DOC : c->cur;
+}
+
 /* With the top k full: move the essential lists ord[ne..n) past the documents from cur on that
  * clearly cannot enter it, and return the first that might (END_DOC: none left). A lean pass
  * before run()'s full step, dropping only documents that step drops too: each bound here counts
@@ -476,6 +520,9 @@ quick_prune(Query *q, const int *ord, int ne, int n, int32_t cur)
     double theta = q->h->s[0], noness = 0.0;
     for (int i = 0; i < ne; i++) {
         noness += q->cs[ord[i]].ub;
+    }
+    if (n - ne == 1) {
+        return quick_single(q, &q->cs[ord[ne]], noness, theta);
     }
     while (cur != END_DOC && !q->broken) {
         double bound = noness;
