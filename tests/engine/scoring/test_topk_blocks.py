@@ -196,9 +196,11 @@ def test_dense_lists_rank_like_the_oracle(seed: int) -> None:
     ovf_vals = [rng.uniform(0.0, 3.0, int((t > cap).sum())) for _, t in lists]
     allow = rng.random(n_docs) < 0.9 if seed % 2 else None
     deny = rng.random(n_docs) < 0.05 if seed % 4 < 2 else None
-    keep = np.ones(n_docs, bool) & (True if allow is None else allow) & (
-        True if deny is None else ~deny
-    )
+    keep = np.ones(n_docs, bool)
+    if allow is not None:
+        keep &= allow
+    if deny is not None:
+        keep &= ~deny
     table = _topk.Table(T, None, cap)
     union = {int(x) for docs_, _ in lists for x in docs_.tolist()}
     for k in (1, 10, 50):
