@@ -9,7 +9,9 @@
  * - Traversal: if the list with the largest bound is short, its documents are scored first
  *   (term-at-a-time "seeding", probing the other lists) to raise the threshold early; then
  *   document-at-a-time MaxScore over the other lists (those that together cannot reach the
- *   threshold are only probed), with a block-max pre-check that skips whole blocks.
+ *   threshold are only probed), with a block-max pre-check that skips whole blocks; once the
+ *   top k is full, a lean pass (quick_prune) drops ahead of each full step the documents whose
+ *   block maxima or contributions, plus every probed list's upper bound, clearly fall short.
  * - Rounding: bounds are summed in bound order, the score in query order. A comparison clearly
  *   away from the threshold uses a slack that covers float rounding; one within the slack is
  *   settled exactly by summing the same per-term bounds in query order (float addition is
