@@ -153,3 +153,66 @@ def test_stored_blocks_rank_like_the_oracle(seed: int) -> None:
             want = np.zeros(n_docs, np.int32)
             want[docs_] = tfs_
             assert got.tolist() == want.tolist()
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(12))
+def test_dense_lists_rank_like_the_oracle(seed: int) -> None:
+    """Lists that cover most documents with close bounds (a query of stopwords) at a small k.
+
+    Pruning then passes over most documents on their block maxima or their contributions
+    alone, before the full MaxScore step: with many equal scores (few lengths, tfs mostly 1),
+    a negative weight, and allow and deny masks, the top k stays the oracle's bit for bit.
+    """
+    from bm25desk.engine.scoring import _topk
+
+    rng = np.random.default_rng(100 + seed)
+    shift = int(rng.choice([2, 3, 7]))
+    cap = int(rng.choice([1, 3, 32]))
+    n_docs = 6000
+    rows = int(rng.choice([2, 5, 40]))
+    dli = rng.integers(0, rows, n_docs).astype(np.int32)
+    T = np.sort(rng.uniform(0.1, 3.0, (rows, cap + 1)), axis=1)
+    T = np.ascontiguousarray(np.sort(T, axis=0)[::-1])
+    T[:, 0] = 0.0
+    T.flags.writeable = False
+    n_terms = 1 + seed % 4  # one term: its contributions are the scores (no other bound)
+    lists = []
+    for _ in range(n_terms):
+        docs = np.flatnonzero(rng.random(n_docs) < rng.uniform(0.3, 0.95)).astype(np.int32)
+        tfs = np.where(rng.random(docs.size) < 0.9, 1, rng.integers(1, 2 * cap + 2, docs.size))
+        lists.append((docs, tfs.astype(np.int32)))
+    ptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum([d.size for d, _ in lists], out=ptr[1:])
+    enc = blocks.encode(ptr, np.concatenate([d for d, _ in lists]),
+                        np.concatenate([t for _, t in lists]), dli, cap, shift)  # fmt: skip
+    front = blocks.term_frontiers(enc, dli, cap)
+    stream = np.r_[enc.stream, np.zeros(blocks.PAD, np.uint8)]
+    arrays = (stream, enc.blk_off, enc.blk_last, ptr, enc.bptr, enc.ovf, front.terms,
+              front.off, front.data)  # fmt: skip
+    qws = [float(rng.uniform(0.5, 1.5)) for _ in lists]
+    if seed % 3 == 2:
+        qws[0] = -qws[0]
+    ovf_vals = [rng.uniform(0.0, 3.0, int((t > cap).sum())) for _, t in lists]
+    allow = rng.random(n_docs) < 0.9 if seed % 2 else None
+    deny = rng.random(n_docs) < 0.05 if seed % 4 < 2 else None
+    keep = np.ones(n_docs, bool)
+    if allow is not None:
+        keep &= allow
+    if deny is not None:
+        keep &= ~deny
+    table = _topk.Table(T, None, cap)
+    union = {int(x) for docs_, _ in lists for x in docs_.tolist()}
+    for k in (1, 10, 50):
+        terms = [
+            (_topk.stored(arrays, i, dli, cap, shift), qws[i], table, None,
+             ovf_vals[i] if ovf_vals[i].size else None, i)
+            for i in range(n_terms)
+        ]  # fmt: skip
+        d, s, _tf, _part, st = _topk.search(terms, dli, k, n_terms, allow, deny, stats=True)
+        kept = [(dd[keep[dd]], tt[keep[dd]]) for dd, tt in lists]
+        kept_ovf = [ov[keep[dd[tt > cap]]] for (dd, tt), ov in zip(lists, ovf_vals, strict=True)]
+        want_d, want_s = oracle(kept, qws, T, kept_ovf, dli, k, cap)
+        assert np.frombuffer(d, np.int64).tolist() == want_d
+        assert np.frombuffer(s, np.float64).tolist() == want_s
+        assert st["candidates"] < len(union)  # most documents never reached the full step
