@@ -430,7 +430,7 @@ run_query(const Batch *b, Work *w, Py_ssize_t q, int64_t *od, double *os, long l
         /* acc and seen hold a whole segment, so the window (when one is used) fits them. */
         Py_ssize_t win = exhaustive_window(&Q, sg->ndocs);
         long long m = exhaustive(&Q, sg->ndocs, win, 0, w->acc, w->seen, win ? NULL : w->touched,
-                                 NULL);
+                                 NULL, 0);
         if (Q.broken) {
             return -2;
         }

@@ -13,6 +13,11 @@
  * read instead of the blocks (or filled by this one). Called without the GIL. */
 #include "topk.h"
 
+#ifndef _WIN32
+#include <pthread.h>
+#include <unistd.h>
+#endif
+
 /* The tf part of the posting at list position p with a tf above the table's cap: the term's
  * overflow value, or NaN (the cursor is then broken). */
 static double
@@ -275,31 +280,83 @@ typedef struct {
     Py_ssize_t i, m, p0; /* next posting of the run, the run's end, list position of docs[0] */
     Py_ssize_t b;        /* next block to decode */
     int fill;            /* filling the cursor's Parts (claimed, not yet published) */
+    Py_ssize_t fill_end; /* blocks from here on are not this run's to fill */
+    int32_t lo;          /* the run's first docno (a slice's first block may start before it) */
+    int shared;          /* the fill is one slice's (see Slice): the caller publishes it */
+    int filled;          /* shared: this run's blocks went in whole */
 } Run;
 
-/* Start a term's run: a filled Parts whole, else nothing yet (blocks decoded as needed). */
+/* The first block of c whose last docno is lo or beyond (0 for lo 0, whatever its last docno:
+ * every block is checked as it is decoded; split_windows checks the last docnos ascend). */
+static Py_ssize_t
+first_block(const Cursor *c, int32_t lo)
+{
+    Py_ssize_t a = 0, z = lo > 0 ? c->nblk : 0;
+    while (a < z) {
+        Py_ssize_t mid = a + (z - a) / 2;
+        if (c->blk_last[mid] < lo) {
+            a = mid + 1;
+        }
+        else {
+            z = mid;
+        }
+    }
+    return a;
+}
+
+/* Start a term's run at its first posting with docno lo or beyond: a filled Parts whole, else
+ * nothing yet (blocks decoded as needed, from the first whose last docno is lo or beyond).
+ * claimed < 0: the run claims the Parts itself and publishes it; else the Parts was claimed
+ * (1) or not (0) by the caller, and this run fills blocks [its first, fill_end) of it. */
 static void
-run_start(Cursor *c, Run *r)
+run_start(Cursor *c, Run *r, int32_t lo, int claimed, Py_ssize_t fill_end)
 {
     Parts *pa = c->parts;
     memset(r, 0, sizeof(*r));
     c->oi = 0;
     if (pa && parts_ready(pa)) {
+        Py_ssize_t a = 0, z = pa->n;
+        while (a < z) {
+            Py_ssize_t mid = a + (z - a) / 2;
+            if (pa->docs[mid] < lo) {
+                a = mid + 1;
+            }
+            else {
+                z = mid;
+            }
+        }
         r->docs = pa->docs;
         r->tp = pa->tp;
+        r->i = a;
         r->m = pa->n;
         r->b = c->nblk;
         return;
     }
-    r->fill = pa && parts_claim(pa);
+    r->b = first_block(c, lo);
+    r->lo = lo;
+    r->fill_end = c->nblk;
+    if (claimed < 0) {
+        r->fill = pa && parts_claim(pa);
+        return;
+    }
+    r->shared = 1;
+    r->fill_end = fill_end;
+    r->fill = claimed && r->b < fill_end;
+    r->filled = claimed && r->b >= fill_end;
 }
 
-/* End a fill that is still open: published when the whole list went in, else emptied. */
+/* End a fill that is still open: published when the whole list went in, else emptied (shared:
+ * said in `filled`). */
 static void
 run_end(Cursor *c, Run *r, int ok)
 {
     if (r->fill) {
-        parts_publish(c->parts, ok && !*c->broken);
+        if (r->shared) {
+            r->filled = ok && !*c->broken;
+        }
+        else {
+            parts_publish(c->parts, ok && !*c->broken);
+        }
         r->fill = 0;
     }
 }
@@ -309,8 +366,11 @@ run_end(Cursor *c, Run *r, int ok)
 static int
 run_next(Cursor *c, Run *r)
 {
+    if (r->fill && r->b >= r->fill_end) {
+        run_end(c, r, 1);
+    }
     if (r->b >= c->nblk || *c->broken) {
-        run_end(c, r, r->b >= c->nblk);
+        run_end(c, r, 0);
         return 0;
     }
     Py_ssize_t b = r->b++;
@@ -324,6 +384,7 @@ run_next(Cursor *c, Run *r)
     r->p0 = b << c->shift;
     r->docs = c->bd;
     r->tfs = tfs;
+    r->tp = NULL; /* (a shared fill stops at its last block: the next ones are looked up) */
     if (r->fill) {
         Parts *pa = c->parts;
         double *out = pa->tp + r->p0;
@@ -338,6 +399,14 @@ run_next(Cursor *c, Run *r)
         r->docs = pa->docs + r->p0;
         r->tp = out;
         r->tfs = NULL;
+    }
+    while (r->i < r->m && r->docs[r->i] < r->lo) { /* a slice's first block: the slice before's */
+        r->i++;
+    }
+    if (UNLIKELY(r->i == r->m)) { /* (its last docno is lo or beyond: checked as decoded) */
+        cur_broken(c);
+        run_end(c, r, 0);
+        return 0;
     }
     return 1;
 }
@@ -483,54 +552,66 @@ take_window(Query *q, Pool *p, double *acc, uint8_t *seen, int32_t w0, Py_ssize_
     return matches;
 }
 
-/* The exhaustive traversal window by window (the dense case of a segment larger than a window):
- * all the terms over the first `win` documents, in query order, then over the next... Each
- * document still receives its terms in query order, from 0.0: the same sums, bit for bit.
- * acc and seen: at least win each, zeroed. Returns the matches, or -1 when out of memory. */
-static long long
-exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
-                   int take)
+/* One slice of a windowed traversal: the windows of documents [lo, hi), over its own cursors
+ * (q->cs), heap (q->h), sums and marks. The first slice works on the query itself; the others on
+ * copies (own), run on threads of their own. */
+typedef struct {
+    Query *q, own;
+    Heap heap;
+    Run *runs;
+    Py_ssize_t lo, hi, win;
+    double *acc;
+    uint8_t *seen;
+    int take;
+    long long matches; /* -1: out of memory */
+} Slice;
+
+/* The slice's windows, all the terms over the first `win` documents, in query order, then over
+ * the next... Each document still receives its terms in query order, from 0.0: the same sums,
+ * bit for bit. Its matching, allowed, live documents go into the slice's heap (with take: an
+ * array of candidates first, as in take_best). */
+static void
+slice_run(Slice *sl)
 {
-    double tp[BLK_MAX];
+    Query *q = sl->q;
     Heap *h = q->h;
-    Run *runs = malloc(sizeof(Run) * (size_t)(q->n ? q->n : 1));
+    double tp[BLK_MAX];
     Pool pool = {NULL, 0, 0, 0, {0.0, 0, 0}};
-    if (take) {
+    sl->matches = -1;
+    if (sl->take) {
         pool.max = 16 * h->cap + h->size;
         pool.c = malloc(sizeof(Entry) * (size_t)pool.max);
+        if (!pool.c) {
+            for (int t = 0; t < q->n; t++) {
+                run_end(&q->cs[t], &sl->runs[t], 0);
+            }
+            return;
+        }
     }
-    if (!runs || (take && !pool.c)) {
-        free(runs);
-        free(pool.c);
-        return -1;
-    }
-    for (Py_ssize_t e = 0; take && e < h->size; e++) {
+    for (Py_ssize_t e = 0; sl->take && e < h->size; e++) {
         pool.c[pool.n].s = h->s[e];
         pool.c[pool.n++].d = h->d[e];
     }
-    for (int t = 0; t < q->n; t++) {
-        run_start(&q->cs[t], &runs[t]);
-    }
     long long matches = 0;
-    for (Py_ssize_t w0 = 0; w0 < ndocs && !q->broken; w0 += win) {
-        Py_ssize_t len = ndocs - w0 < win ? ndocs - w0 : win;
+    for (Py_ssize_t w0 = sl->lo; w0 < sl->hi && !q->broken; w0 += sl->win) {
+        Py_ssize_t len = sl->hi - w0 < sl->win ? sl->hi - w0 : sl->win;
         for (int t = 0; t < q->n && !q->broken; t++) {
-            run_window(&q->cs[t], &runs[t], acc, seen, (int32_t)w0, (int32_t)(w0 + len), tp);
+            run_window(&q->cs[t], &sl->runs[t], sl->acc, sl->seen, (int32_t)w0,
+                       (int32_t)(w0 + len), tp);
         }
         if (!q->broken) {
-            matches += take_window(q, &pool, acc, seen, (int32_t)w0, len);
+            matches += take_window(q, &pool, sl->acc, sl->seen, (int32_t)w0, len);
         }
     }
     for (int t = 0; t < q->n; t++) {
-        run_end(&q->cs[t], &runs[t], 0); /* a fill still open (the search broke) is dropped */
+        run_end(&q->cs[t], &sl->runs[t], 0); /* a fill still open (the search broke) is dropped */
     }
-    free(runs);
     if (pool.c) {
         if (!q->broken) {
             Py_ssize_t m = pool.n < h->cap ? pool.n : h->cap;
             if (best_first(pool.c, pool.n, m) < 0) {
                 free(pool.c);
-                return -1;
+                return;
             }
             for (Py_ssize_t e = 0; e < m; e++) {
                 h->s[e] = pool.c[e].s;
@@ -541,7 +622,307 @@ exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint
         }
         free(pool.c);
     }
+    sl->matches = matches;
+}
+
+/* -- a windowed traversal split across threads ------------------------------------------- */
+
+/* Threads a large windowed traversal may use (0: as many as the machine has processors, at most
+ * 4) and the postings each must have at least: a thread costs tens of microseconds to start,
+ * a posting a few nanoseconds to add. Settable (exhaustive_threads()). */
+static int ex_threads = 0;
+static long long ex_min_postings = (long long)1 << 18;
+
+PyObject *
+topk_exhaustive_threads(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    int threads = -1;
+    long long minp = -1;
+    if (!PyArg_ParseTuple(args, "|iL", &threads, &minp)) {
+        return NULL;
+    }
+    if (threads < -1 || threads > 64 || minp < -1) {
+        PyErr_SetString(PyExc_ValueError,
+                         "exhaustive_threads takes 0..64 threads and a count of postings >= 0");
+        return NULL;
+    }
+    int old = __atomic_load_n(&ex_threads, __ATOMIC_RELAXED);
+    long long oldp = __atomic_load_n(&ex_min_postings, __ATOMIC_RELAXED);
+    if (threads != -1) {
+        __atomic_store_n(&ex_threads, threads, __ATOMIC_RELAXED);
+    }
+    if (minp != -1) {
+        __atomic_store_n(&ex_min_postings, minp, __ATOMIC_RELAXED);
+    }
+    return Py_BuildValue("(iL)", old, oldp);
+}
+
+/* How many slices a windowed traversal of q's postings takes (1: not split). */
+static int
+split_count(const Query *q)
+{
+#ifdef _WIN32
+    (void)q;
+    return 1;
+#else
+    int n = __atomic_load_n(&ex_threads, __ATOMIC_RELAXED);
+    long long minp = __atomic_load_n(&ex_min_postings, __ATOMIC_RELAXED);
+    if (n == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus;
+    }
+    long long by_work = minp > 0 ? q->total_postings / minp : n;
+    return by_work < n ? (by_work < 1 ? 1 : (int)by_work) : n;
+#endif
+}
+
+/* Whether the last docnos of every term read from its blocks ascend strictly from 0, below
+ * ndocs: a slice starts at the block its first window needs (first_block), and the slice
+ * before it decodes every block up to that one, each checked as it is decoded. */
+static int
+blocks_ascend(const Query *q, Py_ssize_t ndocs)
+{
+    for (int t = 0; t < q->n; t++) {
+        const Cursor *c = &q->cs[t];
+        if (c->parts && parts_ready(c->parts)) {
+            continue;
+        }
+        int32_t prev = -1;
+        for (Py_ssize_t b = 0; b < c->nblk; b++) {
+            if (c->blk_last[b] <= prev) {
+                return 0;
+            }
+            prev = c->blk_last[b];
+        }
+        if (prev >= ndocs) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#ifndef _WIN32
+static void *
+slice_thread(void *arg)
+{
+    slice_run((Slice *)arg);
+    return NULL;
+}
+#endif
+
+/* Set up slice s of nsl (s > 0) as a copy of q: cursors with their own scratch, a heap, sums
+ * and marks. Returns -1 when out of memory (what was allocated is in sl, for slice_free). */
+static int
+slice_init(Slice *sl, Query *q, Py_ssize_t win, int take, int32_t *scratch)
+{
+    sl->own = *q;
+    sl->q = &sl->own;
+    sl->own.broken = 0;
+    sl->own.h = &sl->heap;
+    sl->heap.cap = q->h->cap;
+    sl->heap.size = 0;
+    sl->heap.s = malloc(sizeof(double) * (size_t)q->h->cap);
+    sl->heap.d = malloc(sizeof(int64_t) * (size_t)q->h->cap);
+    sl->heap.slot = malloc(sizeof(Py_ssize_t) * (size_t)q->h->cap);
+    sl->own.cs = malloc(sizeof(Cursor) * (size_t)q->n);
+    sl->acc = calloc((size_t)win, sizeof(double));
+    sl->seen = calloc((size_t)win, 1);
+    sl->win = win;
+    sl->take = take;
+    if (!sl->heap.s || !sl->heap.d || !sl->heap.slot || !sl->own.cs || !sl->acc || !sl->seen) {
+        return -1;
+    }
+    for (int t = 0; t < q->n; t++) {
+        Cursor *c = &sl->own.cs[t];
+        *c = q->cs[t];
+        c->broken = &sl->own.broken;
+        c->bd = scratch + (Py_ssize_t)CURSOR_SCRATCH * t;
+        c->bt = c->bd + BLK_MAX;
+        c->dblk = c->tblk = -1;
+    }
+    return 0;
+}
+
+static void
+slice_free(Slice *sl)
+{
+    free(sl->heap.s);
+    free(sl->heap.d);
+    free(sl->heap.slot);
+    free(sl->own.cs);
+    free(sl->acc);
+    free(sl->seen);
+}
+
+/* The slices' top k into q->h: with take (q->h then holds its k best, best first) selected from
+ * all of them, else pushed into q->h. Returns -1 when out of memory. */
+static int
+slices_merge(Query *q, Slice *sls, int nsl, int take)
+{
+    Heap *h = q->h;
+    if (!take) {
+        for (int s = 1; s < nsl; s++) {
+            for (Py_ssize_t e = 0; e < sls[s].heap.size; e++) {
+                if (enters(h, sls[s].heap.s[e], sls[s].heap.d[e])) {
+                    heap_push(h, sls[s].heap.s[e], sls[s].heap.d[e]);
+                }
+            }
+        }
+        return 0;
+    }
+    Py_ssize_t n = 0;
+    for (int s = 0; s < nsl; s++) {
+        n += sls[s].q->h->size;
+    }
+    Entry *c = malloc(sizeof(Entry) * (size_t)(n + 1));
+    if (!c) {
+        return -1;
+    }
+    n = 0;
+    for (int s = 0; s < nsl; s++) {
+        const Heap *g = sls[s].q->h;
+        for (Py_ssize_t e = 0; e < g->size; e++) {
+            c[n].s = g->s[e];
+            c[n++].d = g->d[e];
+        }
+    }
+    Py_ssize_t m = n < h->cap ? n : h->cap;
+    if (best_first(c, n, m) < 0) {
+        free(c);
+        return -1;
+    }
+    for (Py_ssize_t e = 0; e < m; e++) {
+        h->s[e] = c[e].s;
+        h->d[e] = c[e].d;
+        h->slot[e] = e;
+    }
+    h->size = m;
+    free(c);
+    return 0;
+}
+
+/* The windowed traversal in nsl slices of whole windows, the first on this thread, the others
+ * on threads of their own (run here, after it, when a thread cannot start). Each slice decodes
+ * the blocks its windows need: a Parts to fill is claimed here, each slice fills the blocks
+ * from its first up to the next slice's first, and it is published when every slice did.
+ * The slices' top k are merged exactly (score descending, docno ascending). Returns the
+ * matches, -1 when out of memory, -2 when not split (a single window, or block last docnos
+ * that do not ascend: the one-slice traversal finds the damage). */
+static long long
+split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen, int take,
+              int nsl)
+{
+    Py_ssize_t nw = (ndocs + win - 1) / win;
+    if (nsl > nw) {
+        nsl = (int)nw;
+    }
+    if (nsl < 2 || !blocks_ascend(q, ndocs)) {
+        return -2;
+    }
+    int n = q->n ? q->n : 1;
+    Slice *sls = calloc((size_t)nsl, sizeof(Slice));
+    int *claimed = calloc((size_t)n, sizeof(int));
+    Run *runs = malloc(sizeof(Run) * (size_t)n * (size_t)nsl);
+    int32_t *scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * (size_t)n * (size_t)(nsl - 1));
+    long long matches = -1;
+    int ok = sls && claimed && runs && scratch;
+    for (int s = 0; ok && s < nsl; s++) {
+        Slice *sl = &sls[s];
+        if (s == 0) {
+            *sl = (Slice){q, {0}, {0}, NULL, 0, 0, win, acc, seen, take, 0};
+        }
+        else if (slice_init(sl, q, win, take, scratch + (Py_ssize_t)CURSOR_SCRATCH * n * (s - 1)) <
+                 0) {
+            ok = 0;
+        }
+        sl->runs = runs + (Py_ssize_t)n * s;
+        sl->lo = (Py_ssize_t)(s * nw / nsl) * win;
+        sl->hi = (Py_ssize_t)((s + 1) * nw / nsl) * win;
+        sl->hi = sl->hi < ndocs ? sl->hi : ndocs;
+    }
+    if (!ok) {
+        goto done;
+    }
+    for (int t = 0; t < q->n; t++) {
+        Cursor *c = &q->cs[t];
+        claimed[t] = c->parts && !parts_ready(c->parts) && parts_claim(c->parts);
+        for (int s = 0; s < nsl; s++) {
+            Py_ssize_t end = s + 1 < nsl ? first_block(c, (int32_t)sls[s + 1].lo) : c->nblk;
+            run_start(&sls[s].q->cs[t], &sls[s].runs[t], (int32_t)sls[s].lo, claimed[t], end);
+        }
+    }
+#ifndef _WIN32
+    pthread_t tid[64];
+    int started[64] = {0};
+    for (int s = 1; s < nsl; s++) {
+        started[s] = pthread_create(&tid[s], NULL, slice_thread, &sls[s]) == 0;
+    }
+    slice_run(&sls[0]);
+    for (int s = 1; s < nsl; s++) {
+        if (started[s]) {
+            pthread_join(tid[s], NULL);
+        }
+        else {
+            slice_run(&sls[s]);
+        }
+    }
+#else
+    for (int s = 0; s < nsl; s++) {
+        slice_run(&sls[s]);
+    }
+#endif
+    matches = 0;
+    for (int s = 0; s < nsl; s++) {
+        q->broken |= sls[s].q->broken;
+        matches = matches < 0 || sls[s].matches < 0 ? -1 : matches + sls[s].matches;
+    }
+    for (int t = 0; t < q->n; t++) {
+        if (claimed[t]) {
+            int filled = !q->broken && matches >= 0;
+            for (int s = 0; s < nsl; s++) {
+                filled &= sls[s].runs[t].filled;
+            }
+            parts_publish(q->cs[t].parts, filled);
+        }
+    }
+    if (matches >= 0 && !q->broken && slices_merge(q, sls, nsl, take) < 0) {
+        matches = -1;
+    }
+done:
+    for (int s = 1; sls && s < nsl; s++) {
+        slice_free(&sls[s]);
+    }
+    free(sls);
+    free(claimed);
+    free(runs);
+    free(scratch);
     return matches;
+}
+
+/* The exhaustive traversal window by window (the dense case of a segment larger than a window),
+ * in one slice or in several on threads (split_windows). acc and seen: at least
+ * win each, zeroed. Returns the matches, or -1 when out of memory. */
+static long long
+exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
+                   int take, int nsl)
+{
+    if (nsl > 1) {
+        long long m = split_windows(q, ndocs, win, acc, seen, take, nsl);
+        if (m != -2) {
+            return m;
+        }
+    }
+    Slice sl = {q, {0}, {0}, NULL, 0, ndocs, win, acc, seen, take, 0};
+    sl.runs = malloc(sizeof(Run) * (size_t)(q->n ? q->n : 1));
+    if (!sl.runs) {
+        return -1;
+    }
+    for (int t = 0; t < q->n; t++) {
+        run_start(&q->cs[t], &sl.runs[t], 0, -1, 0);
+    }
+    slice_run(&sl);
+    free(sl.runs);
+    return sl.matches;
 }
 
 /* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
@@ -579,13 +960,14 @@ clear_sums(double *acc, uint8_t *seen, const int32_t *touched, Py_ssize_t nt, Py
 
 long long
 exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc, uint8_t *seen,
-           int32_t *touched, Py_ssize_t *slot_of)
+           int32_t *touched, Py_ssize_t *slot_of, int split)
 {
     Py_ssize_t nt = 0;
     double tp[BLK_MAX];
     int dense = is_dense(q, ndocs);
     if (win) {
-        long long m = exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64);
+        int nsl = split && !rows ? split_count(q) : 1;
+        long long m = exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64, nsl);
         if (m >= 0 && rows && q->ncols && !q->broken) {
             for (Py_ssize_t d = 0; d < ndocs; d++) {
                 slot_of[d] = -1;

@@ -7,6 +7,7 @@ PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* exhaustive.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
+PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* exhaustive.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -50,6 +51,12 @@ static PyMethodDef topk_methods[] = {
      "tids, in query order, with weights qws (qtf * idf) and one Table: what search() does with "
      "stored(arrays, tid, ...) per term, in one call and without PostingList objects. None when "
      "a term has postings with tf > cap (their tf parts come from numpy: use search())."},
+    {"exhaustive_threads", (PyCFunction)topk_exhaustive_threads, METH_VARARGS,
+     "exhaustive_threads([threads[, min_postings]]) -> (threads, min_postings) before the call\n\n"
+     "A windowed exhaustive search (search(exhaustive=True) without rows) of at least "
+     "2 * min_postings postings splits its windows across up to `threads` threads (one per "
+     "min_postings postings; 0: the processors online, at most 4; 1: never), its top k merged "
+     "exactly. With arguments, set them (tests, measurement)."},
     {NULL, NULL, 0, NULL},
 };
 
