@@ -1,6 +1,7 @@
 """The windowed exhaustive path split across threads (``_topk.exhaustive_threads``).
 
-A large windowed search without rows may split its windows into slices, each on a thread of its
+A large windowed search without rows (one query, or an evaluation run's batch on one thread) may
+split its windows into slices, each on a thread of its
 own with its own cursors, sums and top k, merged exactly. These tests shrink the window and the
 postings a slice needs so that small corpora split, and check every ranking against the dense
 numpy float64 ranking (score descending, docno ascending, scores bit for bit, match counts) with
@@ -72,7 +73,10 @@ def ranking(index: Index, terms: list[topk.TermSpec], k: int, allowed: Any) -> A
 @given(groups=st.lists(corpora, min_size=1, max_size=3), data=st.data())
 @SWEEP
 def test_split_windows_agree_with_the_dense_ranking(
-    groups: list[list[str]], data: st.DataObject, make_segmented: Any, variants: VariantsOf,
+    groups: list[list[str]],
+    data: st.DataObject,
+    make_segmented: Any,
+    variants: VariantsOf,
     split: Split,
 ) -> None:
     deleted = [
@@ -134,6 +138,13 @@ def test_many_slices_deep_k_masks_and_deletions(
                     for allowed in (None, mask):
                         want = reference(searcher, q, variant, k, allowed)
                         assert ranking(index, terms, k, allowed) == want, (key, shift, k, q)
+                # An evaluation run on one thread: the batch kernel splits its large queries.
+                got = searcher.search_many(qs, variant, k, count=True, threads=1)
+                for q, g in zip(qs, got, strict=True):
+                    assert not isinstance(g, Exception)
+                    d, s, n = reference(searcher, q, variant, k)
+                    assert (g.hits.docnos.tolist(), g.hits.scores.view(np.int64).tolist()) == (d, s)
+                    assert g.n_matches == n
 
 
 def test_searches_at_once_share_the_parts_they_fill(make_index: Any, split: Split) -> None:
@@ -147,7 +158,9 @@ def test_searches_at_once_share_the_parts_they_fill(make_index: Any, split: Spli
     for _ in range(3):
         cache_of(index).clear()
         with ThreadPoolExecutor(4) as pool:
-            got = list(pool.map(lambda q: ranking(index, specs(searcher, q, variant), 100, None), qs))
+            got = list(
+                pool.map(lambda q: ranking(index, specs(searcher, q, variant), 100, None), qs)
+            )
         assert got == want
 
 

@@ -801,7 +801,7 @@ slices_merge(Query *q, Slice *sls, int nsl, int take)
     return 0;
 }
 
-/* The windowed traversal in nsl slices of whole windows, the first on this thread, the others
+/* The windowed traversal in nsl slices of equal documents, the first on this thread, the others
  * on threads of their own (run here, after it, when a thread cannot start). Each slice decodes
  * the blocks its windows need: a Parts to fill is claimed here, each slice fills the blocks
  * from its first up to the next slice's first, and it is published when every slice did.
@@ -836,9 +836,8 @@ split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *
             ok = 0;
         }
         sl->runs = runs + (Py_ssize_t)n * s;
-        sl->lo = (Py_ssize_t)(s * nw / nsl) * win;
-        sl->hi = (Py_ssize_t)((s + 1) * nw / nsl) * win;
-        sl->hi = sl->hi < ndocs ? sl->hi : ndocs;
+        sl->lo = ndocs * s / nsl; /* (a slice's last window may be short, as a segment's is) */
+        sl->hi = ndocs * (s + 1) / nsl;
     }
     if (!ok) {
         goto done;

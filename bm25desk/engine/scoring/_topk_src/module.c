@@ -36,14 +36,16 @@ static PyMethodDef topk_methods[] = {
      "larger than that, with postings for a quarter of it or more, is scored window by window) "
      "before the call; with shift (4..30), set it (tests, measurement)."},
     {"batch", (PyCFunction)(void (*)(void))topk_batch, METH_VARARGS | METH_KEYWORDS,
-     "batch(segments, lists, slots, weights, offsets, k, allows=None) -> (docnos, scores, sizes, "
+     "batch(segments, lists, slots, weights, offsets, k, allows=None, split=False) -> (docnos, "
+     "scores, sizes, "
      "matches, k) as bytes (int64, float64 with k places per query; int64 per query) and the k "
      "used (at most every document)\n\nThe exhaustive top k of many queries in one call, "
      "without the GIL: see _topk_src/batch.c. segments: per segment (dl_index, deny or None, "
      "base); lists: per segment a tuple with one entry per slot, None or (PostingList, Table, "
      "overflow values or None, Parts or None); slots (int32) and weights (float64): each query's "
      "terms in query order, offsets (int64, queries + 1) where each query's start; allows: None "
-     "or per query None or a boolean mask of every document."},
+     "or per query None or a boolean mask of every document. split: a large windowed query may "
+     "split its windows across threads (see exhaustive_threads; for a run on one thread)."},
     {"ranked", (PyCFunction)(void (*)(void))topk_ranked, METH_VARARGS | METH_KEYWORDS,
      "ranked(arrays, dl_index, tids, qws, table, k, allow=None, deny=None, cap=32, shift=7)\n"
      "-> (docnos, scores, tfs, parts) as search() returns them, or None\n\n"
