@@ -7,7 +7,7 @@ postings a slice needs so that small corpora split, and check every ranking agai
 numpy float64 ranking (score descending, docno ascending, scores bit for bit, match counts) with
 1, 2 and 3 threads: several segments, deletions, masks, every variant, k from 1 to beyond the
 collection, parts cold (filled by the slices together), warm and evicted, searches running at
-once. Damaged blocks met by any slice give an error (or a result) and leave no parts half filled.
+once (damaged blocks met by a slice: test_exhaustive_windows.py).
 """
 
 from __future__ import annotations
@@ -18,31 +18,26 @@ from typing import Any
 
 import numpy as np
 import pytest
-from exhaustive_helpers import cache_of, damaged, draw_mask, reference, specs
-from hypothesis import HealthCheck, given, settings
+from exhaustive_helpers import (
+    SWEEP,
+    VariantsOf,
+    cache_of,
+    corpora,
+    draw_case,
+    draw_segmented,
+    reference,
+    specs,
+)
+from hypothesis import given
 from hypothesis import strategies as st
 
 from bm25desk.engine import get_variant
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring import postings_cache, topk
 from bm25desk.engine.scoring.search import Searcher
-from bm25desk.engine.scoring.variants import Variant, variant_classes
 
 pytestmark = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
 
-KERNEL_KEYS = [c.key for c in variant_classes() if c.key != "bm25f"]
-WORDS = [f"w{i}" for i in range(40)]
-word = st.integers(0, 39).map(lambda i: WORDS[min(i, (i * i) // 40)])
-corpora = st.lists(st.lists(word, min_size=0, max_size=14).map(" ".join), min_size=1, max_size=150)
-queries = st.lists(st.sampled_from([*WORDS, "zz"]), min_size=0, max_size=8).map(
-    lambda q: ["w0", *q]
-)
-SWEEP = settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-VariantsOf = Callable[[str], st.SearchStrategy[Variant]]
 Split = Callable[[int, int], None]
 
 
@@ -79,22 +74,14 @@ def test_split_windows_agree_with_the_dense_ranking(
     variants: VariantsOf,
     split: Split,
 ) -> None:
-    deleted = [
-        data.draw(st.lists(st.integers(0, len(g) - 1), max_size=len(g) // 2, unique=True))
-        for g in groups
-    ]
-    index = make_segmented(groups, deleted)
+    index = draw_segmented(data, groups, make_segmented)
     searcher = Searcher(index)
     cache = cache_of(index)
     for _ in range(3):
-        variant = data.draw(variants(data.draw(st.sampled_from(KERNEL_KEYS))))
-        query = data.draw(queries)
-        k = data.draw(st.integers(1, 12) | st.sampled_from([65, 1000]))
-        allowed = draw_mask(data, index.n_slots)
-        ref = reference(searcher, query, variant, k, allowed)
-        terms = specs(searcher, query, variant)
-        if not terms or topk._top_k_kernel(index, terms, 1, None) is None:
-            continue  # weights the kernel declines (the numpy path ranks them)
+        case = draw_case(data, searcher, variants)
+        if case is None:
+            continue
+        variant, query, k, allowed, terms, ref = case
         split(data.draw(st.sampled_from([1, 2, 3])), data.draw(st.integers(4, 6)))
         cache.clear()
         cold = ranking(index, terms, k, allowed)  # the slices fill the parts together
@@ -162,52 +149,6 @@ def test_searches_at_once_share_the_parts_they_fill(make_index: Any, split: Spli
                 pool.map(lambda q: ranking(index, specs(searcher, q, variant), 100, None), qs)
             )
         assert got == want
-
-
-def test_damaged_blocks_in_a_slice_raise_and_fill_nothing(make_index: Any, split: Split) -> None:
-    rng = np.random.default_rng(5)
-    texts = [
-        " ".join(rng.choice(["a", "b", "c", "d"], size=int(rng.integers(1, 9)))) for _ in range(900)
-    ]
-    index = make_index(texts)
-    searcher = Searcher(index)
-    query = ["a", "b", "c", "d"]
-    st_ = topk._state(index)
-    sg = st_.segments[0]
-    terms = specs(searcher, query, get_variant("lucene"))
-    tables = [st_.table(w, sg.cap).kernel for _t, _q, w in terms]
-    want = reference(searcher, query, get_variant("lucene"), 50)
-    split(3, 4)
-    outcomes = set()
-    for _trial in range(300):
-        arrays = damaged(sg.seg.kernel_arrays, rng)
-        lists = [
-            topk._topk.stored(arrays, sg.seg.lexicon.find(t), sg.dli, sg.cap, sg.shift)
-            for t, _q, _w in terms
-        ]
-        parts = [topk._topk.Parts(pl, tk) for pl, tk in zip(lists, tables, strict=True)]
-        args = [
-            (pl, qtf * w.idf, tk, None, None, col, pa)
-            for col, (pl, (_t, qtf, w), tk, pa) in enumerate(
-                zip(lists, terms, tables, parts, strict=True)
-            )
-        ]
-        error = ""
-        try:
-            got = topk._topk.search(args, sg.dli, 50, len(args), exhaustive=True, rows=False)
-        except ValueError as exc:
-            error = str(exc)
-        if error:
-            assert "changed" in error or "damaged" in error
-            outcomes.add("error")
-            assert not any(p.filled for p in parts)  # a fill that met damage is dropped
-            continue
-        outcomes.add("result")
-        if np.frombuffer(got[0], np.int64).tolist() == want[0]:
-            assert all(p.filled for p in parts)
-            again = topk._topk.search(args, sg.dli, 50, len(args), exhaustive=True, rows=False)
-            assert again[:2] == got[:2]
-    assert outcomes == {"error", "result"}
 
 
 def test_exhaustive_threads_is_checked() -> None:

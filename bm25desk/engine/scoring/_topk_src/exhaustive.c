@@ -208,9 +208,27 @@ enters(const Heap *h, double s, int64_t d)
     return s > h->s[0] || (s == h->s[0] && d < h->d[0]);
 }
 
+/* The k best of c[0..n) as h's entries, best first (build_result sorts them, already in order;
+ * nothing reads them as a heap again). Returns -1 when out of memory (h unchanged). */
+static int
+keep_best(Heap *h, Entry *c, Py_ssize_t n)
+{
+    Py_ssize_t m = n < h->cap ? n : h->cap;
+    if (best_first(c, n, m) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t e = 0; e < m; e++) {
+        h->s[e] = c[e].s;
+        h->d[e] = c[e].d;
+        h->slot[e] = e;
+    }
+    h->size = m;
+    return 0;
+}
+
 /* Without rows, a deep k: the candidates (and the heap's previous entries) in one array, the k
- * best selected (select.c) and put back as the heap's entries, best first (build_result sorts
- * them, already in order; nothing reads them as a heap again). Returns -1 when out of memory. */
+ * best selected (select.c) and put back as the heap's entries (keep_best). Returns -1 when out
+ * of memory. */
 static int
 take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
 {
@@ -231,19 +249,9 @@ take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
             c[n++].d = (int64_t)d + q->base;
         }
     }
-    Py_ssize_t m = n < h->cap ? n : h->cap;
-    if (best_first(c, n, m) < 0) {
-        free(c);
-        return -1;
-    }
-    for (Py_ssize_t e = 0; e < m; e++) {
-        h->s[e] = c[e].s;
-        h->d[e] = c[e].d;
-        h->slot[e] = e;
-    }
-    h->size = m;
+    int r = keep_best(h, c, n);
     free(c);
-    return 0;
+    return r;
 }
 
 /* -- the windowed traversal ------------------------------------------------------------------ */
@@ -607,20 +615,11 @@ slice_run(Slice *sl)
         run_end(&q->cs[t], &sl->runs[t], 0); /* a fill still open (the search broke) is dropped */
     }
     if (pool.c) {
-        if (!q->broken) {
-            Py_ssize_t m = pool.n < h->cap ? pool.n : h->cap;
-            if (best_first(pool.c, pool.n, m) < 0) {
-                free(pool.c);
-                return;
-            }
-            for (Py_ssize_t e = 0; e < m; e++) {
-                h->s[e] = pool.c[e].s;
-                h->d[e] = pool.c[e].d;
-                h->slot[e] = e;
-            }
-            h->size = m;
-        }
+        int r = q->broken ? 0 : keep_best(h, pool.c, pool.n);
         free(pool.c);
+        if (r < 0) {
+            return;
+        }
     }
     sl->matches = matches;
 }
@@ -786,19 +785,9 @@ slices_merge(Query *q, Slice *sls, int nsl, int take)
             c[n++].d = g->d[e];
         }
     }
-    Py_ssize_t m = n < h->cap ? n : h->cap;
-    if (best_first(c, n, m) < 0) {
-        free(c);
-        return -1;
-    }
-    for (Py_ssize_t e = 0; e < m; e++) {
-        h->s[e] = c[e].s;
-        h->d[e] = c[e].d;
-        h->slot[e] = e;
-    }
-    h->size = m;
+    int r = keep_best(h, c, n);
     free(c);
-    return 0;
+    return r;
 }
 
 /* The windowed traversal in nsl slices of equal documents, the first on this thread, the others
