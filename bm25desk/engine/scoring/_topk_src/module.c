@@ -4,10 +4,10 @@
 PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
-PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* exhaustive.c */
+PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* windows.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
-PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* exhaustive.c */
+PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* split.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,

@@ -20,6 +20,8 @@
  *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
+ *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
+ *                (exhaustive.h: what these three share);
  *   parts.c      Parts: a term's decoded tf parts kept for the exhaustive traversal;
  *   count.c      count(): documents in the union of posting lists;
  *   module.c     the module and its types.
