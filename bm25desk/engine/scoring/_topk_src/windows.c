@@ -29,22 +29,29 @@ topk_window_shift(PyObject *Py_UNUSED(module), PyObject *args)
     return PyLong_FromLong(old);
 }
 
-/* The first block of c whose last docno is lo or beyond (0 for lo 0, whatever its last docno:
- * every block is checked as it is decoded; split_windows checks the last docnos ascend). */
-Py_ssize_t
-first_block(const Cursor *c, int32_t lo)
+/* The first index of a[0..n) (ascending) holding lo or beyond (n: none). */
+static Py_ssize_t
+first_at_least(const int32_t *a, Py_ssize_t n, int32_t lo)
 {
-    Py_ssize_t a = 0, z = lo > 0 ? c->nblk : 0;
-    while (a < z) {
-        Py_ssize_t mid = a + (z - a) / 2;
-        if (c->blk_last[mid] < lo) {
-            a = mid + 1;
+    Py_ssize_t i = 0, z = n;
+    while (i < z) {
+        Py_ssize_t mid = i + (z - i) / 2;
+        if (a[mid] < lo) {
+            i = mid + 1;
         }
         else {
             z = mid;
         }
     }
-    return a;
+    return i;
+}
+
+/* The first block of c whose last docno is lo or beyond (0 for lo 0, whatever its last docno:
+ * every block is checked as it is decoded; split_windows checks the last docnos ascend). */
+Py_ssize_t
+first_block(const Cursor *c, int32_t lo)
+{
+    return lo > 0 ? first_at_least(c->blk_last, c->nblk, lo) : 0;
 }
 
 /* Start a term's run at its first posting with docno lo or beyond: a filled Parts whole, else
@@ -58,19 +65,9 @@ run_start(Cursor *c, Run *r, int32_t lo, int claimed, Py_ssize_t fill_end)
     memset(r, 0, sizeof(*r));
     c->oi = 0;
     if (pa && parts_ready(pa)) {
-        Py_ssize_t a = 0, z = pa->n;
-        while (a < z) {
-            Py_ssize_t mid = a + (z - a) / 2;
-            if (pa->docs[mid] < lo) {
-                a = mid + 1;
-            }
-            else {
-                z = mid;
-            }
-        }
         r->docs = pa->docs;
         r->tp = pa->tp;
-        r->i = a;
+        r->i = first_at_least(pa->docs, pa->n, lo);
         r->m = pa->n;
         r->b = c->nblk;
         return;
