@@ -50,7 +50,11 @@ if all(
         Extension(
             "bm25desk.engine.scoring._topk",
             TOPK_SOURCES,
-            depends=["bm25desk/engine/scoring/_topk_src/topk.h", BLOCKS_H],
+            depends=[
+                "bm25desk/engine/scoring/_topk_src/topk.h",
+                "bm25desk/engine/scoring/_topk_src/exhaustive.h",
+                BLOCKS_H,
+            ],
             include_dirs=[BLOCKS_DIR],
             optional=True,
         ),

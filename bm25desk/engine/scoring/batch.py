@@ -160,6 +160,7 @@ def rank_exhaustive(
                 np.ascontiguousarray(offsets[lo : hi + 1] - a),
                 k,
                 None if allows is None else tuple(allows[lo:hi]),
+                split=threads <= 1,  # one thread of queries: a large one may use the others
             )
         except ValueError as exc:
             topk._raise_if_damaged(index, exc)

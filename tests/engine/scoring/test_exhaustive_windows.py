@@ -17,32 +17,26 @@ from typing import Any
 
 import numpy as np
 import pytest
-from exhaustive_helpers import cache_of, draw_mask, reference, specs
-from hypothesis import HealthCheck, given, settings
+from exhaustive_helpers import (
+    SWEEP,
+    VariantsOf,
+    cache_of,
+    corpora,
+    draw_case,
+    draw_segmented,
+    reference,
+    specs,
+)
+from hypothesis import given
 from hypothesis import strategies as st
 
 from bm25desk.engine import get_variant
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring import postings_cache, topk
 from bm25desk.engine.scoring.search import Searcher
-from bm25desk.engine.scoring.variants import Variant, variant_classes
 
 pytestmark = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
 
-KERNEL_KEYS = [c.key for c in variant_classes() if c.key != "bm25f"]
-WORDS = [f"w{i}" for i in range(40)]
-# w0 is in most documents (a query with it is dense), the others thin out.
-word = st.integers(0, 39).map(lambda i: WORDS[min(i, (i * i) // 40)])
-corpora = st.lists(st.lists(word, min_size=0, max_size=14).map(" ".join), min_size=1, max_size=150)
-queries = st.lists(st.sampled_from([*WORDS, "zz"]), min_size=0, max_size=8).map(
-    lambda q: ["w0", *q]
-)
-SWEEP = settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-VariantsOf = Callable[[str], st.SearchStrategy[Variant]]
 Ranking = tuple[list[int], list[int], int]
 
 
@@ -73,22 +67,14 @@ def test_windows_agree_with_the_dense_ranking(
     variants: VariantsOf,
     window: Callable[[int], None],
 ) -> None:
-    deleted = [
-        data.draw(st.lists(st.integers(0, len(g) - 1), max_size=len(g) // 2, unique=True))
-        for g in groups
-    ]
-    index = make_segmented(groups, deleted)
+    index = draw_segmented(data, groups, make_segmented)
     searcher = Searcher(index)
     cache = cache_of(index)
     for _ in range(3):
-        variant = data.draw(variants(data.draw(st.sampled_from(KERNEL_KEYS))))
-        query = data.draw(queries)
-        k = data.draw(st.integers(1, 12) | st.sampled_from([65, 1000]))
-        allowed = draw_mask(data, index.n_slots)
-        ref = reference(searcher, query, variant, k, allowed)
-        terms = specs(searcher, query, variant)
-        if not terms or topk._top_k_kernel(index, terms, 1, None) is None:
-            continue  # weights the kernel declines (the numpy path ranks them)
+        case = draw_case(data, searcher, variants)
+        if case is None:
+            continue
+        variant, query, k, allowed, terms, ref = case
         rows = data.draw(st.booleans())
         window(30)  # one window: the unwindowed traversal, for the rows
         cache.clear()
@@ -160,9 +146,11 @@ def _segment_args(index: Index, searcher: Searcher, query: list[str]) -> tuple[A
     return st_, sg, terms, tables
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 def test_damaged_blocks_in_a_window_raise_and_fill_nothing(
-    make_index: Any, window: Callable[[int], None]
+    make_index: Any, window: Callable[[int], None], threads: int
 ) -> None:
+    """With 3 threads, the searches without rows split into slices (exhaustive_threads)."""
     rng = np.random.default_rng(5)
     texts = [
         " ".join(rng.choice(["a", "b", "c", "d"], size=int(rng.integers(1, 9)))) for _ in range(900)
@@ -174,40 +162,44 @@ def test_damaged_blocks_in_a_window_raise_and_fill_nothing(
     want = reference(searcher, query, get_variant("lucene"), 50)
     arrays = sg.seg.kernel_arrays
     window(4)
-    outcomes = set()
-    for trial in range(300):
-        damaged = list(arrays)
-        stream = np.array(arrays[0], copy=True)
-        lo, hi = int(np.min(arrays[1])), int(np.max(arrays[1]))
-        j = int(rng.integers(lo, max(lo + 1, hi)))
-        stream[j] ^= np.uint8(1 << int(rng.integers(0, 8)))
-        damaged[0] = stream
-        lists = [
-            topk._topk.stored(tuple(damaged), sg.seg.lexicon.find(t), sg.dli, sg.cap, sg.shift)
-            for t, _q, _w in terms
-        ]
-        parts = [topk._topk.Parts(pl, tk) for pl, tk in zip(lists, tables, strict=True)]
-        args = [
-            (pl, qtf * w.idf, tk, None, None, col, pa)
-            for col, (pl, (_t, qtf, w), tk, pa) in enumerate(
-                zip(lists, terms, tables, parts, strict=True)
-            )
-        ]
-        error = ""
-        try:
-            got = topk._topk.search(
-                args, sg.dli, 50, len(args), exhaustive=True, rows=trial % 2 == 0
-            )
-        except ValueError as exc:
-            error = str(exc)
-        if error:
-            assert "changed" in error or "damaged" in error
-            outcomes.add("error")
-            assert not any(p.filled for p in parts)  # a fill that met damage is dropped
-            continue
-        outcomes.add("result")
-        if np.frombuffer(got[0], np.int64).tolist() == want[0]:
-            assert all(p.filled for p in parts)
+    before = topk._topk.exhaustive_threads(threads, 1)
+    try:
+        outcomes = set()
+        for trial in range(300):
+            damaged = list(arrays)
+            stream = np.array(arrays[0], copy=True)
+            lo, hi = int(np.min(arrays[1])), int(np.max(arrays[1]))
+            j = int(rng.integers(lo, max(lo + 1, hi)))
+            stream[j] ^= np.uint8(1 << int(rng.integers(0, 8)))
+            damaged[0] = stream
+            lists = [
+                topk._topk.stored(tuple(damaged), sg.seg.lexicon.find(t), sg.dli, sg.cap, sg.shift)
+                for t, _q, _w in terms
+            ]
+            parts = [topk._topk.Parts(pl, tk) for pl, tk in zip(lists, tables, strict=True)]
+            args = [
+                (pl, qtf * w.idf, tk, None, None, col, pa)
+                for col, (pl, (_t, qtf, w), tk, pa) in enumerate(
+                    zip(lists, terms, tables, parts, strict=True)
+                )
+            ]
+            error = ""
+            try:
+                got = topk._topk.search(
+                    args, sg.dli, 50, len(args), exhaustive=True, rows=trial % 2 == 0
+                )
+            except ValueError as exc:
+                error = str(exc)
+            if error:
+                assert "changed" in error or "damaged" in error
+                outcomes.add("error")
+                assert not any(p.filled for p in parts)  # a fill that met damage is dropped
+                continue
+            outcomes.add("result")
+            if np.frombuffer(got[0], np.int64).tolist() == want[0]:
+                assert all(p.filled for p in parts)
+    finally:
+        topk._topk.exhaustive_threads(*before)
     assert "error" in outcomes
 
 

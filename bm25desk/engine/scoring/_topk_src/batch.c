@@ -39,6 +39,7 @@ typedef struct {
     Py_buffer *allow; /* per query (have_allow says which) */
     char *have_allow;
     PyObject *lists; /* a tuple of tuples (ours: the caller's lists may change) */
+    int split;       /* a large windowed query may use threads (exhaustive_threads()) */
 } Batch;
 
 static void
@@ -430,7 +431,7 @@ run_query(const Batch *b, Work *w, Py_ssize_t q, int64_t *od, double *os, long l
         /* acc and seen hold a whole segment, so the window (when one is used) fits them. */
         Py_ssize_t win = exhaustive_window(&Q, sg->ndocs);
         long long m = exhaustive(&Q, sg->ndocs, win, 0, w->acc, w->seen, win ? NULL : w->touched,
-                                 NULL);
+                                 NULL, b->split);
         if (Q.broken) {
             return -2;
         }
@@ -470,13 +471,13 @@ PyObject *
 topk_batch(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"segments", "lists", "slots", "weights", "offsets", "k", "allows",
-                             NULL};
+                             "split", NULL};
     PyObject *segments, *lists, *slots, *qws, *offs, *kobj, *allows = Py_None, *out = NULL;
     PyObject *bd = NULL, *bs = NULL, *bz = NULL, *bm = NULL;
     Batch b;
     memset(&b, 0, sizeof(b));
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|O", kwlist, &segments, &lists, &slots,
-                                     &qws, &offs, &kobj, &allows)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|Op", kwlist, &segments, &lists, &slots,
+                                     &qws, &offs, &kobj, &allows, &b.split)) {
         return NULL;
     }
     if (!PyTuple_Check(segments) || !PyTuple_Check(lists) ||

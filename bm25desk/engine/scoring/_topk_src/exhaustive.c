@@ -10,12 +10,14 @@
  * part (explanations); evaluation runs skip it.
  *
  * A term may come with a Parts (parts.c): its docnos and tf parts decoded by an earlier search,
- * read instead of the blocks (or filled by this one). Called without the GIL. */
-#include "topk.h"
+ * read instead of the blocks (or filled by this one). A dense query on a segment larger than a
+ * window goes window by window instead (windows.c; split across threads by split.c). Called
+ * without the GIL. */
+#include "exhaustive.h"
 
 /* The tf part of the posting at list position p with a tf above the table's cap: the term's
  * overflow value, or NaN (the cursor is then broken). */
-static double
+double
 overflow_part(Cursor *c, Py_ssize_t p, int32_t tf)
 {
     while (c->oi < c->novf && c->ovf_pos[c->oi] < p) {
@@ -42,53 +44,6 @@ tf_part_at(Cursor *c, Py_ssize_t p, int32_t d, int32_t tf)
         return c->T[(Py_ssize_t)j * c->stride + tf * c->tstride];
     }
     return overflow_part(c, p, tf);
-}
-
-/* Decode block b of c: its docnos in c->bd and tfs (returned), or NULL (broken). */
-static inline const int32_t *
-load_block(Cursor *c, Py_ssize_t b)
-{
-    if (c->dblk != b && cur_load(c, b) < 0) {
-        return NULL;
-    }
-    return cur_tfs(c);
-}
-
-/* The tf parts of the m postings of one decoded block into tp: T[dl_index[d], tf], or the
- * overflow value. W is the length index's item size, a constant at each call (the body is
- * specialised: no width test per posting). Everything the loop reads is in locals, so that the
- * compiler need not reload it after each store. Returns -1 when the postings are broken. */
-static inline __attribute__((always_inline)) int
-block_parts(Cursor *c, const int32_t *docs, const int32_t *tfs, Py_ssize_t m, Py_ssize_t p0,
-            double *tp, const int W)
-{
-    const double *T = c->T;
-    const void *dli = c->dli;
-    const uint32_t cap = (uint32_t)c->cap, rows = (uint32_t)c->rows;
-    const Py_ssize_t stride = c->stride, tstride = c->tstride;
-    int bad = 0;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        int32_t tf = tfs[i];
-        uint32_t j = W == 1   ? ((const uint8_t *)dli)[docs[i]]
-                     : W == 2 ? ((const uint16_t *)dli)[docs[i]]
-                              : (uint32_t)((const int32_t *)dli)[docs[i]];
-        if (LIKELY((uint32_t)(tf - 1) < cap)) {
-            bad |= j >= rows; /* (a negative int32 row is a huge uint32) */
-            tp[i] = T[(Py_ssize_t)(j < rows ? j : 0) * stride + tf * tstride];
-        }
-        else {
-            double v = overflow_part(c, p0 + i, tf);
-            if (v != v) {
-                return -1;
-            }
-            tp[i] = v;
-        }
-    }
-    if (UNLIKELY(bad)) {
-        cur_broken(c);
-        return -1;
-    }
-    return 0;
 }
 
 /* acc[d] += qw * tp for the m postings of a block, marking the documents seen. Sparse: a
@@ -192,20 +147,27 @@ fill_rows(Query *q, Py_ssize_t ndocs, Py_ssize_t *slot_of)
     }
 }
 
-/* Whether (s, d) would enter the full heap h (worse than nothing in it: inline, as most
- * documents of a query with a frequent term do not). */
-static inline int
-enters(const Heap *h, double s, int64_t d)
+/* The k best of c[0..n) as h's entries, best first (build_result sorts them, already in order;
+ * nothing reads them as a heap again). Returns -1 when out of memory (h unchanged). */
+int
+keep_best(Heap *h, Entry *c, Py_ssize_t n)
 {
-    if (h->size < h->cap) {
-        return 1;
+    Py_ssize_t m = n < h->cap ? n : h->cap;
+    if (best_first(c, n, m) < 0) {
+        return -1;
     }
-    return s > h->s[0] || (s == h->s[0] && d < h->d[0]);
+    for (Py_ssize_t e = 0; e < m; e++) {
+        h->s[e] = c[e].s;
+        h->d[e] = c[e].d;
+        h->slot[e] = e;
+    }
+    h->size = m;
+    return 0;
 }
 
 /* Without rows, a deep k: the candidates (and the heap's previous entries) in one array, the k
- * best selected (select.c) and put back as the heap's entries, best first (build_result sorts
- * them, already in order; nothing reads them as a heap again). Returns -1 when out of memory. */
+ * best selected (select.c) and put back as the heap's entries (keep_best). Returns -1 when out
+ * of memory. */
 static int
 take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
 {
@@ -226,338 +188,9 @@ take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
             c[n++].d = (int64_t)d + q->base;
         }
     }
-    Py_ssize_t m = n < h->cap ? n : h->cap;
-    if (best_first(c, n, m) < 0) {
-        free(c);
-        return -1;
-    }
-    for (Py_ssize_t e = 0; e < m; e++) {
-        h->s[e] = c[e].s;
-        h->d[e] = c[e].d;
-        h->slot[e] = e;
-    }
-    h->size = m;
+    int r = keep_best(h, c, n);
     free(c);
-    return 0;
-}
-
-/* -- the windowed traversal ------------------------------------------------------------------ */
-
-/* Documents per window, as a power of two: 32 K sums (256 KB) and marks stay in a core's L2
- * cache, where adding straight into the segment's array (8 MB at 1 M documents) missed it at
- * almost every posting. Settable (window_shift()) so that tests can take the windowed path on
- * small collections. */
-static int win_shift = 15;
-
-PyObject *
-topk_window_shift(PyObject *Py_UNUSED(module), PyObject *args)
-{
-    int shift = -1;
-    if (!PyArg_ParseTuple(args, "|i", &shift)) {
-        return NULL;
-    }
-    int old = __atomic_load_n(&win_shift, __ATOMIC_RELAXED);
-    if (shift != -1) {
-        if (shift < 4 || shift > 30) {
-            PyErr_SetString(PyExc_ValueError, "window_shift must be in 4..30");
-            return NULL;
-        }
-        __atomic_store_n(&win_shift, shift, __ATOMIC_RELAXED);
-    }
-    return PyLong_FromLong(old);
-}
-
-/* One term's postings not yet added: a run of docnos (a decoded block, or a filled Parts) with
- * their tfs (tf parts still to look up) or their tf parts. */
-typedef struct {
-    const int32_t *docs, *tfs;
-    const double *tp;
-    Py_ssize_t i, m, p0; /* next posting of the run, the run's end, list position of docs[0] */
-    Py_ssize_t b;        /* next block to decode */
-    int fill;            /* filling the cursor's Parts (claimed, not yet published) */
-} Run;
-
-/* Start a term's run: a filled Parts whole, else nothing yet (blocks decoded as needed). */
-static void
-run_start(Cursor *c, Run *r)
-{
-    Parts *pa = c->parts;
-    memset(r, 0, sizeof(*r));
-    c->oi = 0;
-    if (pa && parts_ready(pa)) {
-        r->docs = pa->docs;
-        r->tp = pa->tp;
-        r->m = pa->n;
-        r->b = c->nblk;
-        return;
-    }
-    r->fill = pa && parts_claim(pa);
-}
-
-/* End a fill that is still open: published when the whole list went in, else emptied. */
-static void
-run_end(Cursor *c, Run *r, int ok)
-{
-    if (r->fill) {
-        parts_publish(c->parts, ok && !*c->broken);
-        r->fill = 0;
-    }
-}
-
-/* Decode the term's next block into its run (its tf parts too, into the Parts being filled).
- * Returns 0 at the end of the list or when the postings are broken. */
-static int
-run_next(Cursor *c, Run *r)
-{
-    if (r->b >= c->nblk || *c->broken) {
-        run_end(c, r, r->b >= c->nblk);
-        return 0;
-    }
-    Py_ssize_t b = r->b++;
-    const int32_t *tfs = load_block(c, b);
-    if (!tfs) {
-        run_end(c, r, 0);
-        return 0;
-    }
-    r->i = 0;
-    r->m = blk_count(c, b);
-    r->p0 = b << c->shift;
-    r->docs = c->bd;
-    r->tfs = tfs;
-    if (r->fill) {
-        Parts *pa = c->parts;
-        double *out = pa->tp + r->p0;
-        int bad = c->dli_w == 1   ? block_parts(c, c->bd, tfs, r->m, r->p0, out, 1)
-                  : c->dli_w == 2 ? block_parts(c, c->bd, tfs, r->m, r->p0, out, 2)
-                                  : block_parts(c, c->bd, tfs, r->m, r->p0, out, 4);
-        if (bad < 0) {
-            run_end(c, r, 0);
-            return 0;
-        }
-        memcpy(pa->docs + r->p0, c->bd, sizeof(int32_t) * (size_t)r->m);
-        r->docs = pa->docs + r->p0;
-        r->tp = out;
-        r->tfs = NULL;
-    }
-    return 1;
-}
-
-/* Add the term's postings with docnos in [w0, w1) into the window's sums and marks (index
- * d - w0), in list order; tp is scratch for one block's tf parts. Docnos ascend strictly (each
- * block was checked as it was decoded), and every one below w0 went in with an earlier window,
- * so every index is inside the window. */
-static void
-run_window(Cursor *c, Run *r, double *restrict acc, uint8_t *restrict seen, int32_t w0,
-           int32_t w1, double *tp)
-{
-    for (;;) {
-        if (r->i >= r->m && !run_next(c, r)) {
-            return;
-        }
-        const int32_t *docs = r->docs;
-        Py_ssize_t i = r->i, e = r->m;
-        if (docs[e - 1] >= w1) {
-            /* the first position in [i, e) at w1 or beyond: at most w1 - docs[i] come before */
-            Py_ssize_t lo = i, hi = e - 1;
-            if (docs[i] >= w1) {
-                return;
-            }
-            if (hi - i > (Py_ssize_t)(w1 - docs[i])) {
-                hi = i + (w1 - docs[i]);
-            }
-            while (lo < hi) {
-                Py_ssize_t mid = lo + (hi - lo) / 2;
-                if (docs[mid] < w1) {
-                    lo = mid + 1;
-                }
-                else {
-                    hi = mid;
-                }
-            }
-            e = lo;
-        }
-        const double *parts = r->tp ? r->tp + i : tp;
-        if (r->tfs) {
-            int bad = c->dli_w == 1 ? block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 1)
-                      : c->dli_w == 2
-                          ? block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 2)
-                          : block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 4);
-            if (bad < 0) {
-                run_end(c, r, 0);
-                r->i = r->m = 0;
-                r->b = c->nblk;
-                return;
-            }
-        }
-        double qw = c->qw;
-        for (Py_ssize_t j = i; j < e; j++) {
-            Py_ssize_t x = docs[j] - w0;
-            acc[x] += qw * parts[j - i];
-            seen[x] = 1;
-        }
-        r->i = e;
-        if (e < r->m) {
-            return;
-        }
-    }
-}
-
-/* Where a window's matches go: the heap, or (deep k without rows) an array the k best are
- * selected from at the end, as in take_best. When the array fills (16 k candidates) its k best
- * are selected and kept, and the k-th of them becomes a bar that later candidates must pass to
- * enter at all: a long query's 80 k candidates on 100 k passages mostly stop at one comparison
- * (a heap took every one that beat its root, each in log k steps). */
-typedef struct {
-    Entry *c;
-    Py_ssize_t n, max; /* the heap's entries are copied in first */
-    int barred;        /* bar: the k-th best so far (after the array first filled) */
-    Entry bar;
-} Pool;
-
-/* Out of memory selecting: every candidate kept goes into the heap (emptied first: the array
- * holds its entries too), which takes the rest. */
-static void
-pool_pour(Query *q, Pool *p)
-{
-    q->h->size = 0;
-    for (Py_ssize_t e = 0; e < p->n; e++) {
-        if (enters(q->h, p->c[e].s, p->c[e].d)) {
-            heap_push(q->h, p->c[e].s, p->c[e].d);
-        }
-    }
-    free(p->c);
-    p->c = NULL;
-}
-
-static void
-pool_put(Query *q, Pool *p, double s, int64_t g)
-{
-    if (p->c) {
-        Entry x = {s, g, 0};
-        if (p->barred && !entry_before(&x, &p->bar)) {
-            return; /* k candidates rank before it already */
-        }
-        if (p->n == p->max) {
-            Py_ssize_t k = q->h->cap;
-            if (best_first(p->c, p->n, k) < 0) {
-                pool_pour(q, p);
-                if (enters(q->h, s, g)) {
-                    heap_push(q->h, s, g);
-                }
-                return;
-            }
-            p->n = k;
-            p->bar = p->c[k - 1];
-            p->barred = 1;
-            if (!entry_before(&x, &p->bar)) {
-                return;
-            }
-        }
-        p->c[p->n++] = x;
-        return;
-    }
-    if (enters(q->h, s, g)) {
-        heap_push(q->h, s, g);
-    }
-}
-
-/* The window's matching, allowed, live documents into the pool, and the window cleared.
- * Returns the number of them. */
-static long long
-take_window(Query *q, Pool *p, double *acc, uint8_t *seen, int32_t w0, Py_ssize_t len)
-{
-    long long matches = 0;
-    for (Py_ssize_t x = 0; x < len; x++) {
-        if (!seen[x]) {
-            continue;
-        }
-        int32_t d = w0 + (int32_t)x;
-        if ((q->allow && !q->allow[d]) || (q->deny && q->deny[d])) {
-            continue;
-        }
-        matches++;
-        pool_put(q, p, acc[x], (int64_t)d + q->base);
-    }
-    memset(acc, 0, sizeof(double) * (size_t)len);
-    memset(seen, 0, (size_t)len);
-    return matches;
-}
-
-/* The exhaustive traversal window by window (the dense case of a segment larger than a window):
- * all the terms over the first `win` documents, in query order, then over the next... Each
- * document still receives its terms in query order, from 0.0: the same sums, bit for bit.
- * acc and seen: at least win each, zeroed. Returns the matches, or -1 when out of memory. */
-static long long
-exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
-                   int take)
-{
-    double tp[BLK_MAX];
-    Heap *h = q->h;
-    Run *runs = malloc(sizeof(Run) * (size_t)(q->n ? q->n : 1));
-    Pool pool = {NULL, 0, 0, 0, {0.0, 0, 0}};
-    if (take) {
-        pool.max = 16 * h->cap + h->size;
-        pool.c = malloc(sizeof(Entry) * (size_t)pool.max);
-    }
-    if (!runs || (take && !pool.c)) {
-        free(runs);
-        free(pool.c);
-        return -1;
-    }
-    for (Py_ssize_t e = 0; take && e < h->size; e++) {
-        pool.c[pool.n].s = h->s[e];
-        pool.c[pool.n++].d = h->d[e];
-    }
-    for (int t = 0; t < q->n; t++) {
-        run_start(&q->cs[t], &runs[t]);
-    }
-    long long matches = 0;
-    for (Py_ssize_t w0 = 0; w0 < ndocs && !q->broken; w0 += win) {
-        Py_ssize_t len = ndocs - w0 < win ? ndocs - w0 : win;
-        for (int t = 0; t < q->n && !q->broken; t++) {
-            run_window(&q->cs[t], &runs[t], acc, seen, (int32_t)w0, (int32_t)(w0 + len), tp);
-        }
-        if (!q->broken) {
-            matches += take_window(q, &pool, acc, seen, (int32_t)w0, len);
-        }
-    }
-    for (int t = 0; t < q->n; t++) {
-        run_end(&q->cs[t], &runs[t], 0); /* a fill still open (the search broke) is dropped */
-    }
-    free(runs);
-    if (pool.c) {
-        if (!q->broken) {
-            Py_ssize_t m = pool.n < h->cap ? pool.n : h->cap;
-            if (best_first(pool.c, pool.n, m) < 0) {
-                free(pool.c);
-                return -1;
-            }
-            for (Py_ssize_t e = 0; e < m; e++) {
-                h->s[e] = pool.c[e].s;
-                h->d[e] = pool.c[e].d;
-                h->slot[e] = e;
-            }
-            h->size = m;
-        }
-        free(pool.c);
-    }
-    return matches;
-}
-
-/* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
- * pass over `seen` lists the matches in docno order (a matching document may score exactly
- * 0.0: `seen`, not the score, says it matched). */
-static inline int
-is_dense(const Query *q, Py_ssize_t ndocs)
-{
-    return q->total_postings >= ndocs / 4;
-}
-
-Py_ssize_t
-exhaustive_window(const Query *q, Py_ssize_t ndocs)
-{
-    Py_ssize_t win = (Py_ssize_t)1 << __atomic_load_n(&win_shift, __ATOMIC_RELAXED);
-    return is_dense(q, ndocs) && ndocs > win ? win : 0;
+    return r;
 }
 
 /* Zero the sums and marks of the documents touched (all of them when dense), leaving acc and
@@ -579,13 +212,14 @@ clear_sums(double *acc, uint8_t *seen, const int32_t *touched, Py_ssize_t nt, Py
 
 long long
 exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc, uint8_t *seen,
-           int32_t *touched, Py_ssize_t *slot_of)
+           int32_t *touched, Py_ssize_t *slot_of, int split)
 {
     Py_ssize_t nt = 0;
     double tp[BLK_MAX];
     int dense = is_dense(q, ndocs);
     if (win) {
-        long long m = exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64);
+        int nsl = split && !rows ? split_count(q) : 1;
+        long long m = exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64, nsl);
         if (m >= 0 && rows && q->ncols && !q->broken) {
             for (Py_ssize_t d = 0; d < ndocs; d++) {
                 slot_of[d] = -1;

@@ -4,9 +4,10 @@
 PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
-PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* exhaustive.c */
+PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* windows.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
+PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* split.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -35,14 +36,16 @@ static PyMethodDef topk_methods[] = {
      "larger than that, with postings for a quarter of it or more, is scored window by window) "
      "before the call; with shift (4..30), set it (tests, measurement)."},
     {"batch", (PyCFunction)(void (*)(void))topk_batch, METH_VARARGS | METH_KEYWORDS,
-     "batch(segments, lists, slots, weights, offsets, k, allows=None) -> (docnos, scores, sizes, "
+     "batch(segments, lists, slots, weights, offsets, k, allows=None, split=False) -> (docnos, "
+     "scores, sizes, "
      "matches, k) as bytes (int64, float64 with k places per query; int64 per query) and the k "
      "used (at most every document)\n\nThe exhaustive top k of many queries in one call, "
      "without the GIL: see _topk_src/batch.c. segments: per segment (dl_index, deny or None, "
      "base); lists: per segment a tuple with one entry per slot, None or (PostingList, Table, "
      "overflow values or None, Parts or None); slots (int32) and weights (float64): each query's "
      "terms in query order, offsets (int64, queries + 1) where each query's start; allows: None "
-     "or per query None or a boolean mask of every document."},
+     "or per query None or a boolean mask of every document. split: a large windowed query may "
+     "split its windows across threads (see exhaustive_threads; for a run on one thread)."},
     {"ranked", (PyCFunction)(void (*)(void))topk_ranked, METH_VARARGS | METH_KEYWORDS,
      "ranked(arrays, dl_index, tids, qws, table, k, allow=None, deny=None, cap=32, shift=7)\n"
      "-> (docnos, scores, tfs, parts) as search() returns them, or None\n\n"
@@ -50,6 +53,12 @@ static PyMethodDef topk_methods[] = {
      "tids, in query order, with weights qws (qtf * idf) and one Table: what search() does with "
      "stored(arrays, tid, ...) per term, in one call and without PostingList objects. None when "
      "a term has postings with tf > cap (their tf parts come from numpy: use search())."},
+    {"exhaustive_threads", (PyCFunction)topk_exhaustive_threads, METH_VARARGS,
+     "exhaustive_threads([threads[, min_postings]]) -> (threads, min_postings) before the call\n\n"
+     "A windowed exhaustive search (search(exhaustive=True) without rows) of at least "
+     "2 * min_postings postings splits its windows across up to `threads` threads (one per "
+     "min_postings postings; 0: the processors online, at most 4; 1: never), its top k merged "
+     "exactly. With arguments, set them (tests, measurement)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -609,7 +609,7 @@ search_exhaustive(Search *s, PyObject *prev, double seed_ratio)
     }
     long long matches;
     Py_BEGIN_ALLOW_THREADS
-    matches = exhaustive(&s->q, s->ndocs, win, s->rows, acc, seen, touched, slot_of);
+    matches = exhaustive(&s->q, s->ndocs, win, s->rows, acc, seen, touched, slot_of, 1);
     Py_END_ALLOW_THREADS
     free(acc);
     free(seen);

@@ -20,6 +20,8 @@
  *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
+ *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
+ *                (exhaustive.h: what these three share);
  *   parts.c      Parts: a term's decoded tf parts kept for the exhaustive traversal;
  *   count.c      count(): documents in the union of posting lists;
  *   module.c     the module and its types.
@@ -661,9 +663,10 @@ Py_ssize_t exhaustive_window(const Query *q, Py_ssize_t ndocs);
  * `win` each, win from exhaustive_window, else ndocs each, with touched: ndocs scratch, NULL when
  * windowed), push the allowed live ones into q->h, and with `rows` fill the hits' rows (slot_of:
  * ndocs scratch). Returns the number of matching documents (-1: out of memory). Unless the
- * postings were found broken, acc and seen are zeroed again on return. Without the GIL. */
+ * postings were found broken, acc and seen are zeroed again on return. `split`: a large
+ * windowed traversal without rows may use threads (exhaustive_threads()). Without the GIL. */
 long long exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc,
-                     uint8_t *seen, int32_t *touched, Py_ssize_t *slot_of);
+                     uint8_t *seen, int32_t *touched, Py_ssize_t *slot_of, int split);
 
 /* select.c: move the k best of c[0..n) (score descending, docno ascending) to its front, best
  * first. Returns -1 when out of memory (c unchanged). */

@@ -1,0 +1,377 @@
+/* The exhaustive traversal window by window (exhaustive.c decides; split.c splits the windows
+ * across threads): a segment larger than a window, with postings for a quarter of it or more,
+ * has every term added over its first window of documents, then over the next... so that the
+ * sums and marks stay in a core's cache. Each document still receives its terms in query order
+ * from 0.0: the same sums, bit for bit. Called without the GIL. */
+#include "exhaustive.h"
+
+/* Documents per window, as a power of two: 32 K sums (256 KB) and marks stay in a core's L2
+ * cache, where adding straight into the segment's array (8 MB at 1 M documents) missed it at
+ * almost every posting. Settable (window_shift()) so that tests can take the windowed path on
+ * small collections. */
+static int win_shift = 15;
+
+PyObject *
+topk_window_shift(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    int shift = -1;
+    if (!PyArg_ParseTuple(args, "|i", &shift)) {
+        return NULL;
+    }
+    int old = __atomic_load_n(&win_shift, __ATOMIC_RELAXED);
+    if (shift != -1) {
+        if (shift < 4 || shift > 30) {
+            PyErr_SetString(PyExc_ValueError, "window_shift must be in 4..30");
+            return NULL;
+        }
+        __atomic_store_n(&win_shift, shift, __ATOMIC_RELAXED);
+    }
+    return PyLong_FromLong(old);
+}
+
+/* The first index of a[0..n) (ascending) holding lo or beyond (n: none). */
+static Py_ssize_t
+first_at_least(const int32_t *a, Py_ssize_t n, int32_t lo)
+{
+    Py_ssize_t i = 0, z = n;
+    while (i < z) {
+        Py_ssize_t mid = i + (z - i) / 2;
+        if (a[mid] < lo) {
+            i = mid + 1;
+        }
+        else {
+            z = mid;
+        }
+    }
+    return i;
+}
+
+/* The first block of c whose last docno is lo or beyond (0 for lo 0, whatever its last docno:
+ * every block is checked as it is decoded; split_windows checks the last docnos ascend). */
+Py_ssize_t
+first_block(const Cursor *c, int32_t lo)
+{
+    return lo > 0 ? first_at_least(c->blk_last, c->nblk, lo) : 0;
+}
+
+/* Start a term's run at its first posting with docno lo or beyond: a filled Parts whole, else
+ * nothing yet (blocks decoded as needed, from the first whose last docno is lo or beyond).
+ * claimed < 0: the run claims the Parts itself and publishes it; else the Parts was claimed
+ * (1) or not (0) by the caller, and this run fills blocks [its first, fill_end) of it. */
+void
+run_start(Cursor *c, Run *r, int32_t lo, int claimed, Py_ssize_t fill_end)
+{
+    Parts *pa = c->parts;
+    memset(r, 0, sizeof(*r));
+    c->oi = 0;
+    if (pa && parts_ready(pa)) {
+        r->docs = pa->docs;
+        r->tp = pa->tp;
+        r->i = first_at_least(pa->docs, pa->n, lo);
+        r->m = pa->n;
+        r->b = c->nblk;
+        return;
+    }
+    r->b = first_block(c, lo);
+    r->lo = lo;
+    r->fill_end = c->nblk;
+    if (claimed < 0) {
+        r->fill = pa && parts_claim(pa);
+        return;
+    }
+    r->shared = 1;
+    r->fill_end = fill_end;
+    r->fill = claimed && r->b < fill_end;
+    r->filled = claimed && r->b >= fill_end;
+}
+
+/* End a fill that is still open: published when the whole list went in, else emptied (shared:
+ * said in `filled`). */
+static void
+run_end(Cursor *c, Run *r, int ok)
+{
+    if (r->fill) {
+        if (r->shared) {
+            r->filled = ok && !*c->broken;
+        }
+        else {
+            parts_publish(c->parts, ok && !*c->broken);
+        }
+        r->fill = 0;
+    }
+}
+
+/* Decode the term's next block into its run (its tf parts too, into the Parts being filled).
+ * Returns 0 at the end of the list or when the postings are broken. */
+static int
+run_next(Cursor *c, Run *r)
+{
+    if (r->fill && r->b >= r->fill_end) {
+        run_end(c, r, 1);
+    }
+    if (r->b >= c->nblk || *c->broken) {
+        run_end(c, r, 0);
+        return 0;
+    }
+    Py_ssize_t b = r->b++;
+    const int32_t *tfs = load_block(c, b);
+    if (!tfs) {
+        run_end(c, r, 0);
+        return 0;
+    }
+    r->i = 0;
+    r->m = blk_count(c, b);
+    r->p0 = b << c->shift;
+    r->docs = c->bd;
+    r->tfs = tfs;
+    r->tp = NULL; /* (a shared fill stops at its last block: the next ones are looked up) */
+    if (r->fill) {
+        Parts *pa = c->parts;
+        double *out = pa->tp + r->p0;
+        int bad = c->dli_w == 1   ? block_parts(c, c->bd, tfs, r->m, r->p0, out, 1)
+                  : c->dli_w == 2 ? block_parts(c, c->bd, tfs, r->m, r->p0, out, 2)
+                                  : block_parts(c, c->bd, tfs, r->m, r->p0, out, 4);
+        if (bad < 0) {
+            run_end(c, r, 0);
+            return 0;
+        }
+        memcpy(pa->docs + r->p0, c->bd, sizeof(int32_t) * (size_t)r->m);
+        r->docs = pa->docs + r->p0;
+        r->tp = out;
+        r->tfs = NULL;
+    }
+    while (r->i < r->m && r->docs[r->i] < r->lo) { /* a slice's first block: the slice before's */
+        r->i++;
+    }
+    if (UNLIKELY(r->i == r->m)) { /* (its last docno is lo or beyond: checked as decoded) */
+        cur_broken(c);
+        run_end(c, r, 0);
+        return 0;
+    }
+    return 1;
+}
+
+/* Add the term's postings with docnos in [w0, w1) into the window's sums and marks (index
+ * d - w0), in list order; tp is scratch for one block's tf parts. Docnos ascend strictly (each
+ * block was checked as it was decoded), and every one below w0 went in with an earlier window,
+ * so every index is inside the window. */
+static void
+run_window(Cursor *c, Run *r, double *restrict acc, uint8_t *restrict seen, int32_t w0,
+           int32_t w1, double *tp)
+{
+    for (;;) {
+        if (r->i >= r->m && !run_next(c, r)) {
+            return;
+        }
+        const int32_t *docs = r->docs;
+        Py_ssize_t i = r->i, e = r->m;
+        if (docs[e - 1] >= w1) {
+            /* the first position in [i, e) at w1 or beyond: at most w1 - docs[i] come before */
+            Py_ssize_t lo = i, hi = e - 1;
+            if (docs[i] >= w1) {
+                return;
+            }
+            if (hi - i > (Py_ssize_t)(w1 - docs[i])) {
+                hi = i + (w1 - docs[i]);
+            }
+            while (lo < hi) {
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (docs[mid] < w1) {
+                    lo = mid + 1;
+                }
+                else {
+                    hi = mid;
+                }
+            }
+            e = lo;
+        }
+        const double *parts = r->tp ? r->tp + i : tp;
+        if (r->tfs) {
+            int bad = c->dli_w == 1 ? block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 1)
+                      : c->dli_w == 2
+                          ? block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 2)
+                          : block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 4);
+            if (bad < 0) {
+                run_end(c, r, 0);
+                r->i = r->m = 0;
+                r->b = c->nblk;
+                return;
+            }
+        }
+        double qw = c->qw;
+        for (Py_ssize_t j = i; j < e; j++) {
+            Py_ssize_t x = docs[j] - w0;
+            acc[x] += qw * parts[j - i];
+            seen[x] = 1;
+        }
+        r->i = e;
+        if (e < r->m) {
+            return;
+        }
+    }
+}
+
+/* Where a window's matches go: the heap, or (deep k without rows) an array the k best are
+ * selected from at the end, as in take_best. When the array fills (16 k candidates) its k best
+ * are selected and kept, and the k-th of them becomes a bar that later candidates must pass to
+ * enter at all: a long query's 80 k candidates on 100 k passages mostly stop at one comparison
+ * (a heap took every one that beat its root, each in log k steps). */
+typedef struct {
+    Entry *c;
+    Py_ssize_t n, max; /* the heap's entries are copied in first */
+    int barred;        /* bar: the k-th best so far (after the array first filled) */
+    Entry bar;
+} Pool;
+
+/* Out of memory selecting: every candidate kept goes into the heap (emptied first: the array
+ * holds its entries too), which takes the rest. */
+static void
+pool_pour(Query *q, Pool *p)
+{
+    q->h->size = 0;
+    for (Py_ssize_t e = 0; e < p->n; e++) {
+        if (enters(q->h, p->c[e].s, p->c[e].d)) {
+            heap_push(q->h, p->c[e].s, p->c[e].d);
+        }
+    }
+    free(p->c);
+    p->c = NULL;
+}
+
+static void
+pool_put(Query *q, Pool *p, double s, int64_t g)
+{
+    if (p->c) {
+        Entry x = {s, g, 0};
+        if (p->barred && !entry_before(&x, &p->bar)) {
+            return; /* k candidates rank before it already */
+        }
+        if (p->n == p->max) {
+            Py_ssize_t k = q->h->cap;
+            if (best_first(p->c, p->n, k) < 0) {
+                pool_pour(q, p);
+                if (enters(q->h, s, g)) {
+                    heap_push(q->h, s, g);
+                }
+                return;
+            }
+            p->n = k;
+            p->bar = p->c[k - 1];
+            p->barred = 1;
+            if (!entry_before(&x, &p->bar)) {
+                return;
+            }
+        }
+        p->c[p->n++] = x;
+        return;
+    }
+    if (enters(q->h, s, g)) {
+        heap_push(q->h, s, g);
+    }
+}
+
+/* The window's matching, allowed, live documents into the pool, and the window cleared.
+ * Returns the number of them. */
+static long long
+take_window(Query *q, Pool *p, double *acc, uint8_t *seen, int32_t w0, Py_ssize_t len)
+{
+    long long matches = 0;
+    for (Py_ssize_t x = 0; x < len; x++) {
+        if (!seen[x]) {
+            continue;
+        }
+        int32_t d = w0 + (int32_t)x;
+        if ((q->allow && !q->allow[d]) || (q->deny && q->deny[d])) {
+            continue;
+        }
+        matches++;
+        pool_put(q, p, acc[x], (int64_t)d + q->base);
+    }
+    memset(acc, 0, sizeof(double) * (size_t)len);
+    memset(seen, 0, (size_t)len);
+    return matches;
+}
+
+/* The slice's windows, all the terms over the first `win` documents, in query order, then over
+ * the next... Each document still receives its terms in query order, from 0.0: the same sums,
+ * bit for bit. Its matching, allowed, live documents go into the slice's heap (with take: an
+ * array of candidates first, as in take_best). */
+void
+slice_run(Slice *sl)
+{
+    Query *q = sl->q;
+    Heap *h = q->h;
+    double tp[BLK_MAX];
+    Pool pool = {NULL, 0, 0, 0, {0.0, 0, 0}};
+    sl->matches = -1;
+    if (sl->take) {
+        pool.max = 16 * h->cap + h->size;
+        pool.c = malloc(sizeof(Entry) * (size_t)pool.max);
+        if (!pool.c) {
+            for (int t = 0; t < q->n; t++) {
+                run_end(&q->cs[t], &sl->runs[t], 0);
+            }
+            return;
+        }
+    }
+    for (Py_ssize_t e = 0; sl->take && e < h->size; e++) {
+        pool.c[pool.n].s = h->s[e];
+        pool.c[pool.n++].d = h->d[e];
+    }
+    long long matches = 0;
+    for (Py_ssize_t w0 = sl->lo; w0 < sl->hi && !q->broken; w0 += sl->win) {
+        Py_ssize_t len = sl->hi - w0 < sl->win ? sl->hi - w0 : sl->win;
+        for (int t = 0; t < q->n && !q->broken; t++) {
+            run_window(&q->cs[t], &sl->runs[t], sl->acc, sl->seen, (int32_t)w0,
+                       (int32_t)(w0 + len), tp);
+        }
+        if (!q->broken) {
+            matches += take_window(q, &pool, sl->acc, sl->seen, (int32_t)w0, len);
+        }
+    }
+    for (int t = 0; t < q->n; t++) {
+        run_end(&q->cs[t], &sl->runs[t], 0); /* a fill still open (the search broke) is dropped */
+    }
+    if (pool.c) {
+        int r = q->broken ? 0 : keep_best(h, pool.c, pool.n);
+        free(pool.c);
+        if (r < 0) {
+            return;
+        }
+    }
+    sl->matches = matches;
+}
+
+/* The exhaustive traversal window by window (the dense case of a segment larger than a window),
+ * in one slice or in several on threads (split_windows). acc and seen: at least
+ * win each, zeroed. Returns the matches, or -1 when out of memory. */
+long long
+exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
+                   int take, int nsl)
+{
+    if (nsl > 1) {
+        long long m = split_windows(q, ndocs, win, acc, seen, take, nsl);
+        if (m != -2) {
+            return m;
+        }
+    }
+    Slice sl = {q, {0}, {0}, NULL, 0, ndocs, win, acc, seen, take, 0};
+    sl.runs = malloc(sizeof(Run) * (size_t)(q->n ? q->n : 1));
+    if (!sl.runs) {
+        return -1;
+    }
+    for (int t = 0; t < q->n; t++) {
+        run_start(&q->cs[t], &sl.runs[t], 0, -1, 0);
+    }
+    slice_run(&sl);
+    free(sl.runs);
+    return sl.matches;
+}
+
+Py_ssize_t
+exhaustive_window(const Query *q, Py_ssize_t ndocs)
+{
+    Py_ssize_t win = (Py_ssize_t)1 << __atomic_load_n(&win_shift, __ATOMIC_RELAXED);
+    return is_dense(q, ndocs) && ndocs > win ? win : 0;
+}
+
