@@ -158,3 +158,35 @@ def test_the_tip_in_the_status_bar_is_whole_at_1280_with_bm25f(qtbot, window_at,
     assert window.statusBar().fontMetrics().horizontalAdvance(MARK_HINT) + 8 < room
     window.resize(1920, 1080)
     qtbot.waitUntil(lambda: label.text() == label.full_text(), timeout=5000)
+
+
+LONG_QUERY = (  # the abstract of CISI document 2, pasted in: it matches 50 terms of itself
+    "This report is an analysis of 6300 acts of use in 104 technical libraries in the United "
+    "Kingdom. Library use is only one aspect of the wider pattern of information use. "
+    "Information transfer in libraries is restricted to the use of documents. It takes no "
+    "account of documents used outside the library, still less of information transferred "
+    "orally from person to person. The library acts as a channel in only a proportion of the "
+    "situations in which information is transferred. Taking technical information transfer as "
+    "a whole, there is no doubt that this proportion is not the major one. There are users of "
+    "technical information - particularly in technology rather than science - who visit "
+    "libraries rarely if at all, relying instead on desk collections of handbooks"
+)
+
+
+def test_a_long_query_keeps_the_window_on_the_screen(qtbot, window_at, sample_index) -> None:
+    """A 100-word query (an abstract pasted in): the sum line under the ledger said every part on
+    one line and widened the window to 5,000 pixels, pushing the query row off the screen."""
+    window = window_at(1280, 720)
+    panel = window.search_panel
+    with qtbot.waitSignal(panel.results_shown, timeout=10000):
+        panel.set_query(LONG_QUERY)
+    qtbot.waitUntil(lambda: panel.detail.outcome() is not None, timeout=10000)
+    QApplication.processEvents()
+    check = panel.detail.ledger.check
+    assert "parts)" in check.text()  # the sum is cut in the middle ...
+    assert check.toolTip().count("+") >= 20  # ... and whole in the tooltip
+    assert window.minimumSizeHint().width() <= 1280
+    assert window.width() == 1280
+    assert check.height() <= 3 * check.fontMetrics().lineSpacing() + 8  # the ledger keeps its rows
+    assert "✓" in check.text()
+    assert check.minimumSizeHint().width() < 400, check.minimumSizeHint()  # wraps or elides

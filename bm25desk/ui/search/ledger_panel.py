@@ -49,11 +49,23 @@ def shown(x: float) -> str:
     return _g(0.0 if abs(x) < 5e-7 else x)
 
 
-def sum_check(explanation: Explanation) -> tuple[bool, str]:
-    """Return whether the parts add up to the score, and the line that says so."""
+SUM_PARTS_SHOWN = 8
+"""Parts written out in the sum line; a longer sum (a pasted abstract) is cut in the middle."""
+
+
+def sum_check(explanation: Explanation, most: int | None = None) -> tuple[bool, str]:
+    """Return whether the parts add up to the score, and the line that says so.
+
+    With ``most``, a sum of more parts shows its first ``most - 2`` and last two around
+    "… (n parts)": the whole sum of a 100-word query on one line widened the window past the
+    screen.
+    """
     total = explanation.parts_sum
     ok = math.isclose(total, explanation.score, rel_tol=1e-9, abs_tol=1e-12)
-    parts = " + ".join(shown(t.weight) for t in explanation.terms if t.status == "matched") or "0"
+    weights = [shown(t.weight) for t in explanation.terms if t.status == "matched"]
+    if most is not None and len(weights) > most:
+        weights = [*weights[: most - 2], f"… ({len(weights)} parts)", *weights[-2:]]
+    parts = " + ".join(weights) or "0"
     verdict = "= the score ✓" if ok else f"≠ the score {_g(explanation.score)} ✗"
     return ok, f"Σ parts = {parts} = {shown(total)} {verdict}"
 
@@ -86,6 +98,7 @@ class LedgerPanel(QWidget):
             self.view.setColumnHidden(column, True)
         self.view.selectionModel().currentRowChanged.connect(self._on_view_current_row_changed)
         self.check = QLabel()
+        self.check.setWordWrap(True)  # a narrow pane: the sum wraps at its "+" signs
         self.formulas = QLabel()
         self.formulas.setWordWrap(True)
         self.formulas.setTextFormat(Qt.TextFormat.RichText)
@@ -158,13 +171,17 @@ class LedgerPanel(QWidget):
             return
         e = explanation
         self._show_heading(e)
-        ok, text = sum_check(e)
+        ok, text = sum_check(e, SUM_PARTS_SHOWN)
         color = status_colors(self.palette())["good" if ok else "bad"].name()
         self.check.setText(f"<span style='color:{color}'>{escape(text)}</span>")
-        self.check.setToolTip(
+        meaning = (
             "The contributions of the matched terms add up to the document's score"
             if ok
             else "The contributions do not add up to the score: please report this"
+        )
+        whole = sum_check(e)[1]
+        self.check.setToolTip(
+            plain_tooltip(meaning if whole == text else f"{meaning}:\n{whole}") or ""
         )
         first = next((i for i, t in enumerate(e.terms) if t.status == "matched"), 0)
         if e.terms:

@@ -103,3 +103,23 @@ def test_numbers_are_rounded_once_as_the_contribution_line_rounds_them() -> None
     assert shown(3e-17) == shown(-3e-17) == "0"
     assert shown(-1.25) == "-1.25"
     assert shown(12.0) == "12"
+
+
+def test_a_long_sum_is_cut_in_the_middle(searcher) -> None:
+    """At most ``most`` items: the first parts, "… (n parts)", the last two; same verdict."""
+    from bm25desk.engine import get_variant
+
+    variant = get_variant("lucene")
+    result = searcher.search("the apple fruit trees orchard zzyzx", variant, 1)
+    e = searcher.explain_docno(result.analysis.parsed, result.hits[0].docno, variant)
+    matched = [shown(t.weight) for t in e.terms if t.status == "matched"]
+    assert len(matched) >= 3
+    ok, whole = sum_check(e)
+    assert whole.count(" + ") == len(matched) - 1
+    most = len(matched) - 1  # one part too many
+    ok_cut, cut = sum_check(e, most)
+    assert ok_cut == ok
+    items = [*matched[: most - 2], f"… ({len(matched)} parts)", *matched[-2:]]
+    assert cut.startswith(f"Σ parts = {' + '.join(items)} = ")
+    assert cut.split(" = ")[2:] == whole.split(" = ")[2:]  # the total and the verdict
+    assert sum_check(e, len(matched)) == (ok, whole)  # room for every part: nothing cut
