@@ -9,7 +9,7 @@ Usage (from the repository root)::
 ~1,100 tokens each) or ``scifact`` (BEIR SciFact from ``../shared/data/scifact``, its 300 test
 queries). For each engine, each measured in fresh processes: build time from raw text and from
 pre-tokenised input, documents/s, peak RSS, CPU time, index size on disk, time to open the index
-and answer a first query, query latency p50/p95 and queries/s (top-10, one thread), re-rank
+and answer a first query, query latency p50/p95 and queries/s (top-10, one query at a time), re-rank
 latency after a parameter change, and a check of every returned top-10 against a brute-force
 ranking under the engine's own formula (``verify.py``). Writes ``results.md`` and
 ``results.json`` to ``--out``. Corpora, oracle statistics and queries are cached under

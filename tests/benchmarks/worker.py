@@ -3,7 +3,7 @@
 ``build``: build an index from the raw or pre-tokenised corpus and save it; for engines whose
 parameters are baked in at index time (bm25s), also time a re-index with new parameters and run
 the re-rank queries on it. ``query``: open a saved index, answer the first query, then time every
-query (top-10, one thread, within a time budget) twice: the first pass right after opening, and
+query (top-10, one at a time, within a time budget) twice: the first pass right after opening, and
 after a warm-up the warm pass; then the re-rank queries after a parameter change, and (bm25desk)
 every variant. Results and timings go to a JSON file; the parent reads
 peak RSS and CPU time of this process from ``wait4``.
