@@ -53,10 +53,12 @@ def _range_worker(
     slot: int,
     attempt: int,
     counters: Any,
+    started: Any,
     stop: Any,
     results: Any,
 ) -> None:
     """Write the part of one byte range (runs in a worker process) and post its outcome."""
+    started[slot] = 1  # the worker got past importing the parent's main module (see _restart_dead)
     try:
 
         def progress(done: int, total: int) -> None:
@@ -90,6 +92,7 @@ class _Pool:
     args: tuple[Any, ...]
     ranges: list[tuple[int, int]]
     counters: Any
+    started: Any
     stop: Any
     results: Any
     procs: dict[int, Any] = field(default_factory=dict)
@@ -108,6 +111,7 @@ class _Pool:
                 slot,
                 attempt,
                 self.counters,
+                self.started,
                 self.stop,
                 self.results,
             ),
@@ -152,6 +156,7 @@ def build_parallel(
         (str(path), fmt, analyzer.spec(), str(staging), extra),
         ranges,
         ctx.Array("q", len(ranges), lock=False),
+        ctx.Array("b", len(ranges), lock=False),
         ctx.Event(),
         ctx.Queue(),
     )
@@ -211,8 +216,22 @@ def _restart_dead(pool: _Pool, done: dict[int, PartInfo]) -> None:
         if slot in done:
             continue
         if pool.attempts[slot] >= RETRIES:
-            raise RuntimeError(
-                f"index worker for part {slot} died {RETRIES + 1} times "
-                f"(last exit code {proc.exitcode})"
-            )
+            raise RuntimeError(_death_message(slot, proc.exitcode, bool(pool.started[slot])))
         pool.start(slot)
+
+
+def _death_message(slot: int, exitcode: int | None, started: bool) -> str:
+    """Why the build gave up on a part.
+
+    A worker that never reached its task is almost always a script without a main guard:
+    "spawn" imports the script again in every worker, which builds again (and meets the first
+    build's lock) instead of running the worker.
+    """
+    message = f"index worker for part {slot} died {RETRIES + 1} times (last exit code {exitcode})"
+    if started:
+        return message
+    return (
+        f"{message} before it could start: if you call build_index from a script, put the call "
+        "under `if __name__ == \"__main__\":` (worker processes are started with 'spawn', which "
+        "imports your script again in each of them); or pass workers=1"
+    )

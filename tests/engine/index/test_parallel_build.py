@@ -83,3 +83,32 @@ def test_parallel_build_equals_serial_build(tmp_path: Path, monkeypatch, merge: 
             h1 = [(h.docid, h.score) for h in s1.search(query, variant, 50).hits]
             h2 = [(h.docid, h.score) for h in s2.search(query, variant, 50).hits]
             assert h1 == h2, (variant, query)
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_is_told_why_its_workers_die(tmp_path: Path) -> None:
+    """Spawn imports the calling script again in every worker; unguarded, each worker builds
+    again instead of working, and dies. The error must say so, not only that workers died."""
+    import subprocess
+    import sys
+    import textwrap
+
+    _corpus(tmp_path / "corpus.jsonl")
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from bm25desk.engine import IndexStore, build_index
+            build_index({str(tmp_path / "corpus.jsonl")!r}, name="x",
+                        store=IndexStore({str(tmp_path / "indexes")!r}), workers=2)
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "died 3 times" in last
+    assert 'if __name__ == "__main__":' in last, last
