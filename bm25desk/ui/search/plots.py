@@ -12,6 +12,7 @@ shows its exact numbers; the document's points are drawn above the curves.
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import Any
 
@@ -67,6 +68,29 @@ def _tip_length(x: float, y: float, data: object) -> str:
 
 def _tip_idf(x: float, y: float, data: object) -> str:
     return f"{data}: df = {10**x:,.0f} → idf = {y:.4g}"
+
+
+LEGEND_TERMS = 10
+"""At most this many terms are keyed in the legend; the rest are counted."""
+
+
+def legend_terms(data: PlotData, terms: list[str]) -> list[str]:
+    """Return the terms to key: all of them, or the LEGEND_TERMS adding most to the score.
+
+    A term's share is its idf times its tf part in this document (0 where it is absent); the
+    terms keep their query order.
+    """
+    if len(terms) <= LEGEND_TERMS:
+        return terms
+    idf = {p.term: p.y for p in data.idf_points}
+    part = {p.term: p.y for p in data.tf_points}
+
+    def share(t: str) -> float:
+        value = idf.get(t, 0.0) * part.get(t, 0.0)
+        return value if math.isfinite(value) else 0.0
+
+    best = set(sorted(terms, key=share, reverse=True)[:LEGEND_TERMS])
+    return [t for t in terms if t in best]
 
 
 class PlotsPanel(QWidget):
@@ -160,11 +184,18 @@ class PlotsPanel(QWidget):
         """Return the legend: each term's colour and marker, the lines, and the notes."""
         muted = muted_text(self.palette()).name()
         terms = list(dict.fromkeys(p.term for p in (*data.idf_points, *data.tf_points)))
+        shown = legend_terms(data, terms)
         keys = [
             f"<span style='color:{self._colors.color(t).name()}'>{self._glyph(t)}</span>"
             f"&nbsp;{escape(t)}"
-            for t in terms
+            for t in shown
         ]
+        if len(shown) < len(terms):
+            # A pasted paragraph has 60 terms: keyed whole, the legend took the plots' room.
+            keys.append(
+                f"<span style='color:{muted}'>+&nbsp;{len(terms) - len(shown)}&nbsp;more "
+                "(hover&nbsp;a&nbsp;point)</span>"
+            )
         lines = [f"┆ Lavg = {data.avgdl:.1f}"]
         if data.length is not None:
             lines.append(f"│ this doc L = {data.length:.0f}")
@@ -174,7 +205,11 @@ class PlotsPanel(QWidget):
             text += " &nbsp; " + " &nbsp; ".join(escape(ln).replace(" ", "&nbsp;") for ln in lines)
         # Notes about the idf (BM25Adpt's G¹, relevance feedback) show under the idf plot; all
         # notes are in the legend's tooltip.
-        self.legend.setToolTip(" ".join((POINTS_NOTE, *data.notes)))
+        tip = " ".join((POINTS_NOTE, *data.notes))
+        if len(shown) < len(terms):
+            tip = f"<qt>{escape(tip)}<br><br>The {len(shown)} terms keyed here add the most to "
+            tip += f"this document's score; all {len(terms)}: {escape(', '.join(terms))}</qt>"
+        self.legend.setToolTip(tip)
         if data.notes and self.tabs.currentWidget() is self.idf_plot:
             text += f"<br><small style='color:{muted}'>{escape(' '.join(data.notes))}</small>"
         return text

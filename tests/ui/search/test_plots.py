@@ -15,7 +15,13 @@ from PySide6.QtWidgets import QApplication
 from bm25desk.engine import all_variants, get_variant
 from bm25desk.ui.common.colors import TermColors
 from bm25desk.ui.search.plot_data import PlotData, Point, Series, plot_data
-from bm25desk.ui.search.plots import SYMBOL_GLYPHS, DecadeAxis, PlotsPanel, decade_label
+from bm25desk.ui.search.plots import (
+    LEGEND_TERMS,
+    SYMBOL_GLYPHS,
+    DecadeAxis,
+    PlotsPanel,
+    decade_label,
+)
 
 
 @pytest.mark.parametrize("variant", all_variants(), ids=lambda v: v.key)
@@ -206,3 +212,33 @@ def sample_data(*, same_point: bool = False, n_docs: int = 100) -> PlotData:
         Series(None, dfg, np.log(n_docs / dfg)),
         tuple(Point(t, df, i) for t, df, i in zip(terms, dfs, idfs, strict=True)),
     )
+
+
+def test_a_long_query_keys_its_strongest_terms_and_counts_the_rest(qtbot) -> None:
+    """A pasted paragraph (60 terms) keyed whole filled the panel with legend; now the
+    LEGEND_TERMS terms that add most to the score are keyed, the rest counted, all in the tip."""
+    terms = [f"t{i:02d}" for i in range(60)]
+    strong = {"t07", "t59", "t33"}  # the largest idf x tf part, wherever they stand
+    xs = np.linspace(0.0, 10.0, 11)
+    data = PlotData(
+        "test",
+        134.0,
+        75.9,
+        100,
+        (Series(None, xs, xs / (1 + xs)),),
+        tuple(Point(t, 2.0, 1.5 if t in strong else 0.1 + i / 1000) for i, t in enumerate(terms)),
+        (Series(None, xs, xs),),
+        tuple(Point(t, 134.0, 1.0) for t in terms),
+        Series(None, xs + 1, xs),
+        tuple(Point(t, 10.0, 2.0) for t in terms),
+    )
+    panel = shown_panel(qtbot)
+    panel.set_data(data, TermColors(terms))
+    legend = panel.legend.text()
+    keyed = [t for t in terms if f"&nbsp;{t}" in legend]
+    assert len(keyed) == LEGEND_TERMS
+    assert strong <= set(keyed)
+    assert keyed == sorted(keyed)  # query order
+    assert "+&nbsp;50&nbsp;more" in legend
+    assert all(t in panel.legend.toolTip() for t in terms)
+    assert panel.legend.sizeHint().height() < panel.tf_plot.height()
