@@ -196,6 +196,16 @@ class Segment:
             start = a - a % mmap.PAGESIZE
             advise_range(data, WILLNEED, start, z - start)
 
+    def prefetch_many(self, term_ids: list[int]) -> None:
+        """Do :meth:`prefetch` for each of ``term_ids`` (a query's new terms), in one call."""
+        data = self.blocks if self.format >= 3 else None
+        fast = blocks._blocks
+        if not isinstance(data, mmap.mmap) or WILLNEED is None or fast is None:
+            for t in term_ids:
+                self.prefetch(t)
+            return
+        fast.prefetch_many(data, self.blk_off, self.bptr, term_ids)
+
     def read_through(self) -> None:
         """Ask the kernel to read every map of the segment whole, in the background.
 
