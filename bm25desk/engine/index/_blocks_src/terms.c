@@ -244,7 +244,8 @@ term_utf8(PyObject *term, Py_ssize_t *len, PyObject **owned)
     return PyBytes_AS_STRING(*owned);
 }
 
-/* The last entry of the sorted terms index (bytes) that is <= key, or -1 (bisect_right - 1). */
+/* The last entry of the sorted terms index (bytes) that is <= key, or -1 (bisect_right - 1);
+ * -2 (TypeError) when an entry probed is not bytes. */
 static Py_ssize_t
 last_at_most(PyObject *index, const char *key, Py_ssize_t klen)
 {
@@ -252,6 +253,10 @@ last_at_most(PyObject *index, const char *key, Py_ssize_t klen)
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
         PyObject *probe = PyList_GET_ITEM(index, mid);
+        if (!PyBytes_Check(probe)) {
+            PyErr_SetString(PyExc_TypeError, "find_many: the terms index must hold bytes");
+            return -2;
+        }
         Py_ssize_t plen = PyBytes_GET_SIZE(probe);
         int c = memcmp(PyBytes_AS_STRING(probe), key, (size_t)(plen < klen ? plen : klen));
         c = c ? c : (plen > klen) - (plen < klen);
@@ -277,12 +282,6 @@ blocks_find_many(PyObject *Py_UNUSED(module), PyObject *args)
     if (stride < 1) {
         PyErr_SetString(PyExc_ValueError, "find_many: stride must be at least 1");
         return NULL;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(index); i++) {
-        if (!PyBytes_Check(PyList_GET_ITEM(index, i))) {
-            PyErr_SetString(PyExc_TypeError, "find_many: the terms index must hold bytes");
-            return NULL;
-        }
     }
     View v[2];
     memset(v, 0, sizeof(v));
@@ -313,7 +312,7 @@ blocks_find_many(PyObject *Py_UNUSED(module), PyObject *args)
             goto done;
         }
         Py_ssize_t s = last_at_most(index, key, klen);
-        int rc = 0;
+        int rc = s < -1 ? -1 : 0;
         if (s >= 0) { /* only that stride's records are searched (Lexicon._search) */
             Py_ssize_t lo = s * stride, hi = lo + stride < n ? lo + stride : n;
             rc = lo <= hi ? search_records(data, v[0].v.len, &off, lo, hi, key, klen, &at) : 0;
