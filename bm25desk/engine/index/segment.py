@@ -143,7 +143,7 @@ class Segment:
         # memoryview hands its buffer over in a few instructions where numpy builds its format
         # (~1,000 instructions each: 9 % of a SciFact first pass's, with the look-ups).
         self.kernel_arrays = tuple(
-            memoryview(a)
+            memoryview(a)  # type: ignore[arg-type]  # (numpy arrays and maps are buffers)
             for a in (
                 self.blocks,
                 self.blk_off,
