@@ -60,8 +60,8 @@ if all(
         ),
         Extension(
             "bm25desk.engine.index._blocks",
-            ["bm25desk/engine/index/_blocks_src/module.c"],
-            depends=[BLOCKS_H],
+            [f"{BLOCKS_DIR}/module.c", f"{BLOCKS_DIR}/terms.c"],
+            depends=[BLOCKS_H, f"{BLOCKS_DIR}/view.h"],
             include_dirs=[BLOCKS_DIR],
             optional=True,
         ),

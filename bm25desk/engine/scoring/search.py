@@ -285,11 +285,11 @@ class Searcher:
             return
         stats = statistics.stats
         by_df, chunks = self._df_table(variant, stats)
-        dfs = self.index.term_df if own else _df_of(statistics)
+        # A query's new terms looked up together (one compiled call): see Index.term_dfs.
+        dfs = self.index.term_dfs(list(terms)) if own else list(map(_df_of(statistics), terms))
         found: list[tuple[str, int, TermWeight | None]] = []
         new_dfs: dict[int, None] = {}
-        for term in terms:
-            df = dfs(term)
+        for term, df in zip(terms, dfs, strict=True):
             got = by_df.get(df) if df > 0 else None  # read once: another search may clear it
             if got is None and df > 0:
                 new_dfs[df] = None

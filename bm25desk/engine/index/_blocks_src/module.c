@@ -19,13 +19,10 @@
 
 #include "blocks.h"
 
-typedef struct {
-    Py_buffer v;
-    int have;
-} View;
+#include "view.h"
 
-static int
-take(PyObject *obj, View *view, Py_ssize_t itemsize, const char *what)
+int
+view_take(PyObject *obj, View *view, Py_ssize_t itemsize, const char *what)
 {
     if (PyObject_GetBuffer(obj, &view->v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyErr_Clear();
@@ -42,8 +39,8 @@ take(PyObject *obj, View *view, Py_ssize_t itemsize, const char *what)
     return 0;
 }
 
-static void
-drop(View *views, int n)
+void
+view_drop(View *views, int n)
 {
     for (int i = 0; i < n; i++) {
         if (views[i].have) {
@@ -208,8 +205,8 @@ blocks_encode(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *result = NULL;
     Encoder e;
     memset(&e, 0, sizeof(e));
-    if (take(ptr_o, &v[0], 8, "ptr") < 0 || take(docs_o, &v[1], 4, "docs") < 0 ||
-        take(tfs_o, &v[2], 4, "tfs") < 0 || take(lens_o, &v[3], 4, "doclen") < 0) {
+    if (view_take(ptr_o, &v[0], 8, "ptr") < 0 || view_take(docs_o, &v[1], 4, "docs") < 0 ||
+        view_take(tfs_o, &v[2], 4, "tfs") < 0 || view_take(lens_o, &v[3], 4, "doclen") < 0) {
         goto done;
     }
     e.ptr = v[0].v.buf;
@@ -253,7 +250,7 @@ done:
     free(e.off.p);
     free(e.bptr.p);
     free(e.ovf.p);
-    drop(v, 4);
+    view_drop(v, 4);
     return result;
 }
 
@@ -391,10 +388,10 @@ blocks_decode(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     PyObject *result = NULL, *docs_b = NULL, *tfs_b = NULL;
     Decoder d;
     memset(&d, 0, sizeof(d));
-    if (take(stream_o, &v[0], 1, "stream") < 0 || take(off_o, &v[1], 8, "blk_off") < 0 ||
-        take(last_o, &v[2], 4, "blk_last") < 0 || take(bptr_o, &v[3], 8, "bptr") < 0 ||
-        take(ptr_o, &v[4], 8, "ptr") < 0 ||
-        (lens_o != Py_None && take(lens_o, &v[5], 4, "doclen") < 0)) {
+    if (view_take(stream_o, &v[0], 1, "stream") < 0 || view_take(off_o, &v[1], 8, "blk_off") < 0 ||
+        view_take(last_o, &v[2], 4, "blk_last") < 0 || view_take(bptr_o, &v[3], 8, "bptr") < 0 ||
+        view_take(ptr_o, &v[4], 8, "ptr") < 0 ||
+        (lens_o != Py_None && view_take(lens_o, &v[5], 4, "doclen") < 0)) {
         goto done;
     }
     d.stream = v[0].v.buf;
@@ -454,199 +451,10 @@ blocks_decode(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 done:
     Py_XDECREF(docs_b);
     Py_XDECREF(tfs_b);
-    drop(v, 6);
+    view_drop(v, 6);
     return result;
 }
 
-/* A blob's record offsets: uint32 (format 4, while the blob is under 4 GB) or int64. */
-typedef struct {
-    const void *p;
-    int w;
-    Py_ssize_t n; /* records (offsets - 1) */
-} Offsets;
-
-static inline int64_t
-off_at(const Offsets *o, Py_ssize_t i)
-{
-    return o->w == 4 ? (int64_t)((const uint32_t *)o->p)[i] : ((const int64_t *)o->p)[i];
-}
-
-/* Take an offsets buffer of 4- or 8-byte items (a uint32 array raises no exception on the way:
- * a term look-up takes this path, and formatting an error to clear it cost a microsecond). */
-static int
-take_offsets(PyObject *obj, View *view, Offsets *o)
-{
-    if (PyObject_GetBuffer(obj, &view->v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyErr_Clear();
-        if (PyObject_GetBuffer(obj, &view->v, PyBUF_C_CONTIGUOUS) < 0) {
-            PyErr_SetString(PyExc_TypeError, "offsets: expected a C-contiguous buffer");
-            return -1;
-        }
-    }
-    view->have = 1;
-    if ((view->v.itemsize != 8 && view->v.itemsize != 4) || view->v.len % view->v.itemsize) {
-        PyErr_SetString(PyExc_TypeError, "offsets: expected items of 8 bytes");
-        return -1;
-    }
-    o->p = view->v.buf;
-    o->w = (int)view->v.itemsize;
-    o->n = view->v.len / o->w - 1;
-    return 0;
-}
-
-/* Compare record i of a blob with key (memcmp order, then length). */
-static int
-cmp_record(const uint8_t *data, const Offsets *off, Py_ssize_t i, const uint8_t *key,
-           Py_ssize_t klen)
-{
-    int64_t a = off_at(off, i);
-    Py_ssize_t len = (Py_ssize_t)(off_at(off, i + 1) - a);
-    int c = memcmp(data + a, key, (size_t)(len < klen ? len : klen));
-    return c ? c : (len > klen) - (len < klen);
-}
-
-/* The records' offsets must ascend within the data (a damaged blob must not be read past). */
-static int
-check_offsets(const Offsets *off, Py_ssize_t size)
-{
-    if (off_at(off, 0) < 0 || off_at(off, off->n) > size) {
-        return -1;
-    }
-    return 0;
-}
-
-static PyObject *
-blocks_find(PyObject *Py_UNUSED(module), PyObject *args)
-{
-    PyObject *data_o, *off_o;
-    Py_buffer key;
-    Py_ssize_t first = 0, last = -1;
-    if (!PyArg_ParseTuple(args, "OOy*|nn", &data_o, &off_o, &key, &first, &last)) {
-        return NULL;
-    }
-    View v[2];
-    memset(v, 0, sizeof(v));
-    Offsets off;
-    PyObject *result = NULL;
-    if (take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
-        goto done;
-    }
-    const uint8_t *data = v[0].v.buf;
-    Py_ssize_t n = off.n, lo = first, hi = last < 0 ? (n > 0 ? n : 0) : last;
-    if (n < 0 || check_offsets(&off, v[0].v.len) < 0) {
-        PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
-        goto done;
-    }
-    if (lo < 0 || lo > hi || hi > n) {
-        PyErr_SetString(PyExc_ValueError, "find: the range is not within the records");
-        goto done;
-    }
-    while (lo < hi) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (off_at(&off, mid + 1) < off_at(&off, mid) || off_at(&off, mid + 1) > v[0].v.len) {
-            PyErr_SetString(PyExc_ValueError, "find: offsets out of order");
-            goto done;
-        }
-        int c = cmp_record(data, &off, mid, key.buf, key.len);
-        if (c < 0) {
-            lo = mid + 1;
-        }
-        else if (c > 0) {
-            hi = mid;
-        }
-        else {
-            lo = hi = mid;
-            result = PyLong_FromSsize_t(mid);
-            goto done;
-        }
-    }
-    result = PyLong_FromLong(-1);
-done:
-    PyBuffer_Release(&key);
-    drop(v, 2);
-    return result;
-}
-
-static PyObject *
-blocks_strictly_sorted(PyObject *Py_UNUSED(module), PyObject *args)
-{
-    PyObject *data_o, *off_o;
-    if (!PyArg_ParseTuple(args, "OO", &data_o, &off_o)) {
-        return NULL;
-    }
-    View v[2];
-    memset(v, 0, sizeof(v));
-    Offsets off;
-    PyObject *result = NULL;
-    if (take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
-        goto done;
-    }
-    const uint8_t *data = v[0].v.buf;
-    Py_ssize_t n = off.n;
-    int ok = n >= 0 && check_offsets(&off, v[0].v.len) == 0;
-    for (Py_ssize_t i = 0; ok && i < n; i++) {
-        int64_t a = off_at(&off, i), z = off_at(&off, i + 1);
-        ok = z >= a && z <= v[0].v.len;
-        if (ok && i > 0) {
-            ok = cmp_record(data, &off, i - 1, data + a, (Py_ssize_t)(z - a)) < 0;
-        }
-    }
-    result = PyBool_FromLong(ok);
-done:
-    drop(v, 2);
-    return result;
-}
-
-/* Bytes per MADV_WILLNEED call: Linux reads at most its read-ahead window per call and drops the
- * rest (arrays.py's _WILLNEED_STEP). */
-#define WILLNEED_STEP ((Py_ssize_t)128 << 10)
-
-static PyObject *
-blocks_prefetch(PyObject *Py_UNUSED(module), PyObject *args)
-{
-    PyObject *data_o, *off_o, *bptr_o;
-    Py_ssize_t first, end;
-    if (!PyArg_ParseTuple(args, "OOOnn", &data_o, &off_o, &bptr_o, &first, &end)) {
-        return NULL;
-    }
-    View v[3];
-    memset(v, 0, sizeof(v));
-    Offsets off, bptr;
-    PyObject *result = NULL;
-    /* A read-only simple buffer: a map exports its address (nothing is copied). */
-    if (PyObject_GetBuffer(data_o, &v[0].v, PyBUF_SIMPLE) < 0) {
-        goto done;
-    }
-    v[0].have = 1;
-    if (take_offsets(off_o, &v[1], &off) < 0 || take_offsets(bptr_o, &v[2], &bptr) < 0) {
-        goto done;
-    }
-    long asked = 0;
-    /* A hint: term ids or offsets out of range ask for nothing (decoding checks and reports). */
-    if (0 <= first && first < end && end <= bptr.n) {
-        int64_t b0 = off_at(&bptr, first), b1 = off_at(&bptr, end);
-        if (0 <= b0 && b0 < b1 && b1 <= off.n) {
-            int64_t a = off_at(&off, b0), z = off_at(&off, b1);
-            if (0 <= a && a < z && z <= (int64_t)v[0].v.len) {
-#if defined(__unix__) || defined(__APPLE__)
-                uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-                uintptr_t lo = (uintptr_t)v[0].v.buf + (uintptr_t)a;
-                uintptr_t hi = (uintptr_t)v[0].v.buf + (uintptr_t)z;
-                lo -= lo % page;
-                for (uintptr_t p = lo; p < hi; p += (uintptr_t)WILLNEED_STEP) {
-                    size_t n = hi - p < (uintptr_t)WILLNEED_STEP ? hi - p : (size_t)WILLNEED_STEP;
-                    (void)madvise((void *)p, n, MADV_WILLNEED); /* best effort */
-                }
-                asked = (long)(hi - lo);
-#endif
-            }
-        }
-    }
-    result = PyLong_FromLong(asked);
-done:
-    drop(v, 3);
-    return result;
-}
 
 static PyMethodDef blocks_methods[] = {
     {"find", (PyCFunction)blocks_find, METH_VARARGS,
@@ -661,6 +469,13 @@ static PyMethodDef blocks_methods[] = {
      "decode(stream, blk_off, blk_last, bptr, ptr, n_docs, cap, shift, doclen=None) -> (docs, "
      "tfs) as bytes of int32: the postings of the terms of bptr/ptr, checked (and, given "
      "doclen, re-encoded and compared byte for byte)."},
+    {"find_many", (PyCFunction)blocks_find_many, METH_VARARGS,
+     "find_many(data, offsets, index, stride, terms) -> the id of each term (str, list) in a "
+     "sorted blob, or -1: Lexicon._search's look-up (index: every stride-th record's bytes, "
+     "a list) for a query's new terms in one call."},
+    {"prefetch_many", (PyCFunction)blocks_prefetch_many, METH_VARARGS,
+     "prefetch_many(blocks, blk_off, bptr, ids) -> bytes asked for: prefetch(blocks, blk_off, "
+     "bptr, i, i + 1) for each term id i of the list ids."},
     {"prefetch", (PyCFunction)blocks_prefetch, METH_VARARGS,
      "prefetch(blocks, blk_off, bptr, first, end) -> bytes asked for: MADV_WILLNEED over the "
      "blocks of terms [first, end) of a mapped blocks.bin (a hint; out of range: nothing; "

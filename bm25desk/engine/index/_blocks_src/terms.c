@@ -1,0 +1,365 @@
+/*
+ * _blocks, the lexicon's side: find a term's record in a sorted blob (one term, or a query's new
+ * terms in one call), and ask the kernel to read a term's blocks ahead (MADV_WILLNEED).
+ *
+ * Every offset read is checked against the data: a damaged lexicon raises ValueError, never
+ * reads past its map.
+ */
+#include "view.h"
+
+#include <string.h>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+/* A blob's record offsets: uint32 (format 4, while the blob is under 4 GB) or int64. */
+typedef struct {
+    const void *p;
+    int w;
+    Py_ssize_t n; /* records (offsets - 1) */
+} Offsets;
+
+static inline int64_t
+off_at(const Offsets *o, Py_ssize_t i)
+{
+    return o->w == 4 ? (int64_t)((const uint32_t *)o->p)[i] : ((const int64_t *)o->p)[i];
+}
+
+/* Take an offsets buffer of 4- or 8-byte items (a uint32 array raises no exception on the way:
+ * a term look-up takes this path, and formatting an error to clear it cost a microsecond). */
+static int
+take_offsets(PyObject *obj, View *view, Offsets *o)
+{
+    if (PyObject_GetBuffer(obj, &view->v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        if (PyObject_GetBuffer(obj, &view->v, PyBUF_C_CONTIGUOUS) < 0) {
+            PyErr_SetString(PyExc_TypeError, "offsets: expected a C-contiguous buffer");
+            return -1;
+        }
+    }
+    view->have = 1;
+    if ((view->v.itemsize != 8 && view->v.itemsize != 4) || view->v.len % view->v.itemsize) {
+        PyErr_SetString(PyExc_TypeError, "offsets: expected items of 8 bytes");
+        return -1;
+    }
+    o->p = view->v.buf;
+    o->w = (int)view->v.itemsize;
+    o->n = view->v.len / o->w - 1;
+    return 0;
+}
+
+/* Compare record i of a blob with key (memcmp order, then length). */
+static int
+cmp_record(const uint8_t *data, const Offsets *off, Py_ssize_t i, const uint8_t *key,
+           Py_ssize_t klen)
+{
+    int64_t a = off_at(off, i);
+    Py_ssize_t len = (Py_ssize_t)(off_at(off, i + 1) - a);
+    int c = memcmp(data + a, key, (size_t)(len < klen ? len : klen));
+    return c ? c : (len > klen) - (len < klen);
+}
+
+/* The records' offsets must ascend within the data (a damaged blob must not be read past). */
+static int
+check_offsets(const Offsets *off, Py_ssize_t size)
+{
+    if (off_at(off, 0) < 0 || off_at(off, off->n) > size) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Binary search of key among records [lo, hi): *at = its index, or -1. -1 (ValueError) when an
+ * offset read is out of order or past the data. */
+static int
+search_records(const uint8_t *data, Py_ssize_t size, const Offsets *off, Py_ssize_t lo,
+               Py_ssize_t hi, const void *key, Py_ssize_t klen, Py_ssize_t *at)
+{
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (off_at(off, mid + 1) < off_at(off, mid) || off_at(off, mid + 1) > size) {
+            PyErr_SetString(PyExc_ValueError, "find: offsets out of order");
+            return -1;
+        }
+        int c = cmp_record(data, off, mid, key, klen);
+        if (c < 0) {
+            lo = mid + 1;
+        }
+        else if (c > 0) {
+            hi = mid;
+        }
+        else {
+            *at = mid;
+            return 0;
+        }
+    }
+    *at = -1;
+    return 0;
+}
+
+PyObject *
+blocks_find(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o;
+    Py_buffer key;
+    Py_ssize_t first = 0, last = -1;
+    if (!PyArg_ParseTuple(args, "OOy*|nn", &data_o, &off_o, &key, &first, &last)) {
+        return NULL;
+    }
+    View v[2];
+    memset(v, 0, sizeof(v));
+    Offsets off;
+    PyObject *result = NULL;
+    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
+        goto done;
+    }
+    const uint8_t *data = v[0].v.buf;
+    Py_ssize_t n = off.n, lo = first, hi = last < 0 ? (n > 0 ? n : 0) : last;
+    if (n < 0 || check_offsets(&off, v[0].v.len) < 0) {
+        PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
+        goto done;
+    }
+    if (lo < 0 || lo > hi || hi > n) {
+        PyErr_SetString(PyExc_ValueError, "find: the range is not within the records");
+        goto done;
+    }
+    Py_ssize_t at;
+    if (search_records(data, v[0].v.len, &off, lo, hi, key.buf, key.len, &at) == 0) {
+        result = PyLong_FromSsize_t(at);
+    }
+done:
+    PyBuffer_Release(&key);
+    view_drop(v, 2);
+    return result;
+}
+
+PyObject *
+blocks_strictly_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o;
+    if (!PyArg_ParseTuple(args, "OO", &data_o, &off_o)) {
+        return NULL;
+    }
+    View v[2];
+    memset(v, 0, sizeof(v));
+    Offsets off;
+    PyObject *result = NULL;
+    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
+        goto done;
+    }
+    const uint8_t *data = v[0].v.buf;
+    Py_ssize_t n = off.n;
+    int ok = n >= 0 && check_offsets(&off, v[0].v.len) == 0;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        int64_t a = off_at(&off, i), z = off_at(&off, i + 1);
+        ok = z >= a && z <= v[0].v.len;
+        if (ok && i > 0) {
+            ok = cmp_record(data, &off, i - 1, data + a, (Py_ssize_t)(z - a)) < 0;
+        }
+    }
+    result = PyBool_FromLong(ok);
+done:
+    view_drop(v, 2);
+    return result;
+}
+
+/* Bytes per MADV_WILLNEED call: Linux reads at most its read-ahead window per call and drops the
+ * rest (arrays.py's _WILLNEED_STEP). */
+#define WILLNEED_STEP ((Py_ssize_t)128 << 10)
+
+/* MADV_WILLNEED over the blocks of terms [first, end) of a mapped blocks.bin; the bytes asked
+ * for. A hint: term ids or offsets out of range ask for nothing (decoding checks and reports). */
+static long
+advise_terms(const Py_buffer *data, const Offsets *off, const Offsets *bptr, Py_ssize_t first,
+             Py_ssize_t end)
+{
+    long asked = 0;
+    if (0 <= first && first < end && end <= bptr->n) {
+        int64_t b0 = off_at(bptr, first), b1 = off_at(bptr, end);
+        if (0 <= b0 && b0 < b1 && b1 <= off->n) {
+            int64_t a = off_at(off, b0), z = off_at(off, b1);
+            if (0 <= a && a < z && z <= (int64_t)data->len) {
+#if defined(__unix__) || defined(__APPLE__)
+                uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+                uintptr_t lo = (uintptr_t)data->buf + (uintptr_t)a;
+                uintptr_t hi = (uintptr_t)data->buf + (uintptr_t)z;
+                lo -= lo % page;
+                for (uintptr_t p = lo; p < hi; p += (uintptr_t)WILLNEED_STEP) {
+                    size_t n = hi - p < (uintptr_t)WILLNEED_STEP ? hi - p : (size_t)WILLNEED_STEP;
+                    (void)madvise((void *)p, n, MADV_WILLNEED); /* best effort */
+                }
+                asked = (long)(hi - lo);
+#endif
+            }
+        }
+    }
+    return asked;
+}
+
+PyObject *
+blocks_prefetch(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o, *bptr_o;
+    Py_ssize_t first, end;
+    if (!PyArg_ParseTuple(args, "OOOnn", &data_o, &off_o, &bptr_o, &first, &end)) {
+        return NULL;
+    }
+    View v[3];
+    memset(v, 0, sizeof(v));
+    Offsets off, bptr;
+    PyObject *result = NULL;
+    /* A read-only simple buffer: a map exports its address (nothing is copied). */
+    if (PyObject_GetBuffer(data_o, &v[0].v, PyBUF_SIMPLE) < 0) {
+        goto done;
+    }
+    v[0].have = 1;
+    if (take_offsets(off_o, &v[1], &off) < 0 || take_offsets(bptr_o, &v[2], &bptr) < 0) {
+        goto done;
+    }
+    long asked = advise_terms(&v[0].v, &off, &bptr, first, end);
+    result = PyLong_FromLong(asked);
+done:
+    view_drop(v, 3);
+    return result;
+}
+
+/* The UTF-8 bytes of a term as str.encode("utf-8", "replace") gives them: the string's own
+ * UTF-8 (no copy) unless it holds lone surrogates, then a new bytes object in *owned. */
+static const char *
+term_utf8(PyObject *term, Py_ssize_t *len, PyObject **owned)
+{
+    *owned = NULL;
+    const char *s = PyUnicode_AsUTF8AndSize(term, len);
+    if (s != NULL) {
+        return s;
+    }
+    PyErr_Clear();
+    *owned = PyUnicode_AsEncodedString(term, "utf-8", "replace");
+    if (*owned == NULL) {
+        return NULL;
+    }
+    *len = PyBytes_GET_SIZE(*owned);
+    return PyBytes_AS_STRING(*owned);
+}
+
+/* The last entry of the sorted terms index (bytes) that is <= key, or -1 (bisect_right - 1);
+ * -2 (TypeError) when an entry probed is not bytes. */
+static Py_ssize_t
+last_at_most(PyObject *index, const char *key, Py_ssize_t klen)
+{
+    Py_ssize_t lo = 0, hi = PyList_GET_SIZE(index);
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        PyObject *probe = PyList_GET_ITEM(index, mid);
+        if (!PyBytes_Check(probe)) {
+            PyErr_SetString(PyExc_TypeError, "find_many: the terms index must hold bytes");
+            return -2;
+        }
+        Py_ssize_t plen = PyBytes_GET_SIZE(probe);
+        int c = memcmp(PyBytes_AS_STRING(probe), key, (size_t)(plen < klen ? plen : klen));
+        c = c ? c : (plen > klen) - (plen < klen);
+        if (c <= 0) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    return lo - 1;
+}
+
+PyObject *
+blocks_find_many(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o, *index, *terms;
+    Py_ssize_t stride;
+    if (!PyArg_ParseTuple(args, "OOO!nO!", &data_o, &off_o, &PyList_Type, &index, &stride,
+                          &PyList_Type, &terms)) {
+        return NULL;
+    }
+    if (stride < 1) {
+        PyErr_SetString(PyExc_ValueError, "find_many: stride must be at least 1");
+        return NULL;
+    }
+    View v[2];
+    memset(v, 0, sizeof(v));
+    Offsets off;
+    PyObject *result = NULL, *out = NULL;
+    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
+        goto done;
+    }
+    const uint8_t *data = v[0].v.buf;
+    Py_ssize_t n = off.n, nt = PyList_GET_SIZE(terms);
+    if (n < 0 || check_offsets(&off, v[0].v.len) < 0) {
+        PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
+        goto done;
+    }
+    out = PyList_New(nt);
+    if (out == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        PyObject *term = PyList_GET_ITEM(terms, t), *owned;
+        if (!PyUnicode_Check(term)) {
+            PyErr_SetString(PyExc_TypeError, "find_many: terms must be str");
+            goto done;
+        }
+        Py_ssize_t klen, at = -1;
+        const char *key = term_utf8(term, &klen, &owned);
+        if (key == NULL) {
+            goto done;
+        }
+        Py_ssize_t s = last_at_most(index, key, klen);
+        int rc = s < -1 ? -1 : 0;
+        if (s >= 0) { /* only that stride's records are searched (Lexicon._search) */
+            Py_ssize_t lo = s * stride, hi = lo + stride < n ? lo + stride : n;
+            rc = lo <= hi ? search_records(data, v[0].v.len, &off, lo, hi, key, klen, &at) : 0;
+        }
+        Py_XDECREF(owned);
+        PyObject *id = rc < 0 ? NULL : PyLong_FromSsize_t(at);
+        if (id == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(out, t, id);
+    }
+    result = out;
+    out = NULL;
+done:
+    Py_XDECREF(out);
+    view_drop(v, 2);
+    return result;
+}
+
+PyObject *
+blocks_prefetch_many(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o, *bptr_o, *ids;
+    if (!PyArg_ParseTuple(args, "OOOO!", &data_o, &off_o, &bptr_o, &PyList_Type, &ids)) {
+        return NULL;
+    }
+    View v[3];
+    memset(v, 0, sizeof(v));
+    Offsets off, bptr;
+    PyObject *result = NULL;
+    if (PyObject_GetBuffer(data_o, &v[0].v, PyBUF_SIMPLE) < 0) {
+        goto done;
+    }
+    v[0].have = 1;
+    if (take_offsets(off_o, &v[1], &off) < 0 || take_offsets(bptr_o, &v[2], &bptr) < 0) {
+        goto done;
+    }
+    long asked = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids); i++) {
+        Py_ssize_t id = PyLong_AsSsize_t(PyList_GET_ITEM(ids, i));
+        if (id == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        asked += advise_terms(&v[0].v, &off, &bptr, id, id + 1);
+    }
+    result = PyLong_FromLong(asked);
+done:
+    view_drop(v, 3);
+    return result;
+}
