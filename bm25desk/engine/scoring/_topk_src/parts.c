@@ -22,6 +22,23 @@
  * index. */
 #include "topk.h"
 
+/* Parts made with 32-bit codes whatever their table's size (parts_wide(): tests). */
+static int parts_force_wide = 0;
+
+PyObject *
+topk_parts_wide(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    int wide = -1;
+    if (!PyArg_ParseTuple(args, "|p", &wide)) {
+        return NULL;
+    }
+    int old = __atomic_load_n(&parts_force_wide, __ATOMIC_RELAXED);
+    if (wide != -1) {
+        __atomic_store_n(&parts_force_wide, wide, __ATOMIC_RELAXED);
+    }
+    return PyBool_FromLong(old);
+}
+
 static PyObject *
 parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -46,7 +63,10 @@ parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     const Table *tb = (const Table *)tobj;
     Py_ssize_t n = pl->n ? pl->n : 1;
     /* the largest code, tf * rows + j for tf <= cap and j < rows, below PARTS_OVF16 */
-    self->cw = (Py_ssize_t)(tb->cap + 1) * tb->rows < (Py_ssize_t)PARTS_OVF16 ? 2 : 4;
+    self->cw = (Py_ssize_t)(tb->cap + 1) * tb->rows < (Py_ssize_t)PARTS_OVF16 &&
+                       !__atomic_load_n(&parts_force_wide, __ATOMIC_RELAXED)
+                   ? 2
+                   : 4;
     self->docs = malloc(sizeof(int32_t) * (size_t)n);
     self->codes = malloc((size_t)self->cw * (size_t)n);
     self->ovf = malloc(sizeof(double) * (size_t)(pl->novf ? pl->novf : 1));
