@@ -165,7 +165,7 @@ codes_add(const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, doub
         uint32_t code = CW == 2 ? c16[j] : c32[j];
         int ok = code != esc;
         double t = Tc[ok ? code : 0];
-        Py_ssize_t x = docs[j] - w0;
+        uint32_t x = (uint32_t)(docs[j] - w0); /* (in the window: no sign to extend) */
         acc[x] += qw * (ok ? t : 0.0);
         seen[x] = 1;
     }
