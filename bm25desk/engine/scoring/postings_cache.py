@@ -4,9 +4,10 @@ The exhaustive traversal (``_topk_src/exhaustive.c``) adds ``qw · T[dl_index[d]
 overflow value) for every posting of every query term. All of it but ``qw`` depends only on the
 term's posting list in a segment and on the variant's tf-part table (variant, parameters, k1*,
 average length, cap), so a term that recurs across queries — an evaluation run's "of", "the",
-"in" — is decoded and weighted once: the kernel fills a ``_topk.Parts`` (docnos and float64 tf
-parts, the very numbers it adds) the first time it meets the term, and reads it afterwards.
-Scores stay bit-identical: the same ``acc[d] += qw · tp`` on the same ``tp``.
+"in" — is decoded and weighted once: the kernel fills a ``_topk.Parts`` (docnos and each tf
+part's place in the table, so that it reads back the very numbers it adds: 6 bytes a posting)
+the first time it meets the term, and reads it afterwards. Scores stay bit-identical: the same
+``acc[d] += qw · tp`` on the same ``tp``.
 
 The cache belongs to one open index (``topk._State``) and goes with it: an index reopened after
 an update or an edit starts empty, so no stale postings are ever served.
