@@ -4,9 +4,10 @@ The exhaustive traversal (``_topk_src/exhaustive.c``) adds ``qw · T[dl_index[d]
 overflow value) for every posting of every query term. All of it but ``qw`` depends only on the
 term's posting list in a segment and on the variant's tf-part table (variant, parameters, k1*,
 average length, cap), so a term that recurs across queries — an evaluation run's "of", "the",
-"in" — is decoded and weighted once: the kernel fills a ``_topk.Parts`` (docnos and float64 tf
-parts, the very numbers it adds) the first time it meets the term, and reads it afterwards.
-Scores stay bit-identical: the same ``acc[d] += qw · tp`` on the same ``tp``.
+"in" — is decoded and weighted once: the kernel fills a ``_topk.Parts`` (docnos and each tf
+part's place in the table, so that it reads back the very numbers it adds: 6 bytes a posting)
+the first time it meets the term, and reads it afterwards. Scores stay bit-identical: the same
+``acc[d] += qw · tp`` on the same ``tp``.
 
 The cache belongs to one open index (``topk._State``) and goes with it: an index reopened after
 an update or an edit starts empty, so no stale postings are ever served.
@@ -21,8 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 MAX_BYTES = 64 << 20
-"""The default bytes of decoded postings kept per open index (12 per posting: an int32 docno and
-a float64 tf part): every list of a SciFact-sized collection many times over."""
+"""The default bytes of decoded postings kept per open index (6 or 8 per posting: an int32 docno
+and its tf part's place in the table): every list of a SciFact-sized collection many times over."""
 
 MAX_BYTES_CAP = 256 << 20
 """The most :func:`budget` gives, whatever the collection's size."""
@@ -44,6 +45,11 @@ ADMIT_AT_ONCE = 4096
 
 MAX_GHOSTS = 1 << 16
 """Keys of long lists met once, remembered (LRU) so that the second meeting makes a Parts."""
+
+PART_BYTES = 6
+"""What a posting of a Parts takes, counted before it is made: an int32 docno and its tf part's
+place in the table, 16 bits for a table of fewer than 64 K places, as for passages (32 beyond:
+the Parts made then counts its own bytes)."""
 
 _ABSENT = (None, None, None)
 """A cache entry for a term with no postings in the segment."""
@@ -100,7 +106,7 @@ class PartsCache:
         A new Parts is empty (the kernel fills it). None is made for a list that alone would
         take more than a quarter of the cap, nor, once the cache is full, for a long list met
         for the first time: that entry is not kept, only its key (a ghost), and the list gets
-        its Parts when it comes again. Filling a Parts writes 12 bytes a posting; on a large
+        its Parts when it comes again. Filling a Parts writes 6-8 bytes a posting; on a large
         collection most long lists of a run of long queries come once, and their Parts would
         push out the ones that are read again (1 M passages, long mix: 16 % of the postings
         came from the cache before this rule, 33 % with it at the same size).
@@ -110,7 +116,7 @@ class PartsCache:
         if pl is None:
             entry, size = _ABSENT, _ENTRY_BYTES
         else:
-            size = 12 * n + _ENTRY_BYTES
+            size = PART_BYTES * n + _ENTRY_BYTES
             parts = None
             if size * 4 <= self.max_bytes:
                 with self._lock:
@@ -126,8 +132,7 @@ class PartsCache:
                 if keep:
                     parts = self._make(pl, table)
             entry = (pl, ov, parts)
-            if parts is None:
-                size = _ENTRY_BYTES
+            size = _ENTRY_BYTES if parts is None else parts.nbytes + _ENTRY_BYTES
         if not keep:
             return entry
         with self._lock:

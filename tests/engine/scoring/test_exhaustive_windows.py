@@ -212,7 +212,7 @@ def test_a_long_list_gets_its_parts_the_second_time_once_the_cache_is_full(
     variant = get_variant("lucene")
     cache = cache_of(index)
     monkeypatch.setattr(postings_cache, "ADMIT_AT_ONCE", 100)  # x1..x5 long, w3 short
-    monkeypatch.setattr(cache, "max_bytes", 16_000)  # four lists of 300 (3,856 bytes each)
+    monkeypatch.setattr(cache, "max_bytes", 8_500)  # four lists of 300 (2,056 bytes each)
 
     def run(query: list[str]) -> None:
         terms = specs(searcher, query, variant)

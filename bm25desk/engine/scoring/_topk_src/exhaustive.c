@@ -9,8 +9,8 @@
  * comes free. With `rows`, a second pass over the postings fills each hit's per-term tf and tf
  * part (explanations); evaluation runs skip it.
  *
- * A term may come with a Parts (parts.c): its docnos and tf parts decoded by an earlier search,
- * read instead of the blocks (or filled by this one). A dense query on a segment larger than a
+ * A term may come with a Parts (parts.c): its docnos and tf parts (as codes into the table)
+ * decoded by an earlier search, read instead of the blocks (or filled by this one). A dense query on a segment larger than a
  * window goes window by window instead (windows.c; split across threads by split.c). Called
  * without the GIL. */
 #include "exhaustive.h"
@@ -83,10 +83,14 @@ add_term(Cursor *c, double *acc, uint8_t *seen, int32_t *touched, Py_ssize_t *nt
 {
     Parts *pa = c->parts;
     if (pa && parts_ready(pa)) {
-        block_add(acc, seen, touched, nt, pa->docs, pa->tp, pa->n, c->qw);
+        for (Py_ssize_t p0 = 0; p0 < pa->n; p0 += BLK_MAX) {
+            Py_ssize_t m = pa->n - p0 < BLK_MAX ? pa->n - p0 : BLK_MAX;
+            parts_values(pa, p0, m, tp);
+            block_add(acc, seen, touched, nt, pa->docs + p0, tp, m, c->qw);
+        }
         return;
     }
-    int fill = pa && parts_claim(pa);
+    int fill = pa && parts_take(pa, c);
     c->oi = 0;
     for (Py_ssize_t b = 0; b < c->nblk && !*c->broken; b++) {
         const int32_t *tfs = load_block(c, b);
@@ -95,17 +99,23 @@ add_term(Cursor *c, double *acc, uint8_t *seen, int32_t *touched, Py_ssize_t *nt
         }
         Py_ssize_t m = blk_count(c, b), p0 = b << c->shift;
         const int32_t *docs = c->bd;
-        double *out = fill ? pa->tp + p0 : tp;
-        int r = c->dli_w == 1   ? block_parts(c, docs, tfs, m, p0, out, 1)
-                : c->dli_w == 2 ? block_parts(c, docs, tfs, m, p0, out, 2)
-                                : block_parts(c, docs, tfs, m, p0, out, 4);
+        int r;
+        if (fill) { /* the block's codes into the Parts, its tf parts read back from them */
+            r = block_codes_w(c, pa, docs, tfs, m, p0);
+            if (r == 0) {
+                parts_values(pa, p0, m, tp);
+                memcpy(pa->docs + p0, docs, sizeof(int32_t) * (size_t)m);
+            }
+        }
+        else {
+            r = c->dli_w == 1   ? block_parts(c, docs, tfs, m, p0, tp, 1)
+                : c->dli_w == 2 ? block_parts(c, docs, tfs, m, p0, tp, 2)
+                                : block_parts(c, docs, tfs, m, p0, tp, 4);
+        }
         if (r < 0) {
             break;
         }
-        if (fill) {
-            memcpy(pa->docs + p0, docs, sizeof(int32_t) * (size_t)m);
-        }
-        block_add(acc, seen, touched, nt, docs, out, m, c->qw);
+        block_add(acc, seen, touched, nt, docs, tp, m, c->qw);
     }
     if (fill) {
         parts_publish(pa, !*c->broken);

@@ -56,6 +56,68 @@ block_parts(Cursor *c, const int32_t *docs, const int32_t *tfs, Py_ssize_t m, Py
     return 0;
 }
 
+/* The codes of the m postings of one decoded block (list positions p0...) into p's: tf * rows + j
+ * (the place of T[dl_index[d], tf] in the table by column), or the escape for a tf above the cap,
+ * checked against the term's overflow positions as block_parts checks it. W: the length index's
+ * item size. Returns -1 when the postings are broken. */
+static inline __attribute__((always_inline)) int
+block_codes(Cursor *c, Parts *p, const int32_t *docs, const int32_t *tfs, Py_ssize_t m,
+            Py_ssize_t p0, const int W)
+{
+    const void *dli = c->dli;
+    const uint32_t cap = (uint32_t)c->cap, rows = (uint32_t)p->rows;
+    uint16_t *c16 = (uint16_t *)p->codes + p0;
+    uint32_t *c32 = (uint32_t *)p->codes + p0;
+    const int narrow = p->cw == 2;
+    int bad = 0;
+    Py_ssize_t escaped = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        int32_t tf = tfs[i];
+        uint32_t j = W == 1   ? ((const uint8_t *)dli)[docs[i]]
+                     : W == 2 ? ((const uint16_t *)dli)[docs[i]]
+                              : (uint32_t)((const int32_t *)dli)[docs[i]];
+        uint32_t code;
+        if (LIKELY((uint32_t)(tf - 1) < cap)) {
+            bad |= j >= rows; /* (a negative int32 row is a huge uint32) */
+            code = (uint32_t)tf * rows + (j < rows ? j : 0);
+        }
+        else {
+            double v = overflow_part(c, p0 + i, tf);
+            if (v != v) {
+                return -1;
+            }
+            code = PARTS_OVF32;
+            escaped++;
+        }
+        if (narrow) {
+            c16[i] = (uint16_t)code; /* (PARTS_OVF32 becomes PARTS_OVF16) */
+        }
+        else {
+            c32[i] = code;
+        }
+    }
+    /* every overflow position of the block escaped (each escape was found among them): the
+     * reader adds the overflow values by position */
+    if (UNLIKELY(c->novf) && !bad) {
+        Py_ssize_t a = parts_first_overflow(p, p0), z = parts_first_overflow(p, p0 + m);
+        bad = z - a != escaped;
+    }
+    if (UNLIKELY(bad)) {
+        cur_broken(c);
+        return -1;
+    }
+    return 0;
+}
+
+static inline int
+block_codes_w(Cursor *c, Parts *p, const int32_t *docs, const int32_t *tfs, Py_ssize_t m,
+              Py_ssize_t p0)
+{
+    return c->dli_w == 1   ? block_codes(c, p, docs, tfs, m, p0, 1)
+           : c->dli_w == 2 ? block_codes(c, p, docs, tfs, m, p0, 2)
+                           : block_codes(c, p, docs, tfs, m, p0, 4);
+}
+
 /* Whether (s, d) would enter the full heap h (worse than nothing in it: inline, as most
  * documents of a query with a frequent term do not). */
 static inline int
@@ -81,10 +143,10 @@ is_dense(const Query *q, Py_ssize_t ndocs)
 }
 
 /* One term's postings not yet added: a run of docnos (a decoded block, or a filled Parts) with
- * their tfs (tf parts still to look up) or their tf parts. */
+ * their tfs (tf parts still to look up) or their tf parts' codes in a Parts. */
 typedef struct {
     const int32_t *docs, *tfs;
-    const double *tp;
+    const Parts *pa; /* codes of docs[i] at pa's position p0 + i (else tfs) */
     Py_ssize_t i, m, p0; /* next posting of the run, the run's end, list position of docs[0] */
     Py_ssize_t b;        /* next block to decode */
     int fill;            /* filling the cursor's Parts (claimed, not yet published) */

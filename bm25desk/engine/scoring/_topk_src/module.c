@@ -8,6 +8,7 @@ PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* windo
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
 PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* split.c */
+PyObject *topk_parts_wide(PyObject *module, PyObject *args);            /* parts.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -35,6 +36,10 @@ static PyMethodDef topk_methods[] = {
      "window_shift([shift]) -> the exhaustive traversal's window (2**shift documents: a segment "
      "larger than that, with postings for a quarter of it or more, is scored window by window) "
      "before the call; with shift (4..30), set it (tests, measurement)."},
+    {"parts_wide", (PyCFunction)topk_parts_wide, METH_VARARGS,
+     "parts_wide([wide]) -> whether Parts made from now on keep 32-bit codes whatever their "
+     "table's size, before the call; with wide, set it (tests: the codes of tables of 64 K "
+     "places or more)."},
     {"batch", (PyCFunction)(void (*)(void))topk_batch, METH_VARARGS | METH_KEYWORDS,
      "batch(segments, lists, slots, weights, offsets, k, allows=None, split=False) -> (docnos, "
      "scores, sizes, "

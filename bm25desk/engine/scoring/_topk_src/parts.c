@@ -5,8 +5,13 @@
  * across queries (an evaluation run's "of", "the", "in") need not be decoded and looked up again.
  * A Parts is made (by Python, with the GIL) for one PostingList and one Table, empty; the first
  * exhaustive search that meets it empty fills it while it decodes (without the GIL), and later
- * ones read its docnos and float64 tf parts instead of the blocks: the very numbers the decoding
- * gives, so `acc[d] += qw * tp` stays bit for bit the same.
+ * ones read its docnos and tf parts instead of the blocks: the very numbers the decoding gives,
+ * so `acc[d] += qw * tp` stays bit for bit the same. A tf part is kept as its place in the
+ * table (a 16-bit code when the table has fewer than 64 K places, as for passages: 6 bytes a
+ * posting where a docno and a float64 took 12, so that a long query reads half the memory),
+ * and read back as the very double the decoding looked up. Postings with a tf above the cap
+ * carry an escape code; their values are copied from the term's overflow values when the
+ * fill begins (parts_take) and found by position.
  *
  * Threads: the state goes EMPTY -> FILLING -> READY by atomic compare-and-swap; only the thread
  * that won the swap writes the arrays, a search that finds it FILLING decodes as if there were no
@@ -16,6 +21,23 @@
  * stays true. Python's cache (topk.py) keeps them LRU-bounded in bytes and drops them with the
  * index. */
 #include "topk.h"
+
+/* Parts made with 32-bit codes whatever their table's size (parts_wide(): tests). */
+static int parts_force_wide = 0;
+
+PyObject *
+topk_parts_wide(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    int wide = -1;
+    if (!PyArg_ParseTuple(args, "|p", &wide)) {
+        return NULL;
+    }
+    int old = __atomic_load_n(&parts_force_wide, __ATOMIC_RELAXED);
+    if (wide != -1) {
+        __atomic_store_n(&parts_force_wide, wide, __ATOMIC_RELAXED);
+    }
+    return PyBool_FromLong(old);
+}
 
 static PyObject *
 parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -38,10 +60,17 @@ parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (!self) {
         return NULL;
     }
+    const Table *tb = (const Table *)tobj;
     Py_ssize_t n = pl->n ? pl->n : 1;
+    /* the largest code, tf * rows + j for tf <= cap and j < rows, below PARTS_OVF16 */
+    self->cw = (Py_ssize_t)(tb->cap + 1) * tb->rows < (Py_ssize_t)PARTS_OVF16 &&
+                       !__atomic_load_n(&parts_force_wide, __ATOMIC_RELAXED)
+                   ? 2
+                   : 4;
     self->docs = malloc(sizeof(int32_t) * (size_t)n);
-    self->tp = malloc(sizeof(double) * (size_t)n);
-    if (!self->docs || !self->tp) {
+    self->codes = malloc((size_t)self->cw * (size_t)n);
+    self->ovf = malloc(sizeof(double) * (size_t)(pl->novf ? pl->novf : 1));
+    if (!self->docs || !self->codes || !self->ovf) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -50,6 +79,10 @@ parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->pl = plo;
     self->table = tobj;
     self->n = pl->n;
+    self->Tc = tb->Tc;
+    self->rows = tb->rows;
+    self->ovf_pos = pl->ovf_pos;
+    self->novf = pl->novf;
     self->state = PARTS_EMPTY;
     return (PyObject *)self;
 }
@@ -58,7 +91,8 @@ static void
 parts_dealloc(Parts *self)
 {
     free(self->docs);
-    free(self->tp);
+    free(self->codes);
+    free(self->ovf);
     Py_XDECREF(self->pl);
     Py_XDECREF(self->table);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -67,7 +101,8 @@ parts_dealloc(Parts *self)
 static PyObject *
 parts_nbytes(Parts *self, void *Py_UNUSED(closure))
 {
-    return PyLong_FromSsize_t(self->n * (Py_ssize_t)(sizeof(int32_t) + sizeof(double)));
+    return PyLong_FromSsize_t(self->n * (Py_ssize_t)(sizeof(int32_t) + (size_t)self->cw) +
+                              self->novf * (Py_ssize_t)sizeof(double));
 }
 
 static PyObject *
@@ -104,7 +139,8 @@ static PyMethodDef parts_methods[] = {
 };
 
 static PyGetSetDef parts_getset[] = {
-    {"nbytes", (getter)parts_nbytes, NULL, "bytes held (docnos and tf parts)", NULL},
+    {"nbytes", (getter)parts_nbytes, NULL, "bytes held (docnos, tf part codes, overflow parts)",
+     NULL},
     {"filled", (getter)parts_filled, NULL, "whether a search has filled it", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -139,4 +175,54 @@ void
 parts_publish(Parts *p, int ok)
 {
     __atomic_store_n(&p->state, ok ? PARTS_READY : PARTS_EMPTY, __ATOMIC_RELEASE);
+}
+
+int
+parts_take(Parts *p, const Cursor *c)
+{
+    if (!parts_claim(p)) {
+        return 0;
+    }
+    if (p->novf) {
+        memcpy(p->ovf, c->ovf_val, sizeof(double) * (size_t)p->novf);
+    }
+    return 1;
+}
+
+Py_ssize_t
+parts_first_overflow(const Parts *p, Py_ssize_t pos)
+{
+    Py_ssize_t i = 0, z = p->novf;
+    while (i < z) {
+        Py_ssize_t mid = i + (z - i) / 2;
+        if (p->ovf_pos[mid] < pos) {
+            i = mid + 1;
+        }
+        else {
+            z = mid;
+        }
+    }
+    return i;
+}
+
+void
+parts_values(const Parts *p, Py_ssize_t p0, Py_ssize_t m, double *out)
+{
+    const double *Tc = p->Tc;
+    if (p->cw == 2) {
+        const uint16_t *cd = (const uint16_t *)p->codes + p0;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            out[i] = Tc[cd[i] != PARTS_OVF16 ? cd[i] : 0];
+        }
+    }
+    else {
+        const uint32_t *cd = (const uint32_t *)p->codes + p0;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            out[i] = Tc[cd[i] != PARTS_OVF32 ? cd[i] : 0];
+        }
+    }
+    for (Py_ssize_t a = p->novf ? parts_first_overflow(p, p0) : 0;
+         a < p->novf && p->ovf_pos[a] < p0 + m; a++) {
+        out[p->ovf_pos[a] - p0] = p->ovf[a]; /* (every one escaped: block_codes) */
+    }
 }

@@ -217,7 +217,7 @@ split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *
     }
     for (int t = 0; t < q->n; t++) {
         Cursor *c = &q->cs[t];
-        claimed[t] = c->parts && !parts_ready(c->parts) && parts_claim(c->parts);
+        claimed[t] = c->parts && !parts_ready(c->parts) && parts_take(c->parts, c);
         for (int s = 0; s < nsl; s++) {
             Py_ssize_t end = s + 1 < nsl ? first_block(c, (int32_t)sls[s + 1].lo) : c->nblk;
             run_start(&sls[s].q->cs[t], &sls[s].runs[t], (int32_t)sls[s].lo, claimed[t], end);

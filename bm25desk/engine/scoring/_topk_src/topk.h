@@ -196,15 +196,27 @@ int check_tables(const double *T, const double *U, Py_ssize_t rows, int cap);
 enum { PARTS_EMPTY = 0, PARTS_FILLING = 1, PARTS_READY = 2 };
 
 /* One PostingList's docnos and tf parts under one Table, filled once by the exhaustive path
- * (see parts.c). */
+ * (see parts.c). A posting's tf part is kept as a code, its place in the table by column
+ * (Tc[tf * rows + j], the double the decoding looks up), or PARTS_OVF for a tf above the cap
+ * (its value in ovf, by the list's overflow positions): 6 bytes a posting (8 with a table of
+ * 64 K places or more) where a float64 made it 12. */
 typedef struct {
     PyObject_HEAD
     PyObject *pl, *table;  /* what it was made for (a search checks the term has the same) */
     Py_ssize_t n;
     int32_t *docs;
-    double *tp;
+    void *codes;           /* uint16_t (cw 2) or uint32_t (cw 4) per posting */
+    int cw;
+    const double *Tc;      /* the table's by column (table holds it) */
+    Py_ssize_t rows;
+    const int32_t *ovf_pos; /* the list's overflow positions (pl holds them), ascending */
+    Py_ssize_t novf;
+    double *ovf;           /* their tf parts, copied when a fill begins */
     int state;             /* PARTS_*, read and changed atomically */
 } Parts;
+
+#define PARTS_OVF16 0xFFFFu
+#define PARTS_OVF32 0xFFFFFFFFu
 
 extern PyTypeObject PartsType;
 
@@ -212,6 +224,10 @@ extern PyTypeObject PartsType;
 int parts_fit(const Parts *p, const PostingList *pl);
 /* Take the right to fill p (1), or not (0: being filled or filled). */
 int parts_claim(Parts *p);
+/* The first of p's overflow postings at list position pos or beyond (novf: none). */
+Py_ssize_t parts_first_overflow(const Parts *p, Py_ssize_t pos);
+/* The tf parts of postings [p0, p0 + m) into out. */
+void parts_values(const Parts *p, Py_ssize_t p0, Py_ssize_t m, double *out);
 /* Whether p is filled (its arrays may be read). */
 int parts_ready(const Parts *p);
 /* End a fill: filled (ok) or empty again. */
@@ -252,6 +268,9 @@ typedef struct {
     double tp_last;
     Parts *parts;                    /* exhaustive path: decoded tf parts to read or fill, or NULL */
 } Cursor;
+
+/* parts_claim, and on success take c's overflow values (c: p's list under p's table). */
+int parts_take(Parts *p, const Cursor *c);
 
 /* Mark the postings as changed and end the cursor (every loop then runs out). */
 static inline void

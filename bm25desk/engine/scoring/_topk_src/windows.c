@@ -66,7 +66,7 @@ run_start(Cursor *c, Run *r, int32_t lo, int claimed, Py_ssize_t fill_end)
     c->oi = 0;
     if (pa && parts_ready(pa)) {
         r->docs = pa->docs;
-        r->tp = pa->tp;
+        r->pa = pa;
         r->i = first_at_least(pa->docs, pa->n, lo);
         r->m = pa->n;
         r->b = c->nblk;
@@ -76,7 +76,7 @@ run_start(Cursor *c, Run *r, int32_t lo, int claimed, Py_ssize_t fill_end)
     r->lo = lo;
     r->fill_end = c->nblk;
     if (claimed < 0) {
-        r->fill = pa && parts_claim(pa);
+        r->fill = pa && parts_take(pa, c);
         return;
     }
     r->shared = 1;
@@ -124,20 +124,16 @@ run_next(Cursor *c, Run *r)
     r->p0 = b << c->shift;
     r->docs = c->bd;
     r->tfs = tfs;
-    r->tp = NULL; /* (a shared fill stops at its last block: the next ones are looked up) */
-    if (r->fill) {
+    r->pa = NULL; /* (a shared fill stops at its last block: the next ones are looked up) */
+    if (r->fill) { /* the block's codes into the Parts, then read from there */
         Parts *pa = c->parts;
-        double *out = pa->tp + r->p0;
-        int bad = c->dli_w == 1   ? block_parts(c, c->bd, tfs, r->m, r->p0, out, 1)
-                  : c->dli_w == 2 ? block_parts(c, c->bd, tfs, r->m, r->p0, out, 2)
-                                  : block_parts(c, c->bd, tfs, r->m, r->p0, out, 4);
-        if (bad < 0) {
+        if (block_codes_w(c, pa, c->bd, tfs, r->m, r->p0) < 0) {
             run_end(c, r, 0);
             return 0;
         }
         memcpy(pa->docs + r->p0, c->bd, sizeof(int32_t) * (size_t)r->m);
         r->docs = pa->docs + r->p0;
-        r->tp = out;
+        r->pa = pa;
         r->tfs = NULL;
     }
     while (r->i < r->m && r->docs[r->i] < r->lo) { /* a slice's first block: the slice before's */
@@ -149,6 +145,52 @@ run_next(Cursor *c, Run *r)
         return 0;
     }
     return 1;
+}
+
+/* acc[d - w0] += qw * (the tf part of code) for the m postings docs[0..m) at list positions
+ * p0... of Parts p (codes of CW bytes), marking them seen. The double read is the one the
+ * decoding looked up (Tc[tf * rows + j]): the same sums, bit for bit. An overflow posting
+ * (escape code) adds qw * 0.0 in the loop, which leaves its sum as it was (a sum is never -0.0:
+ * it starts at +0.0, and x + -x is +0.0), and its value after the loop, still before the next
+ * term's: the same sum again, with no call in the loop. */
+static inline __attribute__((always_inline)) void
+codes_add(const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, double qw,
+          double *restrict acc, uint8_t *restrict seen, int32_t w0, const int CW)
+{
+    const double *Tc = p->Tc;
+    const uint16_t *c16 = (const uint16_t *)p->codes + p0;
+    const uint32_t *c32 = (const uint32_t *)p->codes + p0;
+    const uint32_t esc = CW == 2 ? PARTS_OVF16 : PARTS_OVF32;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        uint32_t code = CW == 2 ? c16[j] : c32[j];
+        int ok = code != esc;
+        double t = Tc[ok ? code : 0];
+        uint32_t x = (uint32_t)(docs[j] - w0); /* (in the window: no sign to extend) */
+        acc[x] += qw * (ok ? t : 0.0);
+        seen[x] = 1;
+    }
+    if (UNLIKELY(p->novf)) {
+        for (Py_ssize_t a = parts_first_overflow(p, p0); a < p->novf && p->ovf_pos[a] < p0 + m;
+             a++) {
+            acc[docs[p->ovf_pos[a] - p0] - w0] += qw * p->ovf[a];
+        }
+    }
+}
+
+/* codes_add out of line: its loop keeps every pointer in a register (inlined into slice_run it
+ * reloaded two from the stack at every posting). */
+static __attribute__((noinline)) void
+codes_add16(const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, double qw,
+            double *restrict acc, uint8_t *restrict seen, int32_t w0)
+{
+    codes_add(p, p0, docs, m, qw, acc, seen, w0, 2);
+}
+
+static __attribute__((noinline)) void
+codes_add32(const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, double qw,
+            double *restrict acc, uint8_t *restrict seen, int32_t w0)
+{
+    codes_add(p, p0, docs, m, qw, acc, seen, w0, 4);
 }
 
 /* Add the term's postings with docnos in [w0, w1) into the window's sums and marks (index
@@ -185,23 +227,32 @@ run_window(Cursor *c, Run *r, double *restrict acc, uint8_t *restrict seen, int3
             }
             e = lo;
         }
-        const double *parts = r->tp ? r->tp + i : tp;
-        if (r->tfs) {
-            int bad = c->dli_w == 1 ? block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 1)
-                      : c->dli_w == 2
-                          ? block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 2)
-                          : block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 4);
-            if (bad < 0) {
-                run_end(c, r, 0);
-                r->i = r->m = 0;
-                r->b = c->nblk;
+        double qw = c->qw;
+        if (r->pa) {
+            if (r->pa->cw == 2) {
+                codes_add16(r->pa, r->p0 + i, docs + i, e - i, qw, acc, seen, w0);
+            }
+            else {
+                codes_add32(r->pa, r->p0 + i, docs + i, e - i, qw, acc, seen, w0);
+            }
+            r->i = e;
+            if (e < r->m) {
                 return;
             }
+            continue;
         }
-        double qw = c->qw;
+        int bad = c->dli_w == 1   ? block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 1)
+                  : c->dli_w == 2 ? block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 2)
+                                  : block_parts(c, docs + i, r->tfs + i, e - i, r->p0 + i, tp, 4);
+        if (bad < 0) {
+            run_end(c, r, 0);
+            r->i = r->m = 0;
+            r->b = c->nblk;
+            return;
+        }
         for (Py_ssize_t j = i; j < e; j++) {
             Py_ssize_t x = docs[j] - w0;
-            acc[x] += qw * parts[j - i];
+            acc[x] += qw * tp[j - i];
             seen[x] = 1;
         }
         r->i = e;
