@@ -18,6 +18,7 @@
  *   postings.c   PostingList: one term's postings in one segment, with block metadata;
  *   table.c      Table: a tf-part table and its bound table, checked once;
  *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
+ *   quick.c      its lean pass ahead of each full step (required lists: a conjunction);
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
  *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
@@ -601,12 +602,23 @@ typedef struct {
     double seed_ratio;
     Py_ssize_t total_postings;
     int broken;                   /* the postings changed under a cursor */
+    /* quick.c: candidates of the essential list pend_e's block (docnos ascending), found
+     * through probes (seedcs[i]: a copy of the cursor of ord[i], for i >= probe_lo) of the
+     * required lists, up to position pend_upto of pend_e; NULL pend: not kept */
+    int32_t *pend;
+    double *pend_b;               /* (their bounds while they are filled) */
+    int npend, ipend, probe_lo;
+    Py_ssize_t pend_upto;
+    const Cursor *pend_e;
     /* statistics */
     int64_t n_cand, n_scored, n_skips, n_seeded;
 } Query;
 
 /* Rank the segment's documents into q->h (called without the GIL). */
 void traverse(Query *q);
+/* quick.c: with the top k full, move the essential lists ord[ne..n) past the documents from cur
+ * on that clearly cannot enter it; the first that might (END_DOC: none left). */
+int32_t quick_prune(Query *q, const int *ord, int ne, int n, int32_t cur);
 
 /* ------------------------------------------------------------------------------------------ */
 /* ranked entries: sorting the result (search.c) and selecting the k best (exhaustive.c)       */

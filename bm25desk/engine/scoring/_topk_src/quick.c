@@ -1,0 +1,316 @@
+/* The lean pass of the pruning traversal (maxscore.c's run()): with the top k full, the
+ * documents that clearly cannot enter it are dropped ahead of each full step.
+ *
+ * Every drop here is one the full step would make too, on prune()'s first, slack-covered test
+ * only (a dropped document scores below the threshold, never at it, so ties are untouched):
+ *
+ * - a document's score is at most, for any one list i, its contribution in i (0 when absent)
+ *   plus every other list's upper bound ("rest_i"); so it goes when that falls short, for the
+ *   essential list (whose postings are the candidates) and, when rest_i alone falls short (the
+ *   list is "required": every document that can still enter holds it), for the non-essential
+ *   lists too: the query is then a conjunction, each list read in a tight loop from the
+ *   candidate on to its first posting that might qualify, the others leaping to it;
+ * - a stretch goes when the block maxima of the lists at the candidate cannot reach the
+ *   threshold (several essential lists: as skip_blocks() does).
+ */
+#include "topk.h"
+
+/* The block bound of cursor c for the documents of its current block (0 for a weight <= 0). */
+static inline double
+current_block_bound(Cursor *c)
+{
+    return c->qwp == 0.0 ? 0.0 : c->qwp * blk_max(c, c->pos >> c->shift);
+}
+
+/* Move c, a block at a time, to its first posting (from its position) whose contribution plus
+ * `rest` might reach theta, and return its docno (END_DOC: none). A block goes whole on its
+ * maximum, else its postings are read in one tight loop (docnos checked when the block was
+ * decoded, rows checked here); the posting that stops the loop is checked by contrib(). */
+static int32_t
+scan_qualifying(Query *q, Cursor *c, double rest, double theta)
+{
+    while (c->cur != END_DOC && !q->broken) {
+        Py_ssize_t b = c->pos >> c->shift, base = b << c->shift, end = base + blk_count(c, b);
+        if (rest + current_block_bound(c) + q->slack <= theta) {
+            q->n_skips++;
+            cur_set(c, end);
+            continue;
+        }
+        const int32_t *tfs = cur_tfs(c);
+        if (UNLIKELY(!tfs)) {
+            break;
+        }
+        const int32_t *docs = c->bd;
+        Py_ssize_t p = c->pos;
+        for (; p < end; p++) {
+            int32_t tf = tfs[p - base];
+            if (UNLIKELY((uint32_t)(tf - 1) >= (uint32_t)c->cap)) {
+                break; /* an overflow posting: contrib() below finds its value */
+            }
+            int32_t j = dli_at(c->dli, c->dli_w, docs[p - base]);
+            if (UNLIKELY(j < 0 || (Py_ssize_t)j >= c->rows)) {
+                break; /* contrib() below marks the cursor broken */
+            }
+            if (rest + c->qw * c->T[(Py_ssize_t)j * c->stride + tf * c->tstride] + q->slack >
+                theta) {
+                break;
+            }
+        }
+        if (p == c->pos) { /* the posting at the cursor: checked by contrib() */
+            if (rest + contrib(c) + q->slack > theta) {
+                break;
+            }
+            p++;
+        }
+        cur_set(c, p);
+    }
+    return q->broken ? END_DOC : c->cur;
+}
+
+/* The sum of the upper bounds of the lists ord[0..ne) but ord[skip] (skip = ne: all), plus
+ * `plus`, in ord order. */
+static inline double
+bounds_but(const Query *q, const int *ord, int ne, int skip, double plus)
+{
+    double s = 0.0;
+    for (int i = 0; i < ne; i++) {
+        if (i != skip) {
+            s += q->cs[ord[i]].ub;
+        }
+    }
+    return s + plus;
+}
+
+/* Keep the candidates cand[0..m) (ascending docnos; cb: their bounds, with this list at its
+ * upper bound) that probe cursor p (a copy of a required list's cursor, moving on its own)
+ * holds, and whose bound with p's upper bound replaced by its contribution might still reach
+ * theta; return how many are kept. Its blocks are passed on their last docnos and decoded (and
+ * checked) only where a candidate falls; within a block the candidates are merged in. A
+ * posting whose value is not read here (tf > cap) keeps its candidate and bound. */
+static int
+probe_filter(Query *q, Cursor *p, int32_t *cand, double *cb, int m, double theta)
+{
+    int kept = 0;
+    Py_ssize_t b = p->pos >> p->shift, at = p->pos;
+    for (int x = 0; x < m && !q->broken; x++) {
+        int32_t d = cand[x];
+        while (b < p->nblk && p->blk_last[b] < d) {
+            b++;
+        }
+        if (b >= p->nblk) {
+            p->pos = p->n;
+            p->cur = END_DOC;
+            break; /* none of the rest is in the list */
+        }
+        Py_ssize_t base = b << p->shift, end = base + blk_count(p, b);
+        if (b != p->dblk) {
+            if (cur_load(p, b) < 0) {
+                break;
+            }
+            at = base;
+        }
+        else if (at < base) {
+            at = base;
+        }
+        const int32_t *docs = p->bd;
+        while (at < end && docs[at - base] < d) {
+            at++;
+        }
+        if (UNLIKELY(at >= end)) { /* the block's last docno is no longer what it was */
+            cur_broken(p);
+            break;
+        }
+        if (docs[at - base] != d) {
+            continue;
+        }
+        const int32_t *tfs = cur_tfs(p);
+        if (UNLIKELY(!tfs)) {
+            break;
+        }
+        int32_t tf = tfs[at - base];
+        double bound = cb[x];
+        if (LIKELY((uint32_t)(tf - 1) < (uint32_t)p->cap)) {
+            int32_t j = row_of(p, d);
+            if (j < 0) {
+                break;
+            }
+            bound += p->qw * p->T[(Py_ssize_t)j * p->stride + tf * p->tstride] - p->ub;
+        }
+        cand[kept] = d;
+        cb[kept] = bound;
+        kept += bound + q->slack > theta;
+    }
+    if (p->cur != END_DOC) {
+        p->pos = at;
+        p->cur = at < p->n && b == p->dblk ? p->bd[at - (b << p->shift)] : p->cur;
+    }
+    return q->broken ? 0 : kept;
+}
+
+/* The candidates of e's current block from its position on: its postings whose contribution
+ * plus noness might reach theta (one that is not read here, tf > cap, is kept at e's upper
+ * bound), then filtered through each required list's probe, the bound of each candidate
+ * becoming exact in the lists probed. Fills q->pend; e's position is unchanged. (The bounds
+ * are sums in another order than the score's, of at most 2n + 2 terms: what q->slack covers,
+ * as for every bound of the traversal.) */
+static void
+fill_pending(Query *q, Cursor *e, int ne, int nreq, double noness, double theta)
+{
+    Py_ssize_t b = e->pos >> e->shift, base = b << e->shift, end = base + blk_count(e, b);
+    const int32_t *tfs = cur_tfs(e);
+    q->npend = q->ipend = 0;
+    q->pend_upto = end;
+    if (UNLIKELY(!tfs)) {
+        return;
+    }
+    const int32_t *docs = e->bd;
+    int32_t *cand = q->pend;
+    double *cb = q->pend_b;
+    int m = 0;
+    for (Py_ssize_t p = e->pos; p < end; p++) {
+        int32_t tf = tfs[p - base], d = docs[p - base];
+        double bound = noness + e->ub;
+        if (LIKELY((uint32_t)(tf - 1) < (uint32_t)e->cap)) {
+            int32_t j = dli_at(e->dli, e->dli_w, d);
+            if (LIKELY(j >= 0 && (Py_ssize_t)j < e->rows)) { /* (else contrib() marks it) */
+                bound = noness + e->qw * e->T[(Py_ssize_t)j * e->stride + tf * e->tstride];
+            }
+        }
+        cand[m] = d;
+        cb[m] = bound;
+        m += bound + q->slack > theta;
+    }
+    for (int i = ne - 1; i >= nreq && m > 0; i--) {
+        m = probe_filter(q, &q->seedcs[i], cand, cb, m, theta);
+    }
+    q->npend = m;
+}
+
+/* One essential list e = ord[ne] after the non-essential ord[0..ne) (ascending bounds, `noness`
+ * their sum): e's first document from its position that might enter the top k (END_DOC: none).
+ * Its postings go when their contribution plus noness cannot reach theta. While the largest
+ * non-essential lists are required (the other lists' bounds alone fall short), the query is a
+ * conjunction: a block of e at a time, its qualifying postings are filtered through a probe of
+ * each required list (a copy of its cursor: the lists' own cursors stay where run() expects
+ * them), and the survivors kept (q->pend) for the following calls: a higher threshold only
+ * drops more, so they stay a superset of what may enter. */
+static int32_t
+quick_single(Query *q, const int *ord, int ne, double noness, double theta)
+{
+    Cursor *e = &q->cs[ord[ne]];
+    /* the required lists: a suffix ord[nreq..ne) (a smaller bound leaves a larger rest) */
+    int nreq = ne;
+    while (nreq > 0 && bounds_but(q, ord, ne, nreq - 1, e->ub) + q->slack <= theta) {
+        nreq--;
+    }
+    if (nreq == ne || !q->pend) {
+        return scan_qualifying(q, e, noness, theta);
+    }
+    if (q->pend_e != e) { /* (run() has one e per segment once it is down to one list) */
+        q->pend_e = e;
+        q->probe_lo = ne;
+        q->npend = q->ipend = 0;
+        q->pend_upto = -1;
+    }
+    for (; q->probe_lo > nreq; q->probe_lo--) { /* probes of the newly required lists */
+        int i = q->probe_lo - 1;
+        q->seedcs[i] = q->cs[ord[i]];
+        cursor_rescratch(&q->seedcs[i], q->seed_scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
+    }
+    while (e->cur != END_DOC && !q->broken) {
+        while (q->ipend < q->npend && q->pend[q->ipend] < e->cur) {
+            q->ipend++;
+        }
+        if (q->ipend < q->npend) {
+            next_geq(e, q->pend[q->ipend]);
+            return q->broken ? END_DOC : e->cur;
+        }
+        if (e->pos < q->pend_upto) { /* the rest of the filled stretch holds no candidate */
+            q->n_skips++;
+            cur_set(e, q->pend_upto);
+            continue;
+        }
+        Py_ssize_t end = ((e->pos >> e->shift) + 1) << e->shift;
+        if (noness + current_block_bound(e) + q->slack <= theta) {
+            q->n_skips++;
+            cur_set(e, end);
+            continue;
+        }
+        fill_pending(q, e, ne, nreq, noness, theta);
+    }
+    return q->broken ? END_DOC : e->cur;
+}
+
+/* With the top k full: move the essential lists ord[ne..n) past the documents from cur on that
+ * clearly cannot enter it, and return the first that might (END_DOC: none left). A lean pass
+ * before run()'s full step, dropping only documents that step drops too: each bound here counts
+ * every non-essential list's upper bound (run() may leave some out) and the essential lists'
+ * block maxima or contributions (as run() does), and a document goes on prune()'s first,
+ * slack-covered test only. As skip_blocks() does, a stretch goes when the block maxima of the
+ * lists at cur cannot reach the threshold: up to the first end of their blocks, and before any
+ * other essential list's next document. */
+int32_t
+quick_prune(Query *q, const int *ord, int ne, int n, int32_t cur)
+{
+    double theta = q->h->s[0], noness = 0.0;
+    for (int i = 0; i < ne; i++) {
+        noness += q->cs[ord[i]].ub;
+    }
+    if (n - ne == 1) {
+        return quick_single(q, ord, ne, noness, theta);
+    }
+    while (cur != END_DOC && !q->broken) {
+        double bound = noness;
+        int32_t bnd = END_DOC, upto = END_DOC;
+        for (int i = ne; i < n; i++) {
+            Cursor *c = &q->cs[ord[i]];
+            if (c->cur == cur) {
+                bound += current_block_bound(c);
+                int32_t last = c->blk_last[c->pos >> c->shift];
+                if (c->qwp != 0.0 && last < bnd) {
+                    bnd = last;
+                }
+            }
+            else if (c->cur < upto) {
+                upto = c->cur;
+            }
+        }
+        int32_t target = cur + 1;
+        if (bound + q->slack <= theta) {
+            target = bnd < upto ? bnd + 1 : upto; /* bnd >= cur and upto > cur: past cur */
+            q->n_skips++;
+        }
+        else {
+            double v = noness;
+            for (int i = ne; i < n; i++) {
+                Cursor *c = &q->cs[ord[i]];
+                if (c->cur == cur) {
+                    v += contrib(c);
+                }
+            }
+            if (v + q->slack > theta) {
+                return q->broken ? END_DOC : cur;
+            }
+        }
+        int32_t next = END_DOC;
+        for (int i = ne; i < n; i++) {
+            Cursor *c = &q->cs[ord[i]];
+            if (c->cur == cur && target == cur + 1) {
+                advance(c);
+            }
+            else if (c->cur < target) {
+                if (target == END_DOC) {
+                    cur_set(c, c->n);
+                }
+                else {
+                    next_geq(c, target);
+                }
+            }
+            if (c->cur < next) {
+                next = c->cur;
+            }
+        }
+        cur = next;
+    }
+    return q->broken ? END_DOC : cur;
+}
