@@ -230,7 +230,15 @@ seed(Query *q, Cursor *S, Cursor *others, int m)
     for (int i = m - 1; i >= 0; i--) {
         rest += others[i].ub;
     }
+    for (int i = 0; i < m; i++) {
+        q->rest[i] = &others[i];
+    }
     for (cur_rewind(S); S->cur != END_DOC && !q->broken; advance(S)) {
+        /* With the top k full, the lean pass first (quick.c): S's postings that fall short on
+         * their own, and, with required lists, those not in all of them. */
+        if (q->h->size >= q->h->cap && conj_next(q, S, q->rest, m, rest, q->h->s[0]) == END_DOC) {
+            break;
+        }
         int32_t d = S->cur;
         if (UNLIKELY(excluded(q, d))) {
             continue;

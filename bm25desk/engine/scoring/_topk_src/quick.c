@@ -67,20 +67,6 @@ scan_qualifying(Query *q, Cursor *c, double rest, double theta)
     return q->broken ? END_DOC : c->cur;
 }
 
-/* The sum of the upper bounds of the lists ord[0..ne) but ord[skip] (skip = ne: all), plus
- * `plus`, in ord order. */
-static inline double
-bounds_but(const Query *q, const int *ord, int ne, int skip, double plus)
-{
-    double s = 0.0;
-    for (int i = 0; i < ne; i++) {
-        if (i != skip) {
-            s += q->cs[ord[i]].ub;
-        }
-    }
-    return s + plus;
-}
-
 /* Keep the candidates cand[0..m) (ascending docnos; cb: their bounds, with this list at its
  * upper bound) that probe cursor p (a copy of a required list's cursor, moving on its own)
  * holds, and whose bound with p's upper bound replaced by its contribution might still reach
@@ -149,12 +135,12 @@ probe_filter(Query *q, Cursor *p, int32_t *cand, double *cb, int m, double theta
 
 /* The candidates of e's current block from its position on: its postings whose contribution
  * plus noness might reach theta (one that is not read here, tf > cap, is kept at e's upper
- * bound), then filtered through each required list's probe, the bound of each candidate
+ * bound), then filtered through the probes of the required lists, the bound of each candidate
  * becoming exact in the lists probed. Fills q->pend; e's position is unchanged. (The bounds
  * are sums in another order than the score's, of at most 2n + 2 terms: what q->slack covers,
  * as for every bound of the traversal.) */
 static void
-fill_pending(Query *q, Cursor *e, int ne, int nreq, double noness, double theta)
+fill_pending(Query *q, Cursor *e, int nreq, double noness, double theta)
 {
     Py_ssize_t b = e->pos >> e->shift, base = b << e->shift, end = base + blk_count(e, b);
     const int32_t *tfs = cur_tfs(e);
@@ -180,42 +166,50 @@ fill_pending(Query *q, Cursor *e, int ne, int nreq, double noness, double theta)
         cb[m] = bound;
         m += bound + q->slack > theta;
     }
-    for (int i = ne - 1; i >= nreq && m > 0; i--) {
-        m = probe_filter(q, &q->seedcs[i], cand, cb, m, theta);
+    for (int i = 0; i < nreq && m > 0; i++) {
+        m = probe_filter(q, &q->probes[i], cand, cb, m, theta);
     }
     q->npend = m;
 }
 
-/* One essential list e = ord[ne] after the non-essential ord[0..ne) (ascending bounds, `noness`
- * their sum): e's first document from its position that might enter the top k (END_DOC: none).
- * Its postings go when their contribution plus noness cannot reach theta. While the largest
- * non-essential lists are required (the other lists' bounds alone fall short), the query is a
- * conjunction: a block of e at a time, its qualifying postings are filtered through a probe of
- * each required list (a copy of its cursor: the lists' own cursors stay where run() expects
- * them), and the survivors kept (q->pend) for the following calls: a higher threshold only
- * drops more, so they stay a superset of what may enter. */
-static int32_t
-quick_single(Query *q, const int *ord, int ne, double noness, double theta)
+/* How many of the lists rest[0..m) (descending upper bounds) are required: a prefix, each the
+ * list whose absence alone keeps a document out (e's bound and the others' fall short). */
+static int
+required(const Query *q, const Cursor *e, Cursor *const *rest, int m, double theta)
 {
-    Cursor *e = &q->cs[ord[ne]];
-    /* the required lists: a suffix ord[nreq..ne) (a smaller bound leaves a larger rest) */
-    int nreq = ne;
-    while (nreq > 0 && bounds_but(q, ord, ne, nreq - 1, e->ub) + q->slack <= theta) {
-        nreq--;
+    int nreq = 0;
+    while (nreq < m) {
+        double others = 0.0; /* in ascending order, as the traversal sums its bounds */
+        for (int i = m - 1; i >= 0; i--) {
+            if (i != nreq) {
+                others += rest[i]->ub;
+            }
+        }
+        if (others + e->ub + q->slack > theta) {
+            break;
+        }
+        nreq++;
     }
-    if (nreq == ne || !q->pend) {
+    return nreq;
+}
+
+int32_t
+conj_next(Query *q, Cursor *e, Cursor *const *rest, int m, double noness, double theta)
+{
+    int nreq = required(q, e, rest, m, theta);
+    if (nreq == 0 || !q->pend) {
         return scan_qualifying(q, e, noness, theta);
     }
-    if (q->pend_e != e) { /* (run() has one e per segment once it is down to one list) */
+    if (q->pend_e != e) { /* a new traversal (seeding, then run()): new probes */
         q->pend_e = e;
-        q->probe_lo = ne;
+        q->nprobe = 0;
         q->npend = q->ipend = 0;
         q->pend_upto = -1;
     }
-    for (; q->probe_lo > nreq; q->probe_lo--) { /* probes of the newly required lists */
-        int i = q->probe_lo - 1;
-        q->seedcs[i] = q->cs[ord[i]];
-        cursor_rescratch(&q->seedcs[i], q->seed_scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
+    for (; q->nprobe < nreq; q->nprobe++) { /* probes of the newly required lists */
+        int i = q->nprobe;
+        q->probes[i] = *rest[i];
+        cursor_rescratch(&q->probes[i], q->probe_scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
     }
     while (e->cur != END_DOC && !q->broken) {
         while (q->ipend < q->npend && q->pend[q->ipend] < e->cur) {
@@ -236,7 +230,7 @@ quick_single(Query *q, const int *ord, int ne, double noness, double theta)
             cur_set(e, end);
             continue;
         }
-        fill_pending(q, e, ne, nreq, noness, theta);
+        fill_pending(q, e, nreq, noness, theta);
     }
     return q->broken ? END_DOC : e->cur;
 }
@@ -257,7 +251,10 @@ quick_prune(Query *q, const int *ord, int ne, int n, int32_t cur)
         noness += q->cs[ord[i]].ub;
     }
     if (n - ne == 1) {
-        return quick_single(q, ord, ne, noness, theta);
+        for (int i = 0; i < ne; i++) { /* descending bounds */
+            q->rest[i] = &q->cs[ord[ne - 1 - i]];
+        }
+        return conj_next(q, &q->cs[ord[ne]], q->rest, ne, noness, theta);
     }
     while (cur != END_DOC && !q->broken) {
         double bound = noness;
