@@ -188,3 +188,36 @@ def test_a_damaged_block_met_by_a_probe_raises() -> None:
     q["arrays"][2] = blk_last
     with pytest.raises(ValueError, match=r"postings changed|damaged|block"):
         run_search(q, k, seed_ratio=0.0)
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", range(8))
+def test_a_seeded_list_with_required_lists_ranks_like_the_oracle(seed: int) -> None:
+    """A short list of a large weight is scored first ("seeding"), probing two dense lists: once
+    the top k is full, its documents go through the same conjunction (they are never seen
+    again by the main pass), and most of them are never scored in full."""
+    q = dense_query(40 + seed, n_terms=3, cover=(0.6, 0.9))
+    rng = q["rng"]
+    docs, _ = q["lists"][0]
+    short = np.sort(rng.choice(docs, docs.size // 8, replace=False)).astype(np.int32)
+    q["lists"][0] = (short, np.full(short.size, q["cap"], np.int32))
+    q["qws"][0] = 4.0
+    n = len(q["lists"])
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum([d.size for d, _ in q["lists"]], out=ptr[1:])
+    enc = blocks.encode(ptr, np.concatenate([d for d, _ in q["lists"]]),
+                        np.concatenate([t for _, t in q["lists"]]), q["dli"], q["cap"],
+                        q["shift"])  # fmt: skip
+    front = blocks.term_frontiers(enc, q["dli"], q["cap"])
+    q["arrays"] = [np.r_[enc.stream, np.zeros(blocks.PAD, np.uint8)], enc.blk_off, enc.blk_last,
+                   ptr, enc.bptr, enc.ovf, front.terms, front.off, front.data]  # fmt: skip
+    q["ovf"] = [rng.uniform(0.0, 3.0, int((t > q["cap"]).sum())) for _, t in q["lists"]]
+    deny = rng.random(q["n_docs"]) < 0.05 if seed % 2 else None
+    keep = np.ones(q["n_docs"], bool) if deny is None else ~deny
+    for k in (1, 10, 30):
+        d, s, _tf, _part, st = run_search(q, k, deny=deny, seed_ratio=4.0)
+        want_d, want_s = want(q, k, keep)
+        assert np.frombuffer(d, np.int64).tolist() == want_d
+        assert np.frombuffer(s, np.float64).tolist() == want_s
+        if k == 10:
+            assert 0 < st["seeded"] < short.size * 3 // 4, (st, short.size)
