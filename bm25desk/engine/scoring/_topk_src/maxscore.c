@@ -234,9 +234,10 @@ seed(Query *q, Cursor *S, Cursor *others, int m)
         q->rest[i] = &others[i];
     }
     for (cur_rewind(S); S->cur != END_DOC && !q->broken; advance(S)) {
-        /* With the top k full, the lean pass first (quick.c): S's postings that fall short on
-         * their own, and, with required lists, those not in all of them. */
-        if (q->h->size >= q->h->cap && conj_next(q, S, q->rest, m, rest, q->h->s[0]) == END_DOC) {
+        /* With the top k full, the lean pass first (quick.c) when it probes: S's postings whose
+         * bound, made exact in the lists probed, falls short. */
+        if (q->h->size >= q->h->cap && conj_worth(q, S, q->rest, m, q->h->s[0]) &&
+            conj_next(q, S, q->rest, m, rest, q->h->s[0]) == END_DOC) {
             break;
         }
         int32_t d = S->cur;

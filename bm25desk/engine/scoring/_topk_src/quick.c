@@ -15,6 +15,9 @@
  */
 #include "topk.h"
 
+/* Lists besides the driving one up to which all are probed (see conj_next). */
+#define PROBE_ALL 6
+
 /* The block bound of cursor c for the documents of its current block (0 for a weight <= 0). */
 static inline double
 current_block_bound(Cursor *c)
@@ -74,7 +77,7 @@ scan_qualifying(Query *q, Cursor *c, double rest, double theta)
  * checked) only where a candidate falls; within a block the candidates are merged in. A
  * posting whose value is not read here (tf > cap) keeps its candidate and bound. */
 static int
-probe_filter(Query *q, Cursor *p, int32_t *cand, double *cb, int m, double theta)
+probe_filter(Query *q, Cursor *p, int req, int32_t *cand, double *cb, int m, double theta)
 {
     int kept = 0;
     Py_ssize_t b = p->pos >> p->shift, at = p->pos;
@@ -86,7 +89,13 @@ probe_filter(Query *q, Cursor *p, int32_t *cand, double *cb, int m, double theta
         if (b >= p->nblk) {
             p->pos = p->n;
             p->cur = END_DOC;
-            break; /* none of the rest is in the list */
+            for (; x < m && !req; x++) { /* none of the rest is in the list */
+                double bound = cb[x] - p->ub;
+                cand[kept] = cand[x];
+                cb[kept] = bound;
+                kept += bound + q->slack > theta;
+            }
+            break;
         }
         Py_ssize_t base = b << p->shift, end = base + blk_count(p, b);
         if (b != p->dblk) {
@@ -107,6 +116,12 @@ probe_filter(Query *q, Cursor *p, int32_t *cand, double *cb, int m, double theta
             break;
         }
         if (docs[at - base] != d) {
+            if (!req) { /* absent: the bound without the list */
+                double bound = cb[x] - p->ub;
+                cand[kept] = d;
+                cb[kept] = bound;
+                kept += bound + q->slack > theta;
+            }
             continue;
         }
         const int32_t *tfs = cur_tfs(p);
@@ -140,7 +155,7 @@ probe_filter(Query *q, Cursor *p, int32_t *cand, double *cb, int m, double theta
  * are sums in another order than the score's, of at most 2n + 2 terms: what q->slack covers,
  * as for every bound of the traversal.) */
 static void
-fill_pending(Query *q, Cursor *e, int nreq, double noness, double theta)
+fill_pending(Query *q, Cursor *e, int nreq, int nprobe, double noness, double theta)
 {
     Py_ssize_t b = e->pos >> e->shift, base = b << e->shift, end = base + blk_count(e, b);
     const int32_t *tfs = cur_tfs(e);
@@ -166,8 +181,8 @@ fill_pending(Query *q, Cursor *e, int nreq, double noness, double theta)
         cb[m] = bound;
         m += bound + q->slack > theta;
     }
-    for (int i = 0; i < nreq && m > 0; i++) {
-        m = probe_filter(q, &q->probes[i], cand, cb, m, theta);
+    for (int i = 0; i < nprobe && m > 0; i++) {
+        m = probe_filter(q, &q->probes[i], i < nreq, cand, cb, m, theta);
     }
     q->npend = m;
 }
@@ -193,11 +208,20 @@ required(const Query *q, const Cursor *e, Cursor *const *rest, int m, double the
     return nreq;
 }
 
+int
+conj_worth(const Query *q, const Cursor *e, Cursor *const *rest, int m, double theta)
+{
+    return m <= PROBE_ALL || required(q, e, rest, m, theta) > 0;
+}
+
 int32_t
 conj_next(Query *q, Cursor *e, Cursor *const *rest, int m, double noness, double theta)
 {
     int nreq = required(q, e, rest, m, theta);
-    if (nreq == 0 || !q->pend) {
+    /* A few lists besides e: all probed, those not required lowering the bound by theirs when
+     * absent (more lists: the probes would cost more than the full step they save). */
+    int nprobe = m <= PROBE_ALL ? m : nreq;
+    if (nprobe == 0 || !q->pend) {
         return scan_qualifying(q, e, noness, theta);
     }
     if (q->pend_e != e) { /* a new traversal (seeding, then run()): new probes */
@@ -206,7 +230,7 @@ conj_next(Query *q, Cursor *e, Cursor *const *rest, int m, double noness, double
         q->npend = q->ipend = 0;
         q->pend_upto = -1;
     }
-    for (; q->nprobe < nreq; q->nprobe++) { /* probes of the newly required lists */
+    for (; q->nprobe < nprobe; q->nprobe++) { /* probes of the lists newly probed */
         int i = q->nprobe;
         q->probes[i] = *rest[i];
         cursor_rescratch(&q->probes[i], q->probe_scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
@@ -230,7 +254,7 @@ conj_next(Query *q, Cursor *e, Cursor *const *rest, int m, double noness, double
             cur_set(e, end);
             continue;
         }
-        fill_pending(q, e, nreq, noness, theta);
+        fill_pending(q, e, nreq, nprobe, noness, theta);
     }
     return q->broken ? END_DOC : e->cur;
 }

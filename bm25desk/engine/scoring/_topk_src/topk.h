@@ -630,6 +630,9 @@ int32_t quick_prune(Query *q, const int *ord, int ne, int n, int32_t cur);
  * a time through probes of them (copies of their cursors: the lists' own stay where they
  * were), the survivors kept for the following calls on e. */
 int32_t conj_next(Query *q, Cursor *e, Cursor *const *rest, int m, double noness, double theta);
+/* Whether conj_next() would probe (a few lists, or a required one) rather than only scan e:
+ * for a caller that has its own per-document step (seed()). */
+int conj_worth(const Query *q, const Cursor *e, Cursor *const *rest, int m, double theta);
 
 /* ------------------------------------------------------------------------------------------ */
 /* ranked entries: sorting the result (search.c) and selecting the k best (exhaustive.c)       */
