@@ -1,17 +1,20 @@
-/* The lean pass of the pruning traversal (maxscore.c's run()): with the top k full, the
- * documents that clearly cannot enter it are dropped ahead of each full step.
+/* The lean pass of the pruning traversal: with the top k full, the documents that clearly
+ * cannot enter it are dropped ahead of each full step (run()'s, and seed()'s in maxscore.c).
  *
  * Every drop here is one the full step would make too, on prune()'s first, slack-covered test
  * only (a dropped document scores below the threshold, never at it, so ties are untouched):
  *
- * - a document's score is at most, for any one list i, its contribution in i (0 when absent)
- *   plus every other list's upper bound ("rest_i"); so it goes when that falls short, for the
- *   essential list (whose postings are the candidates) and, when rest_i alone falls short (the
- *   list is "required": every document that can still enter holds it), for the non-essential
- *   lists too: the query is then a conjunction, each list read in a tight loop from the
- *   candidate on to its first posting that might qualify, the others leaping to it;
- * - a stretch goes when the block maxima of the lists at the candidate cannot reach the
- *   threshold (several essential lists: as skip_blocks() does).
+ * - one list e drives (its postings are the candidates), the others bounded by their upper
+ *   bounds: a posting goes when its contribution plus theirs falls short (scan_qualifying);
+ * - a list is "required" when the other lists' bounds alone fall short: every document that
+ *   can still enter holds it (queries of stopwords, whose lists hold a near-maximum posting in
+ *   every block, so that block maxima do not help). Then, and for short queries (at most
+ *   PROBE_ALL other lists), e goes a block at a time: its qualifying postings are merged with
+ *   probes of the other lists (copies of their cursors, decoding only the blocks a candidate
+ *   falls in), each candidate's bound made exact in the lists probed (an absent required list
+ *   drops it), and the survivors are kept for the following calls (conj_next);
+ * - several essential lists (run()): a stretch goes when the block maxima of the lists at the
+ *   candidate cannot reach the threshold, as skip_blocks() does (quick_prune).
  */
 #include "topk.h"
 
