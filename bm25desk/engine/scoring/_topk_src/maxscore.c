@@ -10,8 +10,10 @@
  *   (term-at-a-time "seeding", probing the other lists) to raise the threshold early; then
  *   document-at-a-time MaxScore over the other lists (those that together cannot reach the
  *   threshold are only probed), with a block-max pre-check that skips whole blocks; once the
- *   top k is full, a lean pass (quick_prune) drops ahead of each full step the documents whose
- *   block maxima or contributions, plus every probed list's upper bound, clearly fall short.
+ *   top k is full, a lean pass (quick_prune, quick.c) drops ahead of each full step the documents
+ *   whose block maxima or contributions, plus every probed list's upper bound, clearly fall
+ *   short; when some lists are required (the others' bounds alone fall short), as a conjunction
+ *   a block at a time.
  * - Rounding: bounds are summed in bound order, the score in query order. A comparison clearly
  *   away from the threshold uses a slack that covers float rounding; one within the slack is
  *   settled exactly by summing the same per-term bounds in query order (float addition is
@@ -228,7 +230,16 @@ seed(Query *q, Cursor *S, Cursor *others, int m)
     for (int i = m - 1; i >= 0; i--) {
         rest += others[i].ub;
     }
+    for (int i = 0; i < m; i++) {
+        q->rest[i] = &others[i];
+    }
     for (cur_rewind(S); S->cur != END_DOC && !q->broken; advance(S)) {
+        /* With the top k full, the lean pass first (quick.c) when it probes: S's postings whose
+         * bound, made exact in the lists probed, falls short. */
+        if (q->h->size >= q->h->cap && conj_worth(q, S, q->rest, m, q->h->s[0]) &&
+            conj_next(q, S, q->rest, m, rest, q->h->s[0]) == END_DOC) {
+            break;
+        }
         int32_t d = S->cur;
         if (UNLIKELY(excluded(q, d))) {
             continue;
@@ -455,131 +466,6 @@ prune_with_nonessential(Query *q, const int *ord, int ne, int32_t cur, double bo
         }
     }
     return 0;
-}
-
-/* The block bound of cursor c for the documents of its current block (0 for a weight <= 0). */
-static inline double
-current_block_bound(Cursor *c)
-{
-    return c->qwp == 0.0 ? 0.0 : c->qwp * blk_max(c, c->pos >> c->shift);
-}
-
-/* quick_prune() for one essential list c, a block at a time: a block goes whole on its maximum,
- * else its postings are read in one tight loop (docnos checked when the block was decoded, rows
- * checked here) until one's contribution plus `noness` might reach theta. */
-static int32_t
-quick_single(Query *q, Cursor *c, double noness, double theta)
-{
-    while (c->cur != END_DOC && !q->broken) {
-        Py_ssize_t b = c->pos >> c->shift, base = b << c->shift, end = base + blk_count(c, b);
-        if (noness + current_block_bound(c) + q->slack <= theta) {
-            q->n_skips++;
-            cur_set(c, end);
-            continue;
-        }
-        const int32_t *tfs = cur_tfs(c);
-        if (UNLIKELY(!tfs)) {
-            break;
-        }
-        const int32_t *docs = c->bd;
-        Py_ssize_t p = c->pos;
-        for (; p < end; p++) {
-            int32_t tf = tfs[p - base];
-            if (UNLIKELY((uint32_t)(tf - 1) >= (uint32_t)c->cap)) {
-                break; /* an overflow posting: contrib() below finds its value */
-            }
-            int32_t j = dli_at(c->dli, c->dli_w, docs[p - base]);
-            if (UNLIKELY(j < 0 || (Py_ssize_t)j >= c->rows)) {
-                break; /* contrib() below marks the cursor broken */
-            }
-            if (noness + c->qw * c->T[(Py_ssize_t)j * c->stride + tf * c->tstride] + q->slack >
-                theta) {
-                break;
-            }
-        }
-        if (p == c->pos) { /* the posting at the cursor: checked by contrib() */
-            if (noness + contrib(c) + q->slack > theta) {
-                break;
-            }
-            p++;
-        }
-        cur_set(c, p);
-    }
-    return q->broken ? END_DOC : c->cur;
-}
-
-/* With the top k full: move the essential lists ord[ne..n) past the documents from cur on that
- * clearly cannot enter it, and return the first that might (END_DOC: none left). A lean pass
- * before run()'s full step, dropping only documents that step drops too: each bound here counts
- * every non-essential list's upper bound (run() may leave some out) and the essential lists'
- * block maxima or contributions (as run() does), and a document goes on prune()'s first,
- * slack-covered test only. As skip_blocks() does, a stretch goes when the block maxima of the
- * lists at cur cannot reach the threshold: up to the first end of their blocks, and before any
- * other essential list's next document. */
-static int32_t
-quick_prune(Query *q, const int *ord, int ne, int n, int32_t cur)
-{
-    double theta = q->h->s[0], noness = 0.0;
-    for (int i = 0; i < ne; i++) {
-        noness += q->cs[ord[i]].ub;
-    }
-    if (n - ne == 1) {
-        return quick_single(q, &q->cs[ord[ne]], noness, theta);
-    }
-    while (cur != END_DOC && !q->broken) {
-        double bound = noness;
-        int32_t bnd = END_DOC, upto = END_DOC;
-        for (int i = ne; i < n; i++) {
-            Cursor *c = &q->cs[ord[i]];
-            if (c->cur == cur) {
-                bound += current_block_bound(c);
-                int32_t last = c->blk_last[c->pos >> c->shift];
-                if (c->qwp != 0.0 && last < bnd) {
-                    bnd = last;
-                }
-            }
-            else if (c->cur < upto) {
-                upto = c->cur;
-            }
-        }
-        int32_t target = cur + 1;
-        if (bound + q->slack <= theta) {
-            target = bnd < upto ? bnd + 1 : upto; /* bnd >= cur and upto > cur: past cur */
-            q->n_skips++;
-        }
-        else {
-            double v = noness;
-            for (int i = ne; i < n; i++) {
-                Cursor *c = &q->cs[ord[i]];
-                if (c->cur == cur) {
-                    v += contrib(c);
-                }
-            }
-            if (v + q->slack > theta) {
-                return q->broken ? END_DOC : cur;
-            }
-        }
-        int32_t next = END_DOC;
-        for (int i = ne; i < n; i++) {
-            Cursor *c = &q->cs[ord[i]];
-            if (c->cur == cur && target == cur + 1) {
-                advance(c);
-            }
-            else if (c->cur < target) {
-                if (target == END_DOC) {
-                    cur_set(c, c->n);
-                }
-                else {
-                    next_geq(c, target);
-                }
-            }
-            if (c->cur < next) {
-                next = c->cur;
-            }
-        }
-        cur = next;
-    }
-    return q->broken ? END_DOC : cur;
 }
 
 /* Document-at-a-time MaxScore over the cursors ord[0..n) (ascending upper bounds, prefix[] their

@@ -32,6 +32,10 @@ typedef struct {
     char *seen_col;
     double *bub;                  /* block maxima of every term's blocks */
     int32_t *scratch;             /* decoded blocks: CURSOR_SCRATCH per cursor and seed cursor */
+    int32_t *pend;                /* the traversal's candidates of one block (BLK_MAX) */
+    double *pend_b;               /* and their bounds */
+    Cursor *probes, **rest;       /* the traversal's probes of required lists; list pointers */
+    int32_t *probe_scratch;       /* CURSOR_SCRATCH per probe */
     Py_ssize_t total_blocks, total_postings;
     double total_abs;
     /* the top k and its rows */
@@ -65,7 +69,7 @@ release(Search *s)
     }
     void *blocks[] = {s->tv,   s->cs,  s->seedcs,   s->ord,     s->cols, s->present,
                       s->prefix, s->vals, s->tpv,   s->qb,      s->tb,   s->tfv,
-                      s->seen_col, s->bub, s->scratch, s->h.s, s->h.d, s->h.slot, s->rows_tf, s->rows_tp};
+                      s->seen_col, s->bub, s->scratch, s->pend, s->pend_b, s->probes, s->rest, s->probe_scratch, s->h.s, s->h.d, s->h.slot, s->rows_tf, s->rows_tp};
     for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
         free(blocks[i]);
     }
@@ -156,8 +160,14 @@ allocate_scratch(Search *s)
     s->tb = malloc(sizeof(double) * n1);
     s->seen_col = calloc(c1, 1);
     s->scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * 2 * n1);
+    s->pend = malloc(sizeof(int32_t) * BLK_MAX);
+    s->pend_b = malloc(sizeof(double) * BLK_MAX);
+    s->probes = calloc(n1, sizeof(Cursor));
+    s->rest = malloc(sizeof(Cursor *) * n1);
+    s->probe_scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * n1);
     if (!s->scratch || !s->tv || !s->cs || !s->seedcs || !s->ord || !s->cols || !s->present || !s->prefix ||
-        !s->vals || !s->tpv || !s->tfv || !s->qb || !s->tb || !s->seen_col) {
+        !s->vals || !s->tpv || !s->tfv || !s->qb || !s->tb || !s->seen_col || !s->pend || !s->pend_b ||
+        !s->probes || !s->rest || !s->probe_scratch) {
         PyErr_NoMemory();
         return -1;
     }
@@ -498,6 +508,12 @@ prepare_query(Search *s, double seed_ratio)
     q->seed_scratch = s->scratch + (Py_ssize_t)CURSOR_SCRATCH * (s->n ? s->n : 1);
     q->seed_ratio = seed_ratio;
     q->total_postings = s->total_postings;
+    q->pend = s->pend;
+    q->pend_b = s->pend_b;
+    q->probes = s->probes;
+    q->rest = s->rest;
+    q->probe_scratch = s->probe_scratch;
+    q->pend_e = NULL;
 }
 
 /* Sort e[0..n) best first: quicksort with the comparison inlined (qsort's call per comparison

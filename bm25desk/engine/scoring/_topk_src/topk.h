@@ -18,6 +18,7 @@
  *   postings.c   PostingList: one term's postings in one segment, with block metadata;
  *   table.c      Table: a tf-part table and its bound table, checked once;
  *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
+ *   quick.c      its lean pass ahead of each full step (required lists: a conjunction);
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
  *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
@@ -620,12 +621,37 @@ typedef struct {
     double seed_ratio;
     Py_ssize_t total_postings;
     int broken;                   /* the postings changed under a cursor */
+    /* quick.c: candidates of the list pend_e's block (docnos ascending), found through probes
+     * (probes[i]: a copy of the cursor of the i-th required list, i < nprobe, own scratch in
+     * probe_scratch) up to position pend_upto of pend_e; NULL pend: not kept */
+    int32_t *pend;
+    double *pend_b;               /* (their bounds while they are filled) */
+    int npend, ipend, nprobe;
+    Py_ssize_t pend_upto;
+    const Cursor *pend_e;
+    Cursor *probes;
+    int32_t *probe_scratch;
+    Cursor **rest;                /* scratch: the lists besides the one driving (n) */
     /* statistics */
     int64_t n_cand, n_scored, n_skips, n_seeded;
 } Query;
 
 /* Rank the segment's documents into q->h (called without the GIL). */
 void traverse(Query *q);
+/* quick.c: with the top k full, move the essential lists ord[ne..n) past the documents from cur
+ * on that clearly cannot enter it; the first that might (END_DOC: none left). */
+int32_t quick_prune(Query *q, const int *ord, int ne, int n, int32_t cur);
+/* With the top k full: move e (whose documents are the candidates; the lists rest[0..m), by
+ * descending upper bound, are probed only, noness the sum of their bounds) to its first posting
+ * from its position on that might enter the top k of threshold theta (END_DOC: none). A
+ * posting goes when its contribution plus noness clearly falls short; while some of the rest
+ * are required (the other lists' bounds alone fall short), as a conjunction, a block of e at
+ * a time through probes of them (copies of their cursors: the lists' own stay where they
+ * were), the survivors kept for the following calls on e. */
+int32_t conj_next(Query *q, Cursor *e, Cursor *const *rest, int m, double noness, double theta);
+/* Whether conj_next() would probe (a few lists, or a required one) rather than only scan e:
+ * for a caller that has its own per-document step (seed()). */
+int conj_worth(const Query *q, const Cursor *e, Cursor *const *rest, int m, double theta);
 
 /* ------------------------------------------------------------------------------------------ */
 /* ranked entries: sorting the result (search.c) and selecting the k best (exhaustive.c)       */
