@@ -13,8 +13,9 @@ stayed resident), then times opening the index and its first ``--first`` queries
 (top-10, k1 1.2, b 0.75). The table gives the median and (min–max) over rounds of p50, p95, the
 worst query and queries/s, with the load average.
 
-This is the issue's "first 200 queries after opening a cold index" measured at a size this machine
-holds: the MS MARCO documents-sized corpus (21.6 GB of text plus its index) does not fit its disk.
+This is the issue's "first 200 queries after opening a cold index". At the MS MARCO documents
+size (``synth --mode documents --n 3200000``: 21.6 GB of text, a 14.3 GB index) it needs about
+40 GB of free disk.
 """
 
 from __future__ import annotations
