@@ -328,9 +328,11 @@ def _walk(text: str, tree: Any, analyzer: Analyzer) -> _Collector:
     collector = _Collector(analyzer)
     if tree is wq.NullQuery:
         # Normalising drops a query of only prohibitions ("-cat"): keep them, from the tree as
-        # parsed, so that the searcher can say such a query has nothing to rank.
+        # parsed, so that the searcher can say such a query has nothing to rank. It also drops a
+        # whole query for an empty required part ('library +""', "+() library"): read as parsed,
+        # the empty part asks for nothing and the rest stands, as in Lucene.
         collector.walk(_tree(text, normalize=False), "optional")
-        return _Collector(analyzer) if collector.scored else collector
+        return _as_typed(collector, text) if collector.scored else collector
     collector.walk(tree, "optional")
     if "+" in text and not collector.required:
         _restore_required(collector, text)

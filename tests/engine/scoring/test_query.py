@@ -287,6 +287,28 @@ def test_a_query_of_only_excluded_words_says_so(tiny_index: Index, text: str) ->
         Searcher(tiny_index).search(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "scored", "prohibited"),
+    [
+        ('library +""', [("librari", 1)], []),
+        ("+() library library", [("librari", 2)], []),
+        ("library +() -cats", [("librari", 1)], ["cat"]),
+        ('+title:"" library', [("librari", 1)], []),
+    ],
+)
+def test_an_empty_required_part_asks_for_nothing(
+    tiny_index: Index, text: str, scored: list[tuple[str, int]], prohibited: list[str]
+) -> None:
+    """whoosh normalises 'library +""' to nothing at all ("the query is empty" was the answer,
+    found under Xvfb); as in Lucene, the empty part is dropped and the rest is searched."""
+    analyzer = Analyzer.create(stopwords="en", stemmer="porter")
+    q = parse_query(text, analyzer)
+    assert list(q.scored) == scored
+    assert list(q.prohibited) == prohibited
+    assert not q.required
+    Searcher(tiny_index).search(text)  # no QueryError
+
+
 def test_constraints_keep_the_words_as_typed() -> None:
     """Each +word, -word, phrase and title: of the query, with the words as typed and analysed."""
     analyzer = Analyzer.create(stopwords="en", stemmer="porter")
