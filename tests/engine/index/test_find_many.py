@@ -21,7 +21,9 @@ from bm25desk.engine.index import blocks
 from bm25desk.engine.index.arrays import IndexCorruptError
 from bm25desk.engine.index.segment import Segment
 
-_needs_codec = pytest.mark.skipif(blocks._blocks is None, reason="the C codec is not loaded")
+_needs_codec = pytest.mark.skipif(
+    blocks._blocks is None, reason="the C kernel is not loaded (the codec's find_many)"
+)
 
 
 @pytest.fixture(scope="module")
