@@ -198,6 +198,24 @@ advise_terms(const Py_buffer *data, const Offsets *off, const Offsets *bptr, Py_
     return asked;
 }
 
+/* The three buffers read-ahead advice reads (blocks, the terms' offsets and block pointers) into
+ * v[0..3), zeroed first so that view_drop(v, 3) is right on every path. The blocks are taken as a
+ * read-only simple buffer: a map exports its address (nothing is copied). */
+static int
+take_advice_views(PyObject *data_o, PyObject *off_o, PyObject *bptr_o, View v[3], Offsets *off,
+                  Offsets *bptr)
+{
+    memset(v, 0, 3 * sizeof(View));
+    if (PyObject_GetBuffer(data_o, &v[0].v, PyBUF_SIMPLE) < 0) {
+        return -1;
+    }
+    v[0].have = 1;
+    if (take_offsets(off_o, &v[1], off) < 0 || take_offsets(bptr_o, &v[2], bptr) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *
 blocks_prefetch(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -207,15 +225,9 @@ blocks_prefetch(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     }
     View v[3];
-    memset(v, 0, sizeof(v));
     Offsets off, bptr;
     PyObject *result = NULL;
-    /* A read-only simple buffer: a map exports its address (nothing is copied). */
-    if (PyObject_GetBuffer(data_o, &v[0].v, PyBUF_SIMPLE) < 0) {
-        goto done;
-    }
-    v[0].have = 1;
-    if (take_offsets(off_o, &v[1], &off) < 0 || take_offsets(bptr_o, &v[2], &bptr) < 0) {
+    if (take_advice_views(data_o, off_o, bptr_o, v, &off, &bptr) < 0) {
         goto done;
     }
     long asked = advise_terms(&v[0].v, &off, &bptr, first, end);
@@ -340,14 +352,9 @@ blocks_prefetch_many(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     }
     View v[3];
-    memset(v, 0, sizeof(v));
     Offsets off, bptr;
     PyObject *result = NULL;
-    if (PyObject_GetBuffer(data_o, &v[0].v, PyBUF_SIMPLE) < 0) {
-        goto done;
-    }
-    v[0].have = 1;
-    if (take_offsets(off_o, &v[1], &off) < 0 || take_offsets(bptr_o, &v[2], &bptr) < 0) {
+    if (take_advice_views(data_o, off_o, bptr_o, v, &off, &bptr) < 0) {
         goto done;
     }
     long asked = 0;
