@@ -24,6 +24,19 @@ from bm25desk.engine.scoring import topk
 needs_kernel = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
 
 
+def encode_lists(q: dict[str, Any]) -> None:
+    """Encode q's (changed) lists again into its kernel arrays."""
+    n = len(q["lists"])
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum([d.size for d, _ in q["lists"]], out=ptr[1:])
+    enc = blocks.encode(ptr, np.concatenate([d for d, _ in q["lists"]]),
+                        np.concatenate([t for _, t in q["lists"]]), q["dli"], q["cap"],
+                        q["shift"])  # fmt: skip
+    front = blocks.term_frontiers(enc, q["dli"], q["cap"])
+    q["arrays"] = [np.r_[enc.stream, np.zeros(blocks.PAD, np.uint8)], enc.blk_off, enc.blk_last,
+                   ptr, enc.bptr, enc.ovf, front.terms, front.off, front.data]  # fmt: skip
+
+
 def dense_query(seed: int, n_terms: int, cover: tuple[float, float] = (0.4, 0.9)) -> dict[str, Any]:
     """Lists covering most of the documents, tfs mostly small, bounds close to each other."""
     rng = np.random.default_rng(700 + seed)
@@ -109,15 +122,7 @@ def test_ties_at_the_threshold_keep_the_lower_docnos(seed: int) -> None:
     q["T"].flags.writeable = False
     q["lists"] = [(docs, np.ones(docs.size, np.int32)) for docs, _ in q["lists"]]
     q["ovf"] = [np.zeros(0) for _ in q["lists"]]
-    n = len(q["lists"])
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum([d.size for d, _ in q["lists"]], out=ptr[1:])
-    enc = blocks.encode(ptr, np.concatenate([d for d, _ in q["lists"]]),
-                        np.concatenate([t for _, t in q["lists"]]), q["dli"], q["cap"],
-                        q["shift"])  # fmt: skip
-    front = blocks.term_frontiers(enc, q["dli"], q["cap"])
-    q["arrays"] = [np.r_[enc.stream, np.zeros(blocks.PAD, np.uint8)], enc.blk_off, enc.blk_last,
-                   ptr, enc.bptr, enc.ovf, front.terms, front.off, front.data]  # fmt: skip
+    encode_lists(q)
     for k in (1, 10, 100):
         d, s, tf, part, _st = run_search(q, k, seed_ratio=0.0)
         want_d, want_s = want(q, k, np.ones(q["n_docs"], bool))
@@ -202,15 +207,7 @@ def test_a_seeded_list_with_required_lists_ranks_like_the_oracle(seed: int) -> N
     short = np.sort(rng.choice(docs, docs.size // 8, replace=False)).astype(np.int32)
     q["lists"][0] = (short, np.full(short.size, q["cap"], np.int32))
     q["qws"][0] = 4.0
-    n = len(q["lists"])
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum([d.size for d, _ in q["lists"]], out=ptr[1:])
-    enc = blocks.encode(ptr, np.concatenate([d for d, _ in q["lists"]]),
-                        np.concatenate([t for _, t in q["lists"]]), q["dli"], q["cap"],
-                        q["shift"])  # fmt: skip
-    front = blocks.term_frontiers(enc, q["dli"], q["cap"])
-    q["arrays"] = [np.r_[enc.stream, np.zeros(blocks.PAD, np.uint8)], enc.blk_off, enc.blk_last,
-                   ptr, enc.bptr, enc.ovf, front.terms, front.off, front.data]  # fmt: skip
+    encode_lists(q)
     q["ovf"] = [rng.uniform(0.0, 3.0, int((t > q["cap"]).sum())) for _, t in q["lists"]]
     deny = rng.random(q["n_docs"]) < 0.05 if seed % 2 else None
     keep = np.ones(q["n_docs"], bool) if deny is None else ~deny
