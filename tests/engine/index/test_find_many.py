@@ -154,6 +154,20 @@ def test_find_many_on_a_damaged_lexicon_is_an_error_never_a_crash(store_dir: Pat
             lex.find_many(["w1", "w2"])
 
 
+@_needs_codec
+@pytest.mark.parametrize("find", ["find", "find_many"])
+def test_a_negative_record_start_is_refused_not_read(find: str) -> None:
+    """A damaged offset below 0 where the search probes: the old check (ascending, within the
+    data) let it through and memcmp read before the map, which crashed CI once."""
+    data = np.frombuffer(b"aaaaabbbbb", np.uint8)
+    bad = np.array([0, -3, 10], dtype=np.int64)
+    with pytest.raises(ValueError, match="out of order"):
+        if find == "find":
+            blocks._blocks.find(data, bad, b"bbbbb", 0, 2)
+        else:
+            blocks._blocks.find_many(data, bad, [b"aaaaa"], 2, ["bbbbb"])
+
+
 def test_kernel_arrays_are_views_of_the_segment_s_arrays(store_dir: Path) -> None:
     """The kernel's tuple hands over the very maps (no copy), as memoryviews."""
     with IndexStore(store_dir).open("s") as index:

@@ -72,14 +72,16 @@ check_offsets(const Offsets *off, Py_ssize_t size)
 }
 
 /* Binary search of key among records [lo, hi): *at = its index, or -1. -1 (ValueError) when an
- * offset read is out of order or past the data. */
+ * offset read is negative, out of order or past the data (a negative start read before the map:
+ * a crash on a damaged lexicon, seen once in CI). */
 static int
 search_records(const uint8_t *data, Py_ssize_t size, const Offsets *off, Py_ssize_t lo,
                Py_ssize_t hi, const void *key, Py_ssize_t klen, Py_ssize_t *at)
 {
     while (lo < hi) {
         Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (off_at(off, mid + 1) < off_at(off, mid) || off_at(off, mid + 1) > size) {
+        int64_t a = off_at(off, mid), z = off_at(off, mid + 1);
+        if (a < 0 || z < a || z > size) {
             PyErr_SetString(PyExc_ValueError, "find: offsets out of order");
             return -1;
         }
