@@ -155,6 +155,22 @@ def test_stored_blocks_rank_like_the_oracle(seed: int) -> None:
             assert got.tolist() == want.tolist()
 
 
+def dense_layout(
+    rng: np.random.Generator, n_docs: int, row_choices: list[int]
+) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """Draw a block shift, a tf cap, each document's length row and a read-only table whose
+    tf parts grow with tf and shrink with the row (so block bounds are close), 0.0 at tf 0."""
+    shift = int(rng.choice([2, 3, 7]))
+    cap = int(rng.choice([1, 3, 32]))
+    rows = int(rng.choice(row_choices))
+    dli = rng.integers(0, rows, n_docs).astype(np.int32)
+    T = np.sort(rng.uniform(0.1, 3.0, (rows, cap + 1)), axis=1)
+    T = np.ascontiguousarray(np.sort(T, axis=0)[::-1])
+    T[:, 0] = 0.0
+    T.flags.writeable = False
+    return shift, cap, dli, T
+
+
 @needs_kernel
 @pytest.mark.parametrize("seed", range(12))
 def test_dense_lists_rank_like_the_oracle(seed: int) -> None:
@@ -167,15 +183,8 @@ def test_dense_lists_rank_like_the_oracle(seed: int) -> None:
     from bm25desk.engine.scoring import _topk
 
     rng = np.random.default_rng(100 + seed)
-    shift = int(rng.choice([2, 3, 7]))
-    cap = int(rng.choice([1, 3, 32]))
     n_docs = 6000
-    rows = int(rng.choice([2, 5, 40]))
-    dli = rng.integers(0, rows, n_docs).astype(np.int32)
-    T = np.sort(rng.uniform(0.1, 3.0, (rows, cap + 1)), axis=1)
-    T = np.ascontiguousarray(np.sort(T, axis=0)[::-1])
-    T[:, 0] = 0.0
-    T.flags.writeable = False
+    shift, cap, dli, T = dense_layout(rng, n_docs, [2, 5, 40])
     n_terms = 1 + seed % 4  # one term: its contributions are the scores (no other bound)
     lists = []
     for _ in range(n_terms):

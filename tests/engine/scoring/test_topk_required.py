@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_topk_blocks import oracle
+from test_topk_blocks import dense_layout, oracle
 
 from bm25desk.engine.index import blocks
 from bm25desk.engine.scoring import topk
@@ -40,15 +40,8 @@ def encode_lists(q: dict[str, Any]) -> None:
 def dense_query(seed: int, n_terms: int, cover: tuple[float, float] = (0.4, 0.9)) -> dict[str, Any]:
     """Lists covering most of the documents, tfs mostly small, bounds close to each other."""
     rng = np.random.default_rng(700 + seed)
-    shift = int(rng.choice([2, 3, 7]))
-    cap = int(rng.choice([1, 3, 32]))
     n_docs = 8000
-    rows = int(rng.choice([3, 8, 60]))
-    dli = rng.integers(0, rows, n_docs).astype(np.int32)
-    T = np.sort(rng.uniform(0.1, 3.0, (rows, cap + 1)), axis=1)
-    T = np.ascontiguousarray(np.sort(T, axis=0)[::-1])
-    T[:, 0] = 0.0
-    T.flags.writeable = False
+    shift, cap, dli, T = dense_layout(rng, n_docs, [3, 8, 60])
     lists = []
     for _ in range(n_terms):
         docs = np.flatnonzero(rng.random(n_docs) < rng.uniform(*cover)).astype(np.int32)
