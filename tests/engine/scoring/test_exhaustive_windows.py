@@ -193,7 +193,11 @@ def test_damaged_blocks_in_a_window_raise_and_fill_nothing(
             if error:
                 assert "changed" in error or "damaged" in error
                 outcomes.add("error")
-                assert not any(p.filled for p in parts)  # a fill that met damage is dropped
+                # A fill that met damage is dropped; a short list whose blocks all decoded may
+                # have been filled whole before the damage was met (its Parts is sound).
+                for pl, pa in zip(lists, parts, strict=True):
+                    if pa.filled:
+                        pl.tfs_of(np.arange(sg.n, dtype=np.int32))  # decodes: not damaged
                 continue
             outcomes.add("result")
             if np.frombuffer(got[0], np.int64).tolist() == want[0]:

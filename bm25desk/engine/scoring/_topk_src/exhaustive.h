@@ -86,11 +86,11 @@ block_codes(Cursor *c, Parts *p, const int32_t *docs, const int32_t *tfs, Py_ssi
             if (v != v) {
                 return -1;
             }
-            code = PARTS_OVF32;
+            code = PARTS_ESC;
             escaped++;
         }
         if (narrow) {
-            c16[i] = (uint16_t)code; /* (PARTS_OVF32 becomes PARTS_OVF16) */
+            c16[i] = (uint16_t)code;
         }
         else {
             c32[i] = code;
@@ -132,6 +132,94 @@ enters(const Heap *h, double s, int64_t d)
 /* The k best of c[0..n) as h's entries, best first (build_result sorts them, already in order;
  * nothing reads them as a heap again). Returns -1 when out of memory (h unchanged). */
 int keep_best(Heap *h, Entry *c, Py_ssize_t n);
+
+/* sums.c: adding runs of postings into the sums (see there for the modes). */
+enum { SUMS_SEEN = 0, SUMS_POS = 1, SUMS_TOUCH = 2, SUMS_TOUCH_POS = 3 };
+
+typedef struct {
+    double *acc;       /* sums, by docno - w0 */
+    uint8_t *seen;     /* marks (not written in the _POS modes) */
+    int32_t *touched;  /* the _TOUCH modes: documents met, in the order met */
+    Py_ssize_t nt;
+    int32_t w0;        /* the first docno of the window (0: the segment whole) */
+    int mode;
+} Sums;
+
+/* acc[d - w0] += qw * (the tf part of its code) for docs[0..m) at list positions p0... of p. */
+void sums_add_codes(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m,
+                    double qw);
+/* The same with the tf parts given (a decoded block; modes SUMS_SEEN and SUMS_TOUCH only). */
+void sums_add_values(Sums *s, const int32_t *docs, const double *tp, Py_ssize_t m, double qw);
+
+/* Where the matches go: the heap, or (take: a deep k without rows) an array the k best are
+ * selected from at the end, as in take_best. When the array fills (16 k candidates) its k best
+ * are selected and kept, and the k-th of them becomes a bar that later candidates must pass to
+ * enter at all: a long query's 80 k candidates on 100 k passages mostly stop at one comparison
+ * (a heap took every one that beat its root, each in log k steps). */
+typedef struct {
+    Entry *c;
+    Py_ssize_t n, max; /* the heap's entries are copied in first */
+    int barred;        /* bar: the k-th best so far (after the array first filled) */
+    Entry bar;
+    double lb;         /* take_positive: a score the k-th best reaches (0.0: none known) */
+} Pool;
+
+/* Start a pool on q's heap (an array with take). Returns -1 when out of memory. */
+int pool_open(Query *q, Pool *p, int take);
+/* Out of memory selecting: every candidate kept goes into the heap (emptied first: the array
+ * holds its entries too), which takes the rest. */
+void pool_pour(Query *q, Pool *p);
+
+/* Offer (s, g) to the pool (inline: a long query's windows offer tens of thousands). */
+static inline void
+pool_put(Query *q, Pool *p, double s, int64_t g)
+{
+    if (p->c) {
+        Entry x = {s, g, 0};
+        if (p->barred && !entry_before(&x, &p->bar)) {
+            return; /* k candidates rank before it already */
+        }
+        if (p->n == p->max) {
+            Py_ssize_t k = q->h->cap;
+            if (best_first(p->c, p->n, k) < 0) {
+                pool_pour(q, p);
+                if (enters(q->h, s, g)) {
+                    heap_push(q->h, s, g);
+                }
+                return;
+            }
+            p->n = k;
+            p->bar = p->c[k - 1];
+            p->barred = 1;
+            if (!entry_before(&x, &p->bar)) {
+                return;
+            }
+        }
+        p->c[p->n++] = x;
+        return;
+    }
+    if (enters(q->h, s, g)) {
+        heap_push(q->h, s, g);
+    }
+}
+
+/* End it: with ok, its k best become the heap's entries (keep_best). Returns -1 when out of
+ * memory. */
+int pool_close(Query *q, Pool *p, int ok);
+/* The matching (acc > 0), allowed, live documents of acc[0..len) (docnos w0...) of a positive
+ * query into the pool, those that may enter only (see sums.c). Returns their number; scratch:
+ * take_scratch(len) doubles. acc is left as it was. */
+long long take_positive(Query *q, Pool *p, const double *acc, int32_t w0, Py_ssize_t len,
+                        double *scratch);
+Py_ssize_t take_scratch(Py_ssize_t len);
+
+/* Whether every contribution of cursor c's term is > 0: its Parts filled, its weight positive,
+ * and the weight times its smallest tf part positive (so that no product rounds to 0). */
+static inline int
+positive_term(const Cursor *c)
+{
+    return c->parts && parts_ready(c->parts) && c->qw > 0.0 && c->qw * c->parts->tpmin > 0.0;
+}
 
 /* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
  * pass over `seen` lists the matches in docno order (a matching document may score exactly

@@ -62,8 +62,8 @@ parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     const Table *tb = (const Table *)tobj;
     Py_ssize_t n = pl->n ? pl->n : 1;
-    /* the largest code, tf * rows + j for tf <= cap and j < rows, below PARTS_OVF16 */
-    self->cw = (Py_ssize_t)(tb->cap + 1) * tb->rows < (Py_ssize_t)PARTS_OVF16 &&
+    /* the largest code, tf * rows + j for tf <= cap and j < rows, below 0xFFFF */
+    self->cw = (Py_ssize_t)(tb->cap + 1) * tb->rows < (Py_ssize_t)0xFFFF &&
                        !__atomic_load_n(&parts_force_wide, __ATOMIC_RELAXED)
                    ? 2
                    : 4;
@@ -171,9 +171,38 @@ parts_ready(const Parts *p)
     return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == PARTS_READY;
 }
 
+/* The smallest tf part of p's postings (+inf: none), from its codes and overflow values. */
+static double
+parts_minimum(const Parts *p)
+{
+    double m = INFINITY;
+    const double *Tc = p->Tc;
+    if (p->cw == 2) {
+        const uint16_t *cd = (const uint16_t *)p->codes;
+        for (Py_ssize_t i = 0; i < p->n; i++) {
+            double t = cd[i] != PARTS_ESC ? Tc[cd[i]] : INFINITY;
+            m = t < m ? t : m;
+        }
+    }
+    else {
+        const uint32_t *cd = (const uint32_t *)p->codes;
+        for (Py_ssize_t i = 0; i < p->n; i++) {
+            double t = cd[i] != PARTS_ESC ? Tc[cd[i]] : INFINITY;
+            m = t < m ? t : m;
+        }
+    }
+    for (Py_ssize_t a = 0; a < p->novf; a++) {
+        m = p->ovf[a] < m ? p->ovf[a] : m;
+    }
+    return m;
+}
+
 void
 parts_publish(Parts *p, int ok)
 {
+    if (ok) {
+        p->tpmin = parts_minimum(p);
+    }
     __atomic_store_n(&p->state, ok ? PARTS_READY : PARTS_EMPTY, __ATOMIC_RELEASE);
 }
 
@@ -212,13 +241,13 @@ parts_values(const Parts *p, Py_ssize_t p0, Py_ssize_t m, double *out)
     if (p->cw == 2) {
         const uint16_t *cd = (const uint16_t *)p->codes + p0;
         for (Py_ssize_t i = 0; i < m; i++) {
-            out[i] = Tc[cd[i] != PARTS_OVF16 ? cd[i] : 0];
+            out[i] = Tc[cd[i]]; /* (the escape reads +0.0: its value is put below) */
         }
     }
     else {
         const uint32_t *cd = (const uint32_t *)p->codes + p0;
         for (Py_ssize_t i = 0; i < m; i++) {
-            out[i] = Tc[cd[i] != PARTS_OVF32 ? cd[i] : 0];
+            out[i] = Tc[cd[i]];
         }
     }
     for (Py_ssize_t a = p->novf ? parts_first_overflow(p, p0) : 0;

@@ -180,7 +180,7 @@ typedef struct {
     double *Tc, *Uc;     /* the same by column (tf-major: Tc[tf * rows + j]), the kernel's copy:
                           * a query's postings use a few small tfs, whose columns stay in cache
                           * where rows of every length did not (long documents: thousands of
-                          * lengths); Uc == Tc when U is T */
+                          * lengths); Uc == Tc when U is T; column 0 (tf 0) is +0.0 */
     Py_ssize_t rows;
     int cap;
 } Table;
@@ -198,7 +198,7 @@ enum { PARTS_EMPTY = 0, PARTS_FILLING = 1, PARTS_READY = 2 };
 
 /* One PostingList's docnos and tf parts under one Table, filled once by the exhaustive path
  * (see parts.c). A posting's tf part is kept as a code, its place in the table by column
- * (Tc[tf * rows + j], the double the decoding looks up), or PARTS_OVF for a tf above the cap
+ * (Tc[tf * rows + j], the double the decoding looks up), or PARTS_ESC for a tf above the cap
  * (its value in ovf, by the list's overflow positions): 6 bytes a posting (8 with a table of
  * 64 K places or more) where a float64 made it 12. */
 typedef struct {
@@ -213,11 +213,14 @@ typedef struct {
     const int32_t *ovf_pos; /* the list's overflow positions (pl holds them), ascending */
     Py_ssize_t novf;
     double *ovf;           /* their tf parts, copied when a fill begins */
+    double tpmin;          /* the smallest tf part of its postings, once filled (+inf: none) */
     int state;             /* PARTS_*, read and changed atomically */
 } Parts;
 
-#define PARTS_OVF16 0xFFFFu
-#define PARTS_OVF32 0xFFFFFFFFu
+/* The code of an overflow posting: the place of tf 0 in the table by column, whose +0.0 it adds
+ * (its value is added apart, by position: a loop over the codes needs no test). Every posting's
+ * own code is tf * rows + j >= rows > 0. */
+#define PARTS_ESC 0u
 
 extern PyTypeObject PartsType;
 
@@ -231,7 +234,7 @@ Py_ssize_t parts_first_overflow(const Parts *p, Py_ssize_t pos);
 void parts_values(const Parts *p, Py_ssize_t p0, Py_ssize_t m, double *out);
 /* Whether p is filled (its arrays may be read). */
 int parts_ready(const Parts *p);
-/* End a fill: filled (ok) or empty again. */
+/* End a fill: filled (ok: its smallest tf part noted first) or empty again. */
 void parts_publish(Parts *p, int ok);
 
 /* ------------------------------------------------------------------------------------------ */

@@ -1,0 +1,309 @@
+/* The exhaustive traversal's two inner steps (exhaustive.c: a segment whole; windows.c: window by
+ * window): adding a run of postings into the sums, and taking the matching documents of a range of
+ * sums into the top k.
+ *
+ * Adding. A run is a Parts' docnos and codes (the place of each tf part in the table by column),
+ * read in one loop: the double added is the one the decoding looked up, so acc[d] += qw * t is
+ * the same sum, bit for bit, as when it was decoded from the blocks. How a document is marked as
+ * matched depends on the query (Sums.mode):
+ *   - SUMS_SEEN: seen[d] = 1 beside the sum (any weights);
+ *   - SUMS_POS: nothing: every contribution of the query is > 0 (each weight is positive and its
+ *     product with the smallest tf part of its term's postings is > 0, see parts_publish), so a
+ *     sum is > 0 exactly when its document matched (a sum of positive doubles rounds to a
+ *     positive double) and seen is never written;
+ *   - SUMS_TOUCH / SUMS_TOUCH_POS: sparse (few postings for the documents): the same, and a
+ *     document met for the first time (seen[d] == 0, or acc[d] == 0.0) is listed in touched.
+ *
+ * Taking (positive queries, take_positive): the sums of a range are cut into chunks, and one pass
+ * finds each chunk's largest eligible (allowed, live) sum and counts the matches. The k chunks of
+ * largest maxima hold k documents scoring at least the k-th largest maximum, so no document
+ * scoring below it can be among the k best: only the chunks whose maximum reaches it (and the
+ * current k-th best of the top k) are read again, document by document, and only documents
+ * reaching it are offered to the top k. The same documents enter, in the same order of docnos, as
+ * when every document was offered (the k best are exact, ties by docno included): SciFact's ~4 k
+ * matching documents of a query at k = 11 cost ~200 offers, not 4 k. */
+#include "exhaustive.h"
+
+/* The body of the add loop of a Parts run: CW the code width, MODE a SUMS_* (constants at each
+ * instance, so that each loop keeps only what it needs). An overflow posting's code (PARTS_ESC)
+ * reads the table's +0.0 and adds qw * 0.0 in the loop, which leaves its sum as it was (a sum is
+ * never -0.0: it starts at +0.0, and x + -x is +0.0), and its value after the loop, still before
+ * the next term's: the same sum again, with no test in the loop. */
+static inline __attribute__((always_inline)) void
+add_codes_t(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, double qw,
+            const int CW, const int MODE)
+{
+    const double *Tc = p->Tc;
+    const uint16_t *c16 = (const uint16_t *)p->codes + p0;
+    const uint32_t *c32 = (const uint32_t *)p->codes + p0;
+    double *restrict acc = s->acc;
+    uint8_t *restrict seen = s->seen;
+    int32_t *restrict touched = s->touched;
+    Py_ssize_t nt = s->nt;
+    const int32_t w0 = s->w0;
+#pragma GCC unroll 4
+    for (Py_ssize_t j = 0; j < m; j++) {
+        uint32_t code = CW == 2 ? c16[j] : c32[j];
+        uint32_t x = (uint32_t)(docs[j] - w0); /* (in the window: no sign to extend) */
+        if (MODE == SUMS_TOUCH_POS) {          /* (a new document's slot: see exhaustive()) */
+            touched[nt] = (int32_t)x;
+            nt += acc[x] == 0.0;
+        }
+        else if (MODE == SUMS_TOUCH) {
+            touched[nt] = (int32_t)x;
+            nt += !seen[x];
+        }
+        acc[x] += qw * Tc[code];
+        if (MODE == SUMS_SEEN || MODE == SUMS_TOUCH) {
+            seen[x] = 1;
+        }
+    }
+    s->nt = nt;
+    if (UNLIKELY(p->novf)) {
+        for (Py_ssize_t a = parts_first_overflow(p, p0); a < p->novf && p->ovf_pos[a] < p0 + m;
+             a++) {
+            acc[docs[p->ovf_pos[a] - p0] - w0] += qw * p->ovf[a];
+        }
+    }
+}
+
+/* One instance per (code width, mode), out of line: each loop keeps every pointer in a register
+ * (inlined into its callers, it reloaded some from the stack at every posting). */
+#define ADD_CODES(name, CW, MODE)                                                              \
+    static __attribute__((noinline)) void name(Sums *s, const Parts *p, Py_ssize_t p0,         \
+                                               const int32_t *docs, Py_ssize_t m, double qw)   \
+    {                                                                                          \
+        add_codes_t(s, p, p0, docs, m, qw, CW, MODE);                                          \
+    }
+ADD_CODES(add16_seen, 2, SUMS_SEEN)
+ADD_CODES(add16_pos, 2, SUMS_POS)
+ADD_CODES(add16_touch, 2, SUMS_TOUCH)
+ADD_CODES(add16_touch_pos, 2, SUMS_TOUCH_POS)
+ADD_CODES(add32_seen, 4, SUMS_SEEN)
+ADD_CODES(add32_pos, 4, SUMS_POS)
+ADD_CODES(add32_touch, 4, SUMS_TOUCH)
+ADD_CODES(add32_touch_pos, 4, SUMS_TOUCH_POS)
+
+void
+sums_add_codes(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m,
+               double qw)
+{
+    typedef void (*add_fn)(Sums *, const Parts *, Py_ssize_t, const int32_t *, Py_ssize_t, double);
+    static const add_fn fns[2][4] = {
+        {add16_seen, add16_pos, add16_touch, add16_touch_pos},
+        {add32_seen, add32_pos, add32_touch, add32_touch_pos},
+    };
+    fns[p->cw == 2 ? 0 : 1][s->mode](s, p, p0, docs, m, qw);
+}
+
+void
+sums_add_values(Sums *s, const int32_t *docs, const double *tp, Py_ssize_t m, double qw)
+{
+    double *restrict acc = s->acc;
+    uint8_t *restrict seen = s->seen;
+    const int32_t w0 = s->w0;
+    if (s->mode == SUMS_TOUCH) {
+        int32_t *restrict touched = s->touched;
+        Py_ssize_t n = s->nt;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            int32_t d = docs[i];
+            acc[d] += qw * tp[i];
+            touched[n] = d;
+            n += !seen[d];
+            seen[d] = 1;
+        }
+        s->nt = n;
+        return;
+    }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        Py_ssize_t x = docs[i] - w0;
+        acc[x] += qw * tp[i];
+        seen[x] = 1;
+    }
+}
+
+/* -- the top k ----------------------------------------------------------------------------- */
+
+int
+pool_open(Query *q, Pool *p, int take)
+{
+    Heap *h = q->h;
+    memset(p, 0, sizeof(*p));
+    if (!take) {
+        return 0;
+    }
+    p->max = 16 * h->cap + h->size;
+    p->c = malloc(sizeof(Entry) * (size_t)p->max);
+    if (!p->c) {
+        return -1;
+    }
+    for (Py_ssize_t e = 0; e < h->size; e++) {
+        p->c[p->n].s = h->s[e];
+        p->c[p->n++].d = h->d[e];
+    }
+    return 0;
+}
+
+void
+pool_pour(Query *q, Pool *p)
+{
+    q->h->size = 0;
+    for (Py_ssize_t e = 0; e < p->n; e++) {
+        if (enters(q->h, p->c[e].s, p->c[e].d)) {
+            heap_push(q->h, p->c[e].s, p->c[e].d);
+        }
+    }
+    free(p->c);
+    p->c = NULL;
+}
+
+int
+pool_close(Query *q, Pool *p, int ok)
+{
+    int r = 0;
+    if (p->c) {
+        r = ok ? keep_best(q->h, p->c, p->n) : 0;
+        free(p->c);
+        p->c = NULL;
+    }
+    return r;
+}
+
+/* The score the k-th best so far has (nothing scoring less can enter), or -inf when not known. */
+static inline double
+pool_floor(const Query *q, const Pool *p)
+{
+    if (p->c) {
+        return p->barred ? p->bar.s : -INFINITY;
+    }
+    return q->h->size >= q->h->cap && q->h->cap > 0 ? q->h->s[0] : -INFINITY;
+}
+
+/* The k-th largest of a[0..n) (1 <= k <= n), reordering a (quickselect). */
+static double
+kth_largest(double *a, Py_ssize_t n, Py_ssize_t k)
+{
+    Py_ssize_t lo = 0, hi = n - 1, want = k - 1;
+    while (lo < hi) {
+        double pivot = a[lo + (hi - lo) / 2];
+        Py_ssize_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] > pivot) {
+                i++;
+            }
+            while (a[j] < pivot) {
+                j--;
+            }
+            if (i <= j) {
+                double t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        if (want <= j) {
+            hi = j;
+        }
+        else if (want >= i) {
+            lo = i;
+        }
+        else {
+            return a[want];
+        }
+    }
+    return a[want];
+}
+
+/* log2 of the chunk size for a range of len sums and a top k: several chunks per place in it
+ * (so that the k-th largest maximum is a tight bar), 8 to 64 documents. */
+static int
+chunk_shift(Py_ssize_t len, Py_ssize_t k)
+{
+    int sh = 3;
+    while (sh < 6 && (len >> (sh + 1)) >= 8 * k) {
+        sh++;
+    }
+    return sh;
+}
+
+/* The largest eligible sum of acc[lo..hi) (0.0 when none is positive) and how many are > 0. */
+static inline double
+chunk_max(const double *acc, const uint8_t *allow, const uint8_t *deny, Py_ssize_t lo,
+          Py_ssize_t hi, long long *cnt)
+{
+    double m0 = 0.0, m1 = 0.0;
+    long long n = 0;
+    if (!allow && !deny) {
+        Py_ssize_t i = lo;
+        for (; i + 2 <= hi; i += 2) { /* two chains of maxima */
+            double a = acc[i], b = acc[i + 1];
+            m0 = a > m0 ? a : m0;
+            m1 = b > m1 ? b : m1;
+            n += (a > 0.0) + (b > 0.0);
+        }
+        if (i < hi) {
+            m0 = acc[i] > m0 ? acc[i] : m0;
+            n += acc[i] > 0.0;
+        }
+    }
+    else {
+        for (Py_ssize_t i = lo; i < hi; i++) {
+            int ok = !(allow && !allow[i]) && !(deny && deny[i]);
+            double a = ok ? acc[i] : 0.0;
+            m0 = a > m0 ? a : m0;
+            n += a > 0.0;
+        }
+    }
+    *cnt += n;
+    return m0 > m1 ? m0 : m1;
+}
+
+long long
+take_positive(Query *q, Pool *p, const double *acc, int32_t w0, Py_ssize_t len, double *scratch)
+{
+    const uint8_t *allow = q->allow ? q->allow + w0 : NULL;
+    const uint8_t *deny = q->deny ? q->deny + w0 : NULL;
+    Py_ssize_t k = q->h->cap;
+    int sh = chunk_shift(len, k);
+    Py_ssize_t C = (Py_ssize_t)1 << sh, nch = (len + C - 1) >> sh, nonzero = 0;
+    double *mx = scratch, *sel = scratch + nch;
+    long long matches = 0;
+    for (Py_ssize_t c = 0; c < nch; c++) {
+        Py_ssize_t lo = c << sh, hi = lo + C < len ? lo + C : len;
+        double m = chunk_max(acc, allow, deny, lo, hi, &matches);
+        mx[c] = m;
+        sel[nonzero] = m;
+        nonzero += m > 0.0;
+    }
+    /* Nothing below the k-th largest chunk maximum (k chunks hold a document reaching it), nor
+     * below the k-th best so far (of earlier windows and segments), can enter. */
+    double bar = 0.0;
+    if (k > 0 && nonzero >= k) {
+        bar = kth_largest(sel, nonzero, k);
+    }
+    if (bar > p->lb) {
+        p->lb = bar;
+    }
+    double f = pool_floor(q, p), t = p->lb > f ? p->lb : f;
+    for (Py_ssize_t c = 0; c < nch; c++) {
+        if (!(mx[c] > 0.0) || mx[c] < t) {
+            continue;
+        }
+        Py_ssize_t lo = c << sh, hi = lo + C < len ? lo + C : len;
+        for (Py_ssize_t i = lo; i < hi; i++) {
+            double v = acc[i];
+            if (v < t || !(v > 0.0) || (allow && !allow[i]) || (deny && deny[i])) {
+                continue;
+            }
+            pool_put(q, p, v, (int64_t)w0 + i + q->base);
+            f = pool_floor(q, p);
+            t = f > t ? f : t;
+        }
+    }
+    return matches;
+}
+
+Py_ssize_t
+take_scratch(Py_ssize_t len)
+{
+    return 2 * ((len >> 3) + 1);
+}
