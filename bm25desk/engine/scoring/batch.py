@@ -178,7 +178,7 @@ def rank_exhaustive(
 
 
 def _entries(st: Any, index: Index, terms: list[tuple[str, TermWeight]]) -> list[list[Any]] | None:
-    """Return per segment, per term, what the kernel reads (None: absent), or None (refused)."""
+    """Return per segment, per term, its Parts (None: absent), or None (a table refused)."""
     tables: dict[tuple[Any, int], Any] = {}
     rows: list[list[Any]] = []
     entry = postings_cache.entry
@@ -189,8 +189,7 @@ def _entries(st: Any, index: Index, terms: list[tuple[str, TermWeight]]) -> list
             tk = postings_cache.kernel_table(st, tables, w, sg.cap)
             if tk is None:
                 return None
-            pl, ov, parts = entry(st, doclen, tk, s, term, w)
-            row.append(None if pl is None else (pl, tk, ov, parts))
+            row.append(entry(st, doclen, tk, s, term, w))  # a Parts, or None
         rows.append(row)
     return rows
 

@@ -593,7 +593,7 @@ def exhaustive_top_k(
     allow = _as_mask(allowed, index.n_slots)
     st = _state(index)
     try:  # (not _damage_is_corruption: a generator's context costs ~2 µs a query)
-        got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows, _topk.search)
+        got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows)
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise

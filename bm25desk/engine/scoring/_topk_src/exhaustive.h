@@ -5,6 +5,26 @@
 
 #include "topk.h"
 
+/* A segment as exhaustive_query() reads it (exquery.c): its length index, deletions, first
+ * docno and block layout, and when stored the views of its 9 arrays (what a Parts made by
+ * parts() borrows: it holds the Segment). Made once per open index (postings_cache.py). */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer v[9];
+    int nviews;          /* 9 when stored, else 0 */
+    Py_buffer dli, deny;
+    int have_dli, have_deny, dli_w;
+    Py_ssize_t ndocs;
+    int64_t base;
+    int cap, shift;
+    int ready;
+} SegView;
+
+extern PyTypeObject SegViewType;
+
+/* parts.c: set_overflow(values) of a Parts (also its constructor's overflow). */
+PyObject *parts_set_overflow(Parts *self, PyObject *obj);
+
 /* The tf part of the posting at list position p with a tf above the table's cap: the term's
  * overflow value, or NaN (the cursor is then broken). */
 double overflow_part(Cursor *c, Py_ssize_t p, int32_t tf);

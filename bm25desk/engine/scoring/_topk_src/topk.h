@@ -203,16 +203,22 @@ enum { PARTS_EMPTY = 0, PARTS_FILLING = 1, PARTS_READY = 2 };
  * 64 K places or more) where a float64 made it 12. */
 typedef struct {
     PyObject_HEAD
-    PyObject *pl, *table;  /* what it was made for (a search checks the term has the same) */
+    PyObject *pl, *table;  /* what it was made for: a PostingList, or the Segment (exquery.c)
+                            * whose views `own` borrows; a search checks the term has the same */
+    PostingList own;       /* made from a Segment: the term's list over its views */
+    const PostingList *list; /* its postings (pl's, or &own) */
     Py_ssize_t n;
-    int32_t *docs;
+    int32_t *docs;         /* docnos and codes: allocated by the fill (NULL before) */
     void *codes;           /* uint16_t (cw 2) or uint32_t (cw 4) per posting */
     int cw;
     const double *Tc;      /* the table's by column (table holds it) */
     Py_ssize_t rows;
-    const int32_t *ovf_pos; /* the list's overflow positions (pl holds them), ascending */
+    const int32_t *ovf_pos; /* the list's overflow positions (its list holds them), ascending */
     Py_ssize_t novf;
-    double *ovf;           /* their tf parts, copied when a fill begins */
+    double *ovf;           /* their tf parts: given (have_ovf), else copied when a fill begins */
+    int have_ovf;
+    int fillable;          /* 0: never filled (a long list met once: each search decodes it) */
+    int ref;               /* set by each exhaustive_query() that reads it (see postings_cache) */
     double tpmin;          /* the smallest tf part of its postings, once filled (+inf: none) */
     int state;             /* PARTS_*, read and changed atomically */
 } Parts;
@@ -230,8 +236,6 @@ int parts_fit(const Parts *p, const PostingList *pl);
 int parts_claim(Parts *p);
 /* The first of p's overflow postings at list position pos or beyond (novf: none). */
 Py_ssize_t parts_first_overflow(const Parts *p, Py_ssize_t pos);
-/* The tf parts of postings [p0, p0 + m) into out. */
-void parts_values(const Parts *p, Py_ssize_t p0, Py_ssize_t m, double *out);
 /* Whether p is filled (its arrays may be read). */
 int parts_ready(const Parts *p);
 /* End a fill: filled (ok: its smallest tf part noted first) or empty again. */
