@@ -163,6 +163,27 @@ class PartsCache:
             self._evict()
         return entry
 
+    def put_many(self, entries: list[tuple[Any, int, str, Any]]) -> None:
+        """Keep the (table, segment, term, entry) of ``entries`` (as :meth:`put`, one lock)."""
+        with self._lock:
+            maps, order = self._maps, self._order
+            added = 0
+            for table, seg, term, entry in entries:
+                size = _ENTRY_BYTES if entry is None else _ENTRY_BYTES + entry.nbytes
+                key = (id(table), seg, term)
+                got = maps.get(key[:2])
+                if got is None:
+                    got = maps[key[:2]] = (table, {})
+                old = order.pop(key, None)
+                if old is not None:
+                    added -= old
+                got[1][term] = entry
+                order[key] = size
+                added += size
+            self.nbytes += added
+            if self.nbytes > self.max_bytes:
+                self._evict()
+
     def _evict(self) -> None:
         """Drop entries, oldest first, until under the cap (a referenced one goes to the back).
 
@@ -306,13 +327,37 @@ def _fill(
     groups: list[int] | None,
     missing: list[tuple[int, int]],
 ) -> list[Any]:
-    """Return the entries of the (segment, term position) pairs the kernel did not find."""
+    """Return the entries of the (segment, term position) pairs the kernel did not find.
+
+    A query's new terms, all kept at once (one lock). The common case inline: a stored segment,
+    a short list without postings above the cap (the others: :func:`_make`).
+    """
+    cache: PartsCache = st.parts
     out = []
+    new = []
+    stored, views, segs, make = st.stored, cache.views, st.segments, _topk.parts
+    # A list this short is admitted at once and fits the cap: no admission rule to apply.
+    short = min(ADMIT_AT_ONCE, (cache.max_bytes // 4 - _ENTRY_BYTES) // PART_BYTES + 1)
     for s, col in missing:
-        term, _qtf, w = terms[col]
+        term = terms[col][0]
         tk, m = maps[s][0 if groups is None else groups[col]]
         got = m.get(term, _MISSING)  # (another thread may have made it meanwhile)
-        out.append(_make(st, doclen, tk, s, term, w) if got is _MISSING else got)
+        if got is _MISSING:
+            if not stored:
+                got = _make(st, doclen, tk, s, term, terms[col][2])
+            else:
+                tid = segs[s].seg.lexicon.find(term)
+                got = make(views[s], tid, tk) if tid >= 0 else None
+                if got is None or got.n == 0:
+                    new.append((tk, s, term, None))
+                    got = None
+                elif got.n < short and not got.n_overflow:
+                    new.append((tk, s, term, got))
+                else:
+                    got = _make(st, doclen, tk, s, term, terms[col][2])
+        out.append(got)
+    if new:
+        cache.put_many(new)
     return out
 
 

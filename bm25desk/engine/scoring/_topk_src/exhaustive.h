@@ -234,7 +234,7 @@ long long take_positive(Query *q, Pool *p, const double *acc, int32_t w0, Py_ssi
 Py_ssize_t take_scratch(Py_ssize_t len);
 
 /* Whether every contribution of cursor c's term is > 0: its Parts filled, its weight positive,
- * and the weight times its smallest tf part positive (so that no product rounds to 0). */
+ * and the weight times a bound below its tf parts positive (so that no product rounds to 0). */
 static inline int
 positive_term(const Cursor *c)
 {

@@ -356,8 +356,12 @@ parts_minimum(const Parts *p)
 void
 parts_publish(Parts *p, int ok)
 {
-    if (ok) {
-        p->tpmin = parts_minimum(p);
+    if (ok) { /* a bound below its tf parts: the table's smallest entry, when positive */
+        double m = ((const Table *)p->table)->tmin;
+        for (Py_ssize_t a = 0; m > 0.0 && a < p->novf; a++) {
+            m = p->ovf[a] < m ? p->ovf[a] : m;
+        }
+        p->tpmin = m > 0.0 ? m : parts_minimum(p);
     }
     __atomic_store_n(&p->state, ok ? PARTS_READY : PARTS_EMPTY, __ATOMIC_RELEASE);
 }

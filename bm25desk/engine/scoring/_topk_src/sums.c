@@ -7,10 +7,10 @@
  * the same sum, bit for bit, as when it was decoded from the blocks. How a document is marked as
  * matched depends on the query (Sums.mode):
  *   - SUMS_SEEN: seen[d] = 1 beside the sum (any weights);
- *   - SUMS_POS: nothing: every contribution of the query is > 0 (each weight is positive and its
- *     product with the smallest tf part of its term's postings is > 0, see parts_publish), so a
- *     sum is > 0 exactly when its document matched (a sum of positive doubles rounds to a
- *     positive double) and seen is never written;
+ *   - SUMS_POS: nothing: every contribution of the query is > 0 (each weight is positive and
+ *     its product with a bound below its term's tf parts is > 0, see parts_publish), so a sum
+ *     is > 0 exactly when its document matched (a sum of positive doubles rounds to a positive
+ *     double) and seen is never written;
  *   - SUMS_TOUCH / SUMS_TOUCH_POS: sparse (few postings for the documents): the same, and a
  *     document met for the first time (seen[d] == 0, or acc[d] == 0.0) is listed in touched.
  *

@@ -141,6 +141,11 @@ Table_init(Table *self, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         return -1;
     }
+    double m = INFINITY; /* (the smallest tf part of the table: see Table.tmin) */
+    for (Py_ssize_t i = self->rows; i < self->rows * ((Py_ssize_t)self->cap + 1); i++) {
+        m = self->Tc[i] < m ? self->Tc[i] : m;
+    }
+    self->tmin = m;
     self->ready = 1;
     return 0;
 }

@@ -183,6 +183,8 @@ typedef struct {
                           * lengths); Uc == Tc when U is T; column 0 (tf 0) is +0.0 */
     Py_ssize_t rows;
     int cap;
+    double tmin;         /* the smallest entry of T for tf >= 1 (a bound below every posting's tf
+                          * part: the exhaustive path's test of positive contributions) */
 } Table;
 
 extern PyTypeObject TableType;
@@ -219,7 +221,8 @@ typedef struct {
     int have_ovf;
     int fillable;          /* 0: never filled (a long list met once: each search decodes it) */
     int ref;               /* set by each exhaustive_query() that reads it (see postings_cache) */
-    double tpmin;          /* the smallest tf part of its postings, once filled (+inf: none) */
+    double tpmin;          /* once filled, at most its smallest tf part (the table's smallest
+                            * entry when that is positive, else exactly; +inf: none) */
     int state;             /* PARTS_*, read and changed atomically */
 } Parts;
 
