@@ -31,7 +31,7 @@
  * the next term's: the same sum again, with no test in the loop. */
 static inline __attribute__((always_inline)) void
 add_codes_t(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, double qw,
-            const int CW, const int MODE)
+            const int CW, const int MODE, const int WIN)
 {
     const double *Tc = p->Tc;
     const uint16_t *c16 = (const uint16_t *)p->codes + p0;
@@ -44,7 +44,7 @@ add_codes_t(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssiz
 #pragma GCC unroll 4
     for (Py_ssize_t j = 0; j < m; j++) {
         uint32_t code = CW == 2 ? c16[j] : c32[j];
-        uint32_t x = (uint32_t)(docs[j] - w0); /* (in the window: no sign to extend) */
+        uint32_t x = (uint32_t)(WIN ? docs[j] - w0 : docs[j]); /* (in the window: >= 0) */
         if (MODE == SUMS_TOUCH_POS) {          /* (a new document's slot: see exhaustive()) */
             touched[nt] = (int32_t)x;
             nt += acc[x] == 0.0;
@@ -67,33 +67,41 @@ add_codes_t(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssiz
     }
 }
 
-/* One instance per (code width, mode), out of line: each loop keeps every pointer in a register
- * (inlined into its callers, it reloaded some from the stack at every posting). */
-#define ADD_CODES(name, CW, MODE)                                                              \
+/* One instance per (code width, mode, window from docno 0 or not), out of line: each loop keeps
+ * every pointer in a register (inlined into its callers, it reloaded some from the stack at every
+ * posting). */
+#define ADD_CODES(name, CW, MODE, WIN)                                                         \
     static __attribute__((noinline)) void name(Sums *s, const Parts *p, Py_ssize_t p0,         \
                                                const int32_t *docs, Py_ssize_t m, double qw)   \
     {                                                                                          \
-        add_codes_t(s, p, p0, docs, m, qw, CW, MODE);                                          \
+        add_codes_t(s, p, p0, docs, m, qw, CW, MODE, WIN);                                     \
     }
-ADD_CODES(add16_seen, 2, SUMS_SEEN)
-ADD_CODES(add16_pos, 2, SUMS_POS)
-ADD_CODES(add16_touch, 2, SUMS_TOUCH)
-ADD_CODES(add16_touch_pos, 2, SUMS_TOUCH_POS)
-ADD_CODES(add32_seen, 4, SUMS_SEEN)
-ADD_CODES(add32_pos, 4, SUMS_POS)
-ADD_CODES(add32_touch, 4, SUMS_TOUCH)
-ADD_CODES(add32_touch_pos, 4, SUMS_TOUCH_POS)
+ADD_CODES(add16_seen, 2, SUMS_SEEN, 0)
+ADD_CODES(add16_pos, 2, SUMS_POS, 0)
+ADD_CODES(add16_touch, 2, SUMS_TOUCH, 0)
+ADD_CODES(add16_touch_pos, 2, SUMS_TOUCH_POS, 0)
+ADD_CODES(add16_seen_w, 2, SUMS_SEEN, 1)
+ADD_CODES(add16_pos_w, 2, SUMS_POS, 1)
+ADD_CODES(add32_seen, 4, SUMS_SEEN, 0)
+ADD_CODES(add32_pos, 4, SUMS_POS, 0)
+ADD_CODES(add32_touch, 4, SUMS_TOUCH, 0)
+ADD_CODES(add32_touch_pos, 4, SUMS_TOUCH_POS, 0)
+ADD_CODES(add32_seen_w, 4, SUMS_SEEN, 1)
+ADD_CODES(add32_pos_w, 4, SUMS_POS, 1)
 
 void
 sums_add_codes(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m,
                double qw)
 {
     typedef void (*add_fn)(Sums *, const Parts *, Py_ssize_t, const int32_t *, Py_ssize_t, double);
-    static const add_fn fns[2][4] = {
-        {add16_seen, add16_pos, add16_touch, add16_touch_pos},
-        {add32_seen, add32_pos, add32_touch, add32_touch_pos},
+    /* [code width][window from a docno above 0][mode]: the _TOUCH modes take whole segments */
+    static const add_fn fns[2][2][4] = {
+        {{add16_seen, add16_pos, add16_touch, add16_touch_pos},
+         {add16_seen_w, add16_pos_w, add16_touch, add16_touch_pos}},
+        {{add32_seen, add32_pos, add32_touch, add32_touch_pos},
+         {add32_seen_w, add32_pos_w, add32_touch, add32_touch_pos}},
     };
-    fns[p->cw == 2 ? 0 : 1][s->mode](s, p, p0, docs, m, qw);
+    fns[p->cw == 2 ? 0 : 1][s->w0 != 0][s->mode](s, p, p0, docs, m, qw);
 }
 
 void
@@ -180,9 +188,9 @@ pool_floor(const Query *q, const Pool *p)
 }
 
 /* A bar at most the k-th largest of the n positive doubles a[0..n) (1 <= k <= n), and close to
- * it: their bits order them as their values do, so a histogram of 11 bits from the highest bit
- * in which they differ finds the bucket holding the k-th largest; the smallest double of that
- * bucket has at least k of them at or above it. One pass without branches over the values (a
+ * it: their bits order them as their values do, so a histogram of 6 to 11 bits (fewer for few
+ * values) from the highest bit in which they differ finds the bucket holding the k-th largest;
+ * the smallest double of that bucket has at least k of them at or above it. One pass without branches over the values (a
  * quickselect's comparisons mispredicted half the time: a third of a k = 1000 search). */
 static double
 bar_below_kth(const double *a, Py_ssize_t n, Py_ssize_t k)
@@ -198,8 +206,13 @@ bar_below_kth(const double *a, Py_ssize_t n, Py_ssize_t k)
     if (!x) {
         return a[0]; /* all equal */
     }
-    int top = 63 - __builtin_clzll(x), shift = top >= 10 ? top - 10 : 0;
-    uint32_t count[2048] = {0};
+    int bits = 11; /* (fewer for few values: fewer buckets to clear and walk) */
+    while (bits > 6 && ((Py_ssize_t)1 << (bits - 2)) > n) {
+        bits--;
+    }
+    int top = 63 - __builtin_clzll(x), shift = top >= bits - 1 ? top - (bits - 1) : 0;
+    uint32_t count[2048];
+    memset(count, 0, sizeof(uint32_t) << bits);
     uint64_t base = lo >> shift;
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t b;
@@ -207,7 +220,7 @@ bar_below_kth(const double *a, Py_ssize_t n, Py_ssize_t k)
         count[(b >> shift) - base]++;
     }
     Py_ssize_t got = 0;
-    int bucket = 2047;
+    int bucket = (int)((hi >> shift) - base); /* (none above the largest) */
     while (bucket > 0 && (got += count[bucket]) < k) {
         bucket--;
     }
