@@ -287,8 +287,8 @@ def _groups(
     """Return each term's group (by k1*) and per segment the (table, map) of every group."""
     cache: PartsCache = st.parts
     k1s: dict[Any, int] = {}
-    groups = []
-    firsts = []
+    groups: list[int] = []
+    firsts: list[Any] = []
     for _term, _qtf, w in terms:
         g = k1s.get(w.k1)
         if g is None:
@@ -335,7 +335,7 @@ def _fill(
     cache: PartsCache = st.parts
     out = []
     new = []
-    stored, views, segs, make = st.stored, cache.views, st.segments, _topk.parts
+    stored, views, segs, make = st.stored, _views(st), st.segments, _topk.parts
     # A list this short is admitted at once and fits the cap: no admission rule to apply.
     short = min(ADMIT_AT_ONCE, (cache.max_bytes // 4 - _ENTRY_BYTES) // PART_BYTES + 1)
     for s, col in missing:
