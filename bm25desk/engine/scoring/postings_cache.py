@@ -388,6 +388,33 @@ def _make(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> Any:
     return cache.put(tk, s, term, parts) if keep else parts
 
 
+def entries(st: Any, doclen: Any, terms: Any) -> list[list[Any]] | None:
+    """Return per segment, per term of ``terms`` (TermSpecs), its Parts (None: absent there).
+
+    Or None when a table is one the kernel cannot take. From the cache's maps (one look-up a
+    term), the missing ones made and kept at once (the batch path: ``scoring/batch.py``).
+    """
+    grouped = _groups(st, {}, terms)
+    if grouped is None:
+        return None
+    groups, maps = grouped
+    one = len(maps[0]) == 1 if maps else True
+    rows = []
+    for s, per in enumerate(maps):
+        if one:
+            get = per[0][1].get
+            row = [get(t, _MISSING) for t, _q, _w in terms]
+        else:
+            row = [per[g][1].get(t, _MISSING) for (t, _q, _w), g in zip(terms, groups, strict=True)]
+        missing = [(s, j) for j, e in enumerate(row) if e is _MISSING]
+        if missing:
+            made = _fill(st, doclen, terms, maps, groups, missing)
+            for (_s, j), e in zip(missing, made, strict=True):
+                row[j] = e
+        rows.append(row)
+    return rows
+
+
 def entry(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> Any:
     """Return the Parts of ``term`` in segment ``s`` under the kernel table ``tk`` (None: absent).
 
