@@ -92,6 +92,7 @@ class PartsCache:
         # keys met once whose entry got no Parts (admission: a Parts only for a term met again)
         self._ghosts: OrderedDict[Key, None] = OrderedDict()
         self.views: tuple[Any, ...] | None = None  # the segments as the kernel reads them
+        self.memos: tuple[Any, ...] | None = None  # their lexicons' memos (term -> id)
         self.last: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None  # tables -> maps
 
     def __len__(self) -> int:
@@ -163,6 +164,28 @@ class PartsCache:
             self._evict()
         return entry
 
+    @property
+    def short(self) -> int:
+        """Return the length under which a list is kept at once and may be filled (no rule)."""
+        return min(ADMIT_AT_ONCE, (self.max_bytes // 4 - _ENTRY_BYTES) // PART_BYTES + 1)
+
+    def account(self, added: list[tuple[Key, int]]) -> None:
+        """Count the entries the kernel made and put in the maps itself: (key, bytes) each.
+
+        An entry another thread put meanwhile for the same key (its own, counted by it, in the
+        map now) is not counted again.
+        """
+        with self._lock:
+            order = self._order
+            total = 0
+            for key, size in added:
+                if key not in order:
+                    order[key] = size
+                    total += size
+            self.nbytes += total
+            if self.nbytes > self.max_bytes:
+                self._evict()
+
     def put_many(self, entries: list[tuple[Any, int, str, Any]]) -> None:
         """Keep the (table, segment, term, entry) of ``entries`` (as :meth:`put`, one lock)."""
         with self._lock:
@@ -218,6 +241,20 @@ class PartsCache:
             self.last = None
 
 
+def _memos(st: Any) -> tuple[Any, ...]:
+    """Return per segment its lexicon's memo of term -> id (a dict), or None (kept by the cache).
+
+    The kernel reads a query's new terms' ids there (the analysis looked them up already), and
+    makes their Parts itself when their lists are short (see ``fresh`` in exhaustive_query).
+    """
+    cache: PartsCache = st.parts
+    got = cache.memos
+    if got is None:
+        memos = [getattr(sg.seg.lexicon, "_found", None) for sg in st.segments]
+        got = cache.memos = tuple(m if isinstance(m, dict) else None for m in memos)
+    return got
+
+
 def _views(st: Any) -> tuple[Any, ...]:
     """Return the index's segments as ``_topk.Segment`` objects (made once, kept by the cache)."""
     cache: PartsCache = st.parts
@@ -265,7 +302,11 @@ def exhaustive(
     def miss(missing: list[tuple[int, int]]) -> list[Any]:
         return _fill(st, doclen, terms, maps, None, missing)
 
-    got = _topk.exhaustive_query(views, maps, terms, k, allow, rows, miss)
+    added: list[tuple[Key, int]] = []
+    fresh = (cache.memos or _memos(st), cache.short, _ENTRY_BYTES, added)
+    got = _topk.exhaustive_query(views, maps, terms, k, allow, rows, miss, None, fresh)
+    if added:
+        cache.account(added)
     if got is NotImplemented:
         grouped = _groups(st, tables, terms)
         if grouped is None:
@@ -275,7 +316,11 @@ def exhaustive(
         def miss_grouped(missing: list[tuple[int, int]]) -> list[Any]:
             return _fill(st, doclen, terms, maps, groups, missing)
 
-        got = _topk.exhaustive_query(views, maps, terms, k, allow, rows, miss_grouped, groups)
+        got = _topk.exhaustive_query(
+            views, maps, terms, k, allow, rows, miss_grouped, groups, fresh
+        )
+        if added:
+            cache.account(added)
     if got is None:
         return None
     return (got[0], got[1], got[2], got[3]), got[4]
@@ -336,8 +381,7 @@ def _fill(
     out = []
     new = []
     stored, views, segs, make = st.stored, _views(st), st.segments, _topk.parts
-    # A list this short is admitted at once and fits the cap: no admission rule to apply.
-    short = min(ADMIT_AT_ONCE, (cache.max_bytes // 4 - _ENTRY_BYTES) // PART_BYTES + 1)
+    short = cache.short  # admitted at once and fits the cap: no admission rule to apply
     for s, col in missing:
         term = terms[col][0]
         tk, m = maps[s][0 if groups is None else groups[col]]
@@ -413,14 +457,3 @@ def entries(st: Any, doclen: Any, terms: Any) -> list[list[Any]] | None:
                 row[j] = e
         rows.append(row)
     return rows
-
-
-def entry(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> Any:
-    """Return the Parts of ``term`` in segment ``s`` under the kernel table ``tk`` (None: absent).
-
-    From the cache, or made and kept (the batch path: ``scoring/batch.py``).
-    """
-    got = st.parts.lookup(tk, s, term)
-    if got is not _MISSING:
-        return got
-    return _make(st, doclen, tk, s, term, w)

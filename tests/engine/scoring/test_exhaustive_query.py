@@ -404,6 +404,29 @@ def test_eviction_gives_a_read_entry_a_second_chance(make_index: Any) -> None:
         cache.max_bytes = postings_cache.MAX_BYTES
 
 
+def test_entries_made_in_the_kernel_are_counted(make_segmented: Any) -> None:
+    # A query's new terms of short lists are made by the kernel itself (their ids from the
+    # lexicon's memo), the others by the callback (a tf above the cap, an absent term): every
+    # entry in the maps is in the cache's order and its bytes, once.
+    texts = [f"a{i % 7} b{i % 3} " + ("c " * 40 if i % 50 == 0 else "") for i in range(400)]
+    index = make_segmented([texts[:250], texts[250:]], [[3], []])
+    searcher = Searcher(index)
+    variant = get_variant("lucene")
+    cache = cache_of(index)
+    cache.clear()
+    for q in (["a1", "b2"], ["c", "a1", "zz"], ["b0", "a6", "c"], ["a1"]):
+        terms = weighted(searcher, q, variant, 1.0)
+        assert kernel(index, terms, 20, None, False)[0] == oracle(index, terms, 20, None)
+    kept = cache.entries()
+    in_maps = sorted(
+        (id(table), s, term) for (_tid, s), (table, m) in cache._maps.items() for term in m
+    )
+    assert sorted(key for key, _ in kept) == in_maps
+    size = sum(postings_cache._ENTRY_BYTES + (e.nbytes if e is not None else 0) for _, e in kept)
+    assert cache.nbytes == size
+    assert any(e is not None and e.n_overflow for _, e in kept)  # "c": made by the callback
+
+
 def test_threads_search_one_index_with_a_small_cache(
     make_segmented: Any, window: Callable[[int], None]
 ) -> None:

@@ -24,6 +24,9 @@ extern PyTypeObject SegViewType;
 
 /* parts.c: set_overflow(values) of a Parts (also its constructor's overflow). */
 PyObject *parts_set_overflow(Parts *self, PyObject *obj);
+/* A new Parts of term tid's blocks in Segment sobj under Table tobj (fill: it may be filled),
+ * or NULL with an exception (see parts() in module.c). */
+Parts *parts_stored(PyObject *sobj, Py_ssize_t tid, PyObject *tobj, int fill);
 
 /* The tf part of the posting at list position p with a tf above the table's cap: the term's
  * overflow value, or NaN (the cursor is then broken). */
@@ -232,6 +235,24 @@ int pool_close(Query *q, Pool *p, int ok);
 long long take_positive(Query *q, Pool *p, const double *acc, int32_t w0, Py_ssize_t len,
                         double *scratch);
 Py_ssize_t take_scratch(Py_ssize_t len);
+
+/* Sums, marks and a list of touched documents kept from one exhaustive_query() to the next (one
+ * spare set, taken and given back atomically: a call that finds none, or one too small,
+ * allocates its own), so that a query does not allocate and clear a segment's worth of them;
+ * given back cleared, as exhaustive() leaves them (a call whose postings were broken drops
+ * them). */
+typedef struct {
+    double *acc;
+    uint8_t *seen;
+    int32_t *touched;
+    Py_ssize_t nacc, ntouch;
+} Sheet;
+
+/* Sums and marks of nacc documents (zeroed) and a list of ntouch: the spare one when large
+ * enough, else new; NULL when out of memory. */
+Sheet *sheet_take(Py_ssize_t nacc, Py_ssize_t ntouch);
+/* Give it back as the spare (clean: its sums and marks are zero again), or free it. */
+void sheet_give(Sheet *w, int clean);
 
 /* Whether every contribution of cursor c's term is > 0: its Parts filled, its weight positive,
  * and the weight times a bound below its tf parts positive (so that no product rounds to 0). */

@@ -12,178 +12,12 @@
  * one heap from one segment to the next, exactly as search(exhaustive=True) did segment by
  * segment: the same sums in query order from 0.0, the same tie rule, bit for bit.
  *
- * Segment (a type): what the traversal and parts() need of a segment, taken once per open index:
- * its length index, deletions, first docno and block layout, and the views of its stored arrays.
+ * Segment (segview.c): what the traversal and parts() need of a segment, taken once per open
+ * index.
  *
- * The sums, marks and list of touched documents are kept from one call to the next (one spare
- * set, taken and given back atomically: a call that finds none, or one too small, allocates its
- * own), so that a query does not allocate and clear a segment's worth of them; they are given
- * back cleared, as exhaustive() leaves them (a call whose postings were broken drops them). */
+ * The sums, marks and list of touched documents come from the spare set (sums.c: sheet_take),
+ * so that a query does not allocate and clear a segment's worth of them. */
 #include "exhaustive.h"
-
-/* -- Segment -------------------------------------------------------------------------------- */
-
-static void
-segview_release(SegView *self)
-{
-    for (int i = 0; i < self->nviews; i++) {
-        PyBuffer_Release(&self->v[i]);
-    }
-    self->nviews = 0;
-    if (self->have_dli) {
-        PyBuffer_Release(&self->dli);
-        self->have_dli = 0;
-    }
-    if (self->have_deny) {
-        PyBuffer_Release(&self->deny);
-        self->have_deny = 0;
-    }
-}
-
-static void
-segview_dealloc(SegView *self)
-{
-    segview_release(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static int
-segview_init(SegView *self, PyObject *args, PyObject *kwds)
-{
-    static char *kwlist[] = {"dl_index", "deny", "base", "arrays", "cap", "shift", NULL};
-    PyObject *dli, *deny = Py_None, *base = NULL, *arrays = Py_None, *cap_o = NULL,
-                   *shift_o = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOOO", kwlist, &dli, &deny, &base, &arrays,
-                                     &cap_o, &shift_o)) {
-        return -1;
-    }
-    if (self->ready || self->have_dli) {
-        PyErr_SetString(PyExc_RuntimeError, "Segment is already initialised");
-        return -1;
-    }
-    Py_ssize_t cap = 32, shift = 7, b = 0;
-    if ((cap_o && get_count(cap_o, "cap", 1, MAX_CAP, 0, &cap) < 0) ||
-        (shift_o && get_count(shift_o, "shift", 2, BLK_MAX_SHIFT, 0, &shift) < 0)) {
-        return -1;
-    }
-    if (get_dli_buffer(dli, &self->dli, &self->dli_w) < 0) {
-        return -1;
-    }
-    self->have_dli = 1;
-    self->ndocs = buf_len(&self->dli);
-    if (self->ndocs > INT32_MAX - 1) { /* what a PostingList's length index is held to */
-        PyErr_SetString(PyExc_ValueError, "dl_index is too long");
-        goto fail;
-    }
-    if (get_optional_buffer(deny, &self->deny, &self->have_deny, 'b', "deny") < 0 ||
-        (base && get_count(base, "base", 0, PY_SSIZE_T_MAX - self->ndocs, 0, &b) < 0)) {
-        goto fail;
-    }
-    if (self->have_deny && buf_len(&self->deny) < self->ndocs) {
-        PyErr_SetString(PyExc_ValueError, "deny must cover every document of dl_index");
-        goto fail;
-    }
-    if (arrays != Py_None) {
-        self->nviews = stored_views(arrays, self->v);
-        if (self->nviews < 9) {
-            goto fail;
-        }
-    }
-    self->base = (int64_t)b;
-    self->cap = (int)cap;
-    self->shift = (int)shift;
-    self->ready = 1;
-    return 0;
-fail:
-    segview_release(self);
-    return -1;
-}
-
-static PyObject *
-segview_ndocs(SegView *self, void *Py_UNUSED(closure))
-{
-    return PyLong_FromSsize_t(self->ndocs);
-}
-
-static PyGetSetDef segview_getset[] = {
-    {"n_docs", (getter)segview_ndocs, NULL, "documents (the length index's)", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-PyTypeObject SegViewType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bm25desk.engine.scoring._topk.Segment",
-    .tp_basicsize = sizeof(SegView),
-    .tp_dealloc = (destructor)segview_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Segment(dl_index, deny=None, base=0, arrays=None, cap=32, shift=7): one segment as "
-              "exhaustive_query() reads it (arrays: a stored segment's 9 arrays, as for stored(): "
-              "kept, for parts()).",
-    .tp_getset = segview_getset,
-    .tp_init = (initproc)segview_init,
-    .tp_new = PyType_GenericNew,
-};
-
-/* -- the spare sums ------------------------------------------------------------------------- */
-
-typedef struct {
-    double *acc;
-    uint8_t *seen;
-    int32_t *touched;
-    Py_ssize_t nacc, ntouch;
-} Sheet;
-
-static Sheet *spare_sheet = NULL;
-
-/* A sheet kept only up to this many bytes (1 M documents without windows: 13 MB). */
-#define SHEET_KEEP ((Py_ssize_t)32 << 20)
-
-static void
-sheet_free(Sheet *w)
-{
-    if (w) {
-        free(w->acc);
-        free(w->seen);
-        free(w->touched);
-        free(w);
-    }
-}
-
-/* Sums and marks of nacc documents (zeroed) and a list of ntouch: the spare one when it is large
- * enough, else new. NULL when out of memory. */
-static Sheet *
-sheet_take(Py_ssize_t nacc, Py_ssize_t ntouch)
-{
-    Sheet *w = __atomic_exchange_n(&spare_sheet, NULL, __ATOMIC_ACQ_REL);
-    if (w && w->nacc >= nacc && w->ntouch >= ntouch) {
-        return w;
-    }
-    sheet_free(w);
-    w = calloc(1, sizeof(Sheet));
-    if (!w) {
-        return NULL;
-    }
-    w->nacc = nacc;
-    w->ntouch = ntouch;
-    w->acc = calloc((size_t)(nacc ? nacc : 1), sizeof(double));
-    w->seen = calloc((size_t)(nacc ? nacc : 1), 1);
-    w->touched = malloc(sizeof(int32_t) * (size_t)(ntouch ? ntouch : 1));
-    if (!w->acc || !w->seen || !w->touched) {
-        sheet_free(w);
-        return NULL;
-    }
-    return w;
-}
-
-/* Give the sheet back as the spare (clean: its sums and marks are zero again), or free it. */
-static void
-sheet_give(Sheet *w, int clean)
-{
-    if (!clean || w->nacc * 9 + w->ntouch * 4 > SHEET_KEEP) {
-        sheet_free(w);
-        return;
-    }
-    sheet_free(__atomic_exchange_n(&spare_sheet, w, __ATOMIC_ACQ_REL));
-}
 
 /* -- exhaustive_query ----------------------------------------------------------------------- */
 
@@ -371,9 +205,60 @@ xq_put(XQ *x, Py_ssize_t s, Py_ssize_t t, PyObject *v)
     return 0;
 }
 
-/* Every term's entry in every segment: from the maps, the missing ones from miss(). */
+/* What the caller lets this call make itself for the terms its maps lack (the common first use
+ * of a term, without a call back): per segment the lexicon's memo of term -> id (a dict, or
+ * None), the length under which a list needs no admission rule, the bytes an entry costs beside
+ * its Parts, and the list where each entry made is noted, ((id of its table, segment, term),
+ * its bytes), for the caller's accounts. */
+typedef struct {
+    PyObject *found, *added;
+    Py_ssize_t short_n, entry_bytes;
+} Fresh;
+
+/* Make the entry of term t in segment s here, keep it in the map and note it: 1; or 0 when it is
+ * not for here (not in the memo, an unstored segment, a list too long or with postings above
+ * the cap: miss() makes it); -1 with an exception. */
 static int
-xq_lookup(XQ *x, PyObject *maps, PyObject *miss)
+xq_make(XQ *x, Py_ssize_t s, Py_ssize_t t, PyObject *map, const Fresh *f)
+{
+    const SegView *sv = x->segs[s];
+    PyObject *memo = f->found ? PyTuple_GET_ITEM(f->found, s) : Py_None;
+    if (sv->nviews != 9 || !PyDict_Check(memo)) {
+        return 0;
+    }
+    PyObject *word = x->word[t], *table = (PyObject *)x->tab[s * x->n + t];
+    PyObject *tido = PyDict_GetItemWithError(memo, word);
+    if (!tido || !PyLong_Check(tido)) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_ssize_t tid = PyLong_AsSsize_t(tido);
+    if (tid == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    Parts *pa = tid >= 0 ? parts_stored((PyObject *)sv, tid, table, 1) : NULL;
+    if (tid >= 0 && !pa) {
+        return -1;
+    }
+    if (pa && (pa->n >= f->short_n || pa->novf)) {
+        Py_DECREF(pa);
+        return 0;
+    }
+    PyObject *entry = pa && pa->n ? (PyObject *)pa : Py_None;
+    Py_ssize_t bytes = f->entry_bytes + (entry == Py_None ? 0 : pa->n * (4 + (Py_ssize_t)pa->cw));
+    PyObject *note = Py_BuildValue("((NnO)n)", PyLong_FromVoidPtr(table), s, word, bytes);
+    int rc = -1;
+    if (note && PyDict_SetItem(map, word, entry) == 0) {
+        rc = PyList_Append(f->added, note) < 0 || xq_put(x, s, t, entry) < 0 ? -1 : 1;
+    }
+    Py_XDECREF(note);
+    Py_XDECREF(pa);
+    return rc;
+}
+
+/* Every term's entry in every segment: from the maps, the missing ones made here (fresh) or by
+ * miss(). */
+static int
+xq_lookup(XQ *x, PyObject *maps, PyObject *miss, const Fresh *fresh)
 {
     Py_ssize_t cells = x->nseg * x->n;
     x->cell = calloc((size_t)(cells ? cells : 1), sizeof(Parts *));
@@ -401,6 +286,13 @@ xq_lookup(XQ *x, PyObject *maps, PyObject *miss)
             }
             if (PyErr_Occurred()) {
                 goto done;
+            }
+            int made = fresh->added ? xq_make(x, s, t, map, fresh) : 0;
+            if (made) {
+                if (made < 0) {
+                    goto done;
+                }
+                continue;
             }
             PyObject *st = Py_BuildValue("(nn)", s, t);
             if (!st || PyList_Append(missing, st) < 0) {
@@ -685,12 +577,24 @@ xq_segments(XQ *x, PyObject *segments, PyObject *maps, PyObject *allow)
 PyObject *
 topk_exhaustive_query(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"segments", "maps", "terms", "k",      "allow",
-                             "rows",     "miss", "groups", NULL};
+    static char *kwlist[] = {"segments", "maps",   "terms", "k",     "allow",
+                             "rows",     "miss",   "groups", "fresh", NULL};
     PyObject *segments, *maps, *terms, *k, *allow = Py_None, *miss = Py_None, *groups = Py_None;
+    PyObject *fresh_o = Py_None;
     int rows = 0, same_k1 = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|OpOO", kwlist, &segments, &maps, &terms,
-                                     &k, &allow, &rows, &miss, &groups)) {
+    Fresh fresh = {NULL, NULL, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|OpOOO", kwlist, &segments, &maps, &terms,
+                                     &k, &allow, &rows, &miss, &groups, &fresh_o)) {
+        return NULL;
+    }
+    if (fresh_o != Py_None &&
+        (!PyTuple_Check(fresh_o) ||
+         !PyArg_ParseTuple(fresh_o, "O!nnO!", &PyTuple_Type, &fresh.found, &fresh.short_n,
+                           &fresh.entry_bytes, &PyList_Type, &fresh.added) ||
+         !PyTuple_Check(segments) ||
+         PyTuple_GET_SIZE(fresh.found) != PyTuple_GET_SIZE(segments))) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "fresh: (memo per segment, short, entry bytes, list)");
         return NULL;
     }
     XQ x;
@@ -710,7 +614,7 @@ topk_exhaustive_query(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwd
         result = Py_NewRef(r ? Py_NotImplemented : Py_None);
         goto done;
     }
-    if (xq_lookup(&x, maps, miss) < 0) {
+    if (xq_lookup(&x, maps, miss, &fresh) < 0) {
         goto done;
     }
     Py_ssize_t most = 0; /* at most every document with a posting */

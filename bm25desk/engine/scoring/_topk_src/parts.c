@@ -129,17 +129,9 @@ parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)self;
 }
 
-PyObject *
-topk_parts(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
+Parts *
+parts_stored(PyObject *sobj, Py_ssize_t tid, PyObject *tobj, int fill)
 {
-    static char *kwlist[] = {"segment", "tid", "table", "fill", NULL};
-    PyObject *sobj, *tobj;
-    Py_ssize_t tid;
-    int fill = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!nO!|p", kwlist, &SegViewType, &sobj, &tid,
-                                     &TableType, &tobj, &fill)) {
-        return NULL;
-    }
     const SegView *sv = (const SegView *)sobj;
     const Table *tb = (const Table *)tobj;
     if (!sv->ready || sv->nviews != 9) {
@@ -160,7 +152,21 @@ topk_parts(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         Py_DECREF(self);
         return NULL;
     }
-    return (PyObject *)self;
+    return self;
+}
+
+PyObject *
+topk_parts(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"segment", "tid", "table", "fill", NULL};
+    PyObject *sobj, *tobj;
+    Py_ssize_t tid;
+    int fill = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!nO!|p", kwlist, &SegViewType, &sobj, &tid,
+                                     &TableType, &tobj, &fill)) {
+        return NULL;
+    }
+    return (PyObject *)parts_stored(sobj, tid, tobj, fill);
 }
 
 static void

@@ -361,3 +361,58 @@ take_scratch(Py_ssize_t len)
 {
     return 2 * ((len >> 3) + 1);
 }
+
+/* -- the spare sums: kept from one exhaustive_query() to the next ----------------------------- */
+
+static Sheet *spare_sheet = NULL;
+
+/* A sheet kept only up to this many bytes (1 M documents without windows: 13 MB). */
+#define SHEET_KEEP ((Py_ssize_t)32 << 20)
+
+static void
+sheet_free(Sheet *w)
+{
+    if (w) {
+        free(w->acc);
+        free(w->seen);
+        free(w->touched);
+        free(w);
+    }
+}
+
+/* Sums and marks of nacc documents (zeroed) and a list of ntouch: the spare one when it is large
+ * enough, else new. NULL when out of memory. */
+Sheet *
+sheet_take(Py_ssize_t nacc, Py_ssize_t ntouch)
+{
+    Sheet *w = __atomic_exchange_n(&spare_sheet, NULL, __ATOMIC_ACQ_REL);
+    if (w && w->nacc >= nacc && w->ntouch >= ntouch) {
+        return w;
+    }
+    sheet_free(w);
+    w = calloc(1, sizeof(Sheet));
+    if (!w) {
+        return NULL;
+    }
+    w->nacc = nacc;
+    w->ntouch = ntouch;
+    w->acc = calloc((size_t)(nacc ? nacc : 1), sizeof(double));
+    w->seen = calloc((size_t)(nacc ? nacc : 1), 1);
+    w->touched = malloc(sizeof(int32_t) * (size_t)(ntouch ? ntouch : 1));
+    if (!w->acc || !w->seen || !w->touched) {
+        sheet_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Give the sheet back as the spare (clean: its sums and marks are zero again), or free it. */
+void
+sheet_give(Sheet *w, int clean)
+{
+    if (!clean || w->nacc * 9 + w->ntouch * 4 > SHEET_KEEP) {
+        sheet_free(w);
+        return;
+    }
+    sheet_free(__atomic_exchange_n(&spare_sheet, w, __ATOMIC_ACQ_REL));
+}
