@@ -10,9 +10,11 @@
  * part (explanations); evaluation runs skip it.
  *
  * A term may come with a Parts (parts.c): its docnos and tf parts (as codes into the table)
- * decoded by an earlier search, read instead of the blocks (or filled by this one). A dense query on a segment larger than a
- * window goes window by window instead (windows.c; split across threads by split.c). Called
- * without the GIL. */
+ * decoded by an earlier search, read instead of the blocks; an empty one is filled first, before
+ * anything is added. When every contribution is then known to be > 0, no marks are kept and the
+ * top k is taken from chunk maxima (sums.c: the add loops and take_positive). A dense query on a
+ * segment larger than a window goes window by window instead (windows.c; split across threads by
+ * split.c). Called without the GIL. */
 #include "exhaustive.h"
 
 /* The tf part of the posting at list position p with a tf above the table's cap: the term's

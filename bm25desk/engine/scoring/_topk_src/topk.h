@@ -21,8 +21,11 @@
  *   quick.c      its lean pass ahead of each full step (required lists: a conjunction);
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
+ *   sums.c       ... its add loops and its top k of a range of sums (the spare sums);
  *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
- *                (exhaustive.h: what these three share);
+ *   exquery.c    exhaustive_query(): one query over every segment in one call, reading the
+ *                cache's maps (segview.c: Segment, what it needs of a segment);
+ *                (exhaustive.h: what these share);
  *   parts.c      Parts: a term's decoded tf parts kept for the exhaustive traversal;
  *   count.c      count(): documents in the union of posting lists;
  *   module.c     the module and its types.
