@@ -77,7 +77,7 @@ fill_parts(Cursor *c)
 }
 
 /* Add every posting of c into the sums: its filled Parts in one run, else its blocks decoded one
- * at a time (a Parts another search is filling, or none: modes SUMS_SEEN and SUMS_TOUCH). */
+ * at a time (a Parts another search is filling, or none). */
 static void
 add_term(Cursor *c, Sums *s, double *tp)
 {
@@ -185,6 +185,48 @@ take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
     return r;
 }
 
+/* The smallest entry of c's table for tf 1..cap (every row), or 0.0 (NaN-free: checked). */
+static double
+table_floor(const Cursor *c)
+{
+    double m = INFINITY;
+    for (Py_ssize_t j = 0; j < c->rows; j++) {
+        for (int tf = 1; tf <= c->cap; tf++) {
+            double t = c->T[j * c->stride + tf * c->tstride];
+            m = t < m ? t : m;
+        }
+    }
+    return m;
+}
+
+int
+query_positive(const Query *q)
+{
+    const double *seen_T = NULL; /* (the terms share a table but for BM25Adpt: its floor once) */
+    double floor = 0.0;
+    for (int t = 0; t < q->n; t++) {
+        const Cursor *c = &q->cs[t];
+        double lb;
+        if (c->parts && parts_ready(c->parts)) {
+            lb = c->parts->tpmin;
+        }
+        else {
+            if (c->T != seen_T) {
+                seen_T = c->T;
+                floor = table_floor(c);
+            }
+            lb = floor;
+            for (Py_ssize_t a = 0; a < c->novf && c->ovf_val; a++) {
+                lb = c->ovf_val[a] < lb ? c->ovf_val[a] : lb;
+            }
+        }
+        if (!(c->qw > 0.0 && c->qw * lb > 0.0)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Zero the sums and marks of the documents touched (all of them when dense; no marks in a
  * positive mode), leaving acc and seen as exhaustive() found them: a batch (batch.c) reuses them
  * query after query. */
@@ -242,9 +284,11 @@ exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc, ui
     if (q->broken) {
         return 0;
     }
+    int pos = query_positive(q);
     if (win) {
         int nsl = split && !rows ? split_count(q) : 1;
-        long long m = exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64, nsl);
+        long long m =
+            exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64, nsl, pos);
         if (m >= 0 && rows && q->ncols && !q->broken) {
             for (Py_ssize_t d = 0; d < ndocs; d++) {
                 slot_of[d] = -1;
@@ -252,10 +296,6 @@ exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc, ui
             fill_rows(q, ndocs, slot_of);
         }
         return m;
-    }
-    int pos = 1;
-    for (int t = 0; t < q->n; t++) {
-        pos &= positive_term(&q->cs[t]);
     }
     Sums s = {acc, seen, touched, 0, 0,
               dense ? (pos ? SUMS_POS : SUMS_SEEN) : (pos ? SUMS_TOUCH_POS : SUMS_TOUCH)};

@@ -173,7 +173,7 @@ typedef struct {
 /* acc[d - w0] += qw * (the tf part of its code) for docs[0..m) at list positions p0... of p. */
 void sums_add_codes(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m,
                     double qw);
-/* The same with the tf parts given (a decoded block; modes SUMS_SEEN and SUMS_TOUCH only). */
+/* The same with the tf parts given (a decoded block). */
 void sums_add_values(Sums *s, const int32_t *docs, const double *tp, Py_ssize_t m, double qw);
 
 /* Where the matches go: the heap, or (take: a deep k without rows) an array the k best are
@@ -256,13 +256,12 @@ Sheet *sheet_take(Py_ssize_t nacc, Py_ssize_t ntouch);
 /* Give it back as the spare (clean: its sums and marks are zero again), or free it. */
 void sheet_give(Sheet *w, int clean);
 
-/* Whether every contribution of cursor c's term is > 0: its Parts filled, its weight positive,
- * and the weight times a bound below its tf parts positive (so that no product rounds to 0). */
-static inline int
-positive_term(const Cursor *c)
-{
-    return c->parts && parts_ready(c->parts) && c->qw > 0.0 && c->qw * c->parts->tpmin > 0.0;
-}
+/* Whether every contribution of q's terms is > 0 (see sums.c: no marks are then kept): each
+ * weight positive, and its product with a bound below its term's tf parts positive (so that no
+ * product rounds to 0): a filled Parts' bound, else the table's smallest entry and the term's
+ * overflow values. Whichever way a term's postings are then read (a Parts, or blocks decoded),
+ * each contribution is at least that product. */
+int query_positive(const Query *q);
 
 /* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
  * pass over `seen` lists the matches in docno order (a matching document may score exactly
@@ -298,6 +297,7 @@ typedef struct {
     double *acc;
     uint8_t *seen;
     int take;
+    int pos;           /* positive: no marks (see query_positive) */
     long long matches; /* -1: out of memory */
 } Slice;
 
@@ -305,10 +305,11 @@ typedef struct {
 Py_ssize_t first_block(const Cursor *c, int32_t lo);
 void run_start(Cursor *c, Run *r, int32_t lo, int claimed, Py_ssize_t fill_end);
 void slice_run(Slice *sl);
-/* The windowed traversal (in nsl slices when nsl > 1: split_windows). acc and seen: at least
- * win each, zeroed. Returns the matches, or -1 when out of memory. */
+/* The windowed traversal (in nsl slices when nsl > 1: split_windows); pos: the query is
+ * positive (query_positive). acc and seen: at least win each, zeroed. Returns the matches, or -1
+ * when out of memory. */
 long long exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc,
-                             uint8_t *seen, int take, int nsl);
+                             uint8_t *seen, int take, int nsl, int pos);
 
 /* split.c */
 /* How many slices a windowed traversal of q's postings takes (1: not split). */
@@ -316,6 +317,6 @@ int split_count(const Query *q);
 /* The windowed traversal in nsl slices on threads: the matches, -1 (out of memory), or -2 when
  * not split (the caller then runs it in one). */
 long long split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
-                        int take, int nsl);
+                        int take, int nsl, int pos);
 
 #endif

@@ -8,7 +8,7 @@
  * matched depends on the query (Sums.mode):
  *   - SUMS_SEEN: seen[d] = 1 beside the sum (any weights);
  *   - SUMS_POS: nothing: every contribution of the query is > 0 (each weight is positive and
- *     its product with a bound below its term's tf parts is > 0, see parts_publish), so a sum
+ *     its product with a bound below its term's tf parts is > 0, see query_positive), so a sum
  *     is > 0 exactly when its document matched (a sum of positive doubles rounds to a positive
  *     double) and seen is never written;
  *   - SUMS_TOUCH / SUMS_TOUCH_POS: sparse (few postings for the documents): the same, and a
@@ -104,29 +104,49 @@ sums_add_codes(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_s
     fns[p->cw == 2 ? 0 : 1][s->w0 != 0][s->mode](s, p, p0, docs, m, qw);
 }
 
-void
-sums_add_values(Sums *s, const int32_t *docs, const double *tp, Py_ssize_t m, double qw)
+/* The body of the add loop of a decoded block's tf parts (MODE a SUMS_*, a constant). */
+static inline __attribute__((always_inline)) void
+add_values_t(Sums *s, const int32_t *docs, const double *tp, Py_ssize_t m, double qw,
+             const int MODE)
 {
     double *restrict acc = s->acc;
     uint8_t *restrict seen = s->seen;
+    int32_t *restrict touched = s->touched;
+    Py_ssize_t nt = s->nt;
     const int32_t w0 = s->w0;
-    if (s->mode == SUMS_TOUCH) {
-        int32_t *restrict touched = s->touched;
-        Py_ssize_t n = s->nt;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            int32_t d = docs[i];
-            acc[d] += qw * tp[i];
-            touched[n] = d;
-            n += !seen[d];
-            seen[d] = 1;
-        }
-        s->nt = n;
-        return;
-    }
     for (Py_ssize_t i = 0; i < m; i++) {
-        Py_ssize_t x = docs[i] - w0;
+        uint32_t x = (uint32_t)(docs[i] - w0); /* (in the window: >= 0) */
+        if (MODE == SUMS_TOUCH_POS) {
+            touched[nt] = (int32_t)x;
+            nt += acc[x] == 0.0;
+        }
+        else if (MODE == SUMS_TOUCH) {
+            touched[nt] = (int32_t)x;
+            nt += !seen[x];
+        }
         acc[x] += qw * tp[i];
-        seen[x] = 1;
+        if (MODE == SUMS_SEEN || MODE == SUMS_TOUCH) {
+            seen[x] = 1;
+        }
+    }
+    s->nt = nt;
+}
+
+void
+sums_add_values(Sums *s, const int32_t *docs, const double *tp, Py_ssize_t m, double qw)
+{
+    switch (s->mode) {
+    case SUMS_SEEN:
+        add_values_t(s, docs, tp, m, qw, SUMS_SEEN);
+        break;
+    case SUMS_POS:
+        add_values_t(s, docs, tp, m, qw, SUMS_POS);
+        break;
+    case SUMS_TOUCH:
+        add_values_t(s, docs, tp, m, qw, SUMS_TOUCH);
+        break;
+    default:
+        add_values_t(s, docs, tp, m, qw, SUMS_TOUCH_POS);
     }
 }
 

@@ -270,13 +270,7 @@ slice_run(Slice *sl)
     double tp[BLK_MAX];
     Pool pool;
     sl->matches = -1;
-    /* Positive (no marks, see sums.c) when every term is read from a filled Parts whole and
-     * each of its contributions is > 0: fixed for the slice before anything is added. */
-    int pos = 1;
-    for (int t = 0; t < q->n; t++) {
-        const Run *r = &sl->runs[t];
-        pos &= r->pa != NULL && r->b >= q->cs[t].nblk && positive_term(&q->cs[t]);
-    }
+    int pos = sl->pos; /* (no marks: see sums.c) */
     double *scratch = pos ? malloc(sizeof(double) * (size_t)take_scratch(sl->win)) : NULL;
     if ((pos && !scratch) || pool_open(q, &pool, sl->take) < 0) {
         free(scratch);
@@ -319,15 +313,15 @@ slice_run(Slice *sl)
  * win each, zeroed. Returns the matches, or -1 when out of memory. */
 long long
 exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
-                   int take, int nsl)
+                   int take, int nsl, int pos)
 {
     if (nsl > 1) {
-        long long m = split_windows(q, ndocs, win, acc, seen, take, nsl);
+        long long m = split_windows(q, ndocs, win, acc, seen, take, nsl, pos);
         if (m != -2) {
             return m;
         }
     }
-    Slice sl = {q, {0}, {0}, NULL, 0, ndocs, win, acc, seen, take, 0};
+    Slice sl = {q, {0}, {0}, NULL, 0, ndocs, win, acc, seen, take, pos, 0};
     sl.runs = malloc(sizeof(Run) * (size_t)(q->n ? q->n : 1));
     if (!sl.runs) {
         return -1;
