@@ -289,9 +289,14 @@ def exhaustive(
     # The terms' tables differ by k1* (BM25Adpt) and the segment's cap only: the first term's,
     # unless the kernel finds another k1 (then groups of them).
     tables: dict[tuple[Any, int], Any] = {}
-    tks = tuple([kernel_table(st, tables, w0, sg.cap) for sg in st.segments])
+    segs = st.segments
     last = cache.last
-    if last is not None and last[0] == tks:  # (identity of each: Tables compare by identity)
+    if len(segs) == 1:  # (the common case: the state's table of the query's weighting, once)
+        tks: tuple[Any, ...] = (st.table(w0, segs[0].cap).kernel,)
+    else:
+        tks = tuple([st.table(w0, sg.cap).kernel for sg in segs])
+    # (_topk.Table objects compare by identity; kernel None: a table the kernel cannot take)
+    if last is not None and last[0] == tks:
         maps = last[1]
     else:
         if None in tks:
