@@ -291,6 +291,14 @@ def test_the_entry_checks_its_arguments(make_index: Any) -> None:
     for args, kw, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             xq(*args, **kw)
+
+    # A callback that changes the list it was given: its answers still go where they were asked.
+    def clearing(missing: list[tuple[int, int]]) -> list[Any]:
+        got = [topk._topk.parts(views[s], lex.find(terms[c][0]), tk) for s, c in missing]
+        missing.clear()
+        return got
+
+    assert xq(views, (((tk, {}),),), terms, 3, None, False, clearing)[:2] == (d, s)
     # A weight that is not finite: None (numpy ranks it); terms of several k1*: NotImplemented.
     inf = [(t, q, dataclasses.replace(w, idf=float("inf"))) for t, q, w in terms]
     assert xq(views, maps, inf, 3) is None

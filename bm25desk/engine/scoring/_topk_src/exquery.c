@@ -95,15 +95,15 @@ xq_terms(XQ *x, PyObject *terms, PyObject *groups, int *same_k1)
             return -1;
         }
     }
-    int finite = 1;
-    PyObject *k1_first = NULL;
+    int finite = 1, rc = -1;
+    PyObject *k1_first = NULL; /* (a reference: the first term's k1, to compare by identity) */
     *same_k1 = 1;
     for (Py_ssize_t t = 0; t < x->n; t++) {
         PyObject *spec = PyTuple_GET_ITEM(x->terms, t);
         if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 3 ||
             !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) {
             PyErr_SetString(PyExc_TypeError, "each term is (text, qtf, weighting)");
-            return -1;
+            goto done;
         }
         x->word[t] = PyTuple_GET_ITEM(spec, 0);
         PyObject *w = PyTuple_GET_ITEM(spec, 2);
@@ -111,40 +111,42 @@ xq_terms(XQ *x, PyObject *terms, PyObject *groups, int *same_k1)
         PyObject *prod = idf ? PyNumber_Multiply(PyTuple_GET_ITEM(spec, 1), idf) : NULL;
         Py_XDECREF(idf);
         if (!prod) {
-            return -1;
+            goto done;
         }
         double v = PyFloat_AsDouble(prod);
         Py_DECREF(prod);
         if (v == -1.0 && PyErr_Occurred()) {
-            return -1;
+            goto done;
         }
         x->qw[t] = v;
         finite &= isfinite(v) != 0;
         if (x->groups) {
             Py_ssize_t g = PyLong_AsSsize_t(PyTuple_GET_ITEM(x->groups, t));
             if (g == -1 && PyErr_Occurred()) {
-                return -1;
+                goto done;
             }
             if (g < 0 || g > INT32_MAX) {
                 PyErr_SetString(PyExc_ValueError, "groups: an index of the segment's tables");
-                return -1;
+                goto done;
             }
             x->group[t] = (int)g;
             continue;
         }
         PyObject *k1 = PyObject_GetAttr(w, s_k1);
         if (!k1) {
-            return -1;
+            goto done;
         }
         if (!k1_first) {
-            k1_first = k1; /* (a new reference, dropped below) */
+            k1_first = k1;
             continue;
         }
         *same_k1 &= k1 == k1_first;
         Py_DECREF(k1);
     }
+    rc = finite;
+done:
     Py_XDECREF(k1_first);
-    return finite;
+    return rc;
 }
 
 /* The pair (Table, map) of group g in segment s's tuple of the maps. */
@@ -308,9 +310,12 @@ xq_lookup(XQ *x, PyObject *maps, PyObject *miss, const Fresh *fresh)
             PyErr_SetString(PyExc_ValueError, "terms are missing from the maps and no miss given");
             goto done;
         }
-        PyObject *got = PyObject_CallOneArg(miss, missing);
+        PyObject *asked = PyList_AsTuple(missing); /* (the callback may change the list) */
+        PyObject *got = asked ? PyObject_CallOneArg(miss, missing) : NULL;
         PyObject *seq = got ? PySequence_Fast(got, "miss() must return a sequence") : NULL;
         Py_XDECREF(got);
+        Py_XDECREF(missing);
+        missing = asked;
         if (!seq) {
             goto done;
         }
@@ -320,7 +325,7 @@ xq_lookup(XQ *x, PyObject *maps, PyObject *miss, const Fresh *fresh)
             goto done;
         }
         for (Py_ssize_t e = 0; e < nm; e++) {
-            PyObject *st = PyList_GET_ITEM(missing, e);
+            PyObject *st = PyTuple_GET_ITEM(missing, e);
             Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(st, 0));
             Py_ssize_t t = PyLong_AsSsize_t(PyTuple_GET_ITEM(st, 1));
             if (xq_put(x, s, t, PySequence_Fast_GET_ITEM(seq, e)) < 0) {
