@@ -792,7 +792,21 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     if (nav < 9 || allocate_scratch(&s) < 0) {
         goto done;
     }
-    lists = calloc(n ? (size_t)n : 1, sizeof(PostingList));
+    /* A list with overflow postings declines the call: found before any list is set up (whose
+     * set-up copies the term's overflow positions and block offsets: a frequent term of long
+     * documents has thousands). Anything odd is left to the set-up below to report. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t tid = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(ft, i));
+        if (tid == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            break;
+        }
+        if (stored_has_overflow(av, tid) == 1) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    lists = calloc(n > 0 ? (size_t)n : 1, sizeof(PostingList));
     if (!lists) {
         PyErr_NoMemory();
         goto done;
