@@ -14,6 +14,7 @@ before the hash (no such file) opens, searches and is updated as before.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -28,7 +29,6 @@ from bm25desk.engine.index.arrays import IndexCorruptError, save_array
 from bm25desk.engine.index.check import check_index
 from bm25desk.engine.index.edit import add_documents, remove_documents
 from bm25desk.engine.index.integrity import checksum_entries
-from bm25desk.engine.index.layout import OPTIONAL_FILES
 from bm25desk.engine.index.lexicon import Lexicon, sort_terms, write_lexicon
 from bm25desk.engine.index.manifest import manifest_checksum
 from bm25desk.engine.index.merge import merge_segments
@@ -370,6 +370,7 @@ def test_a_build_an_update_an_edit_and_a_merge_write_hashes_that_fit(tmp_path: P
     assert check_index("i", store=store).ok
     merge_segments(segments, tmp_path / "merged")
     merged = Lexicon(tmp_path / "merged")
+    assert merged.hash_table is not None
     assert merged.check_hash()
     terms = merged.terms()
     assert merged.find_many(terms) == list(range(len(terms)))
@@ -412,32 +413,41 @@ def test_an_index_written_before_the_hash_opens_searches_and_updates(
 
 
 def test_a_missing_an_unlisted_or_a_damaged_hash_file_is_reported(tmp_path: Path) -> None:
+    """A segment's and a merged lexicon's hash alike: the checksums the manifest lists."""
     src = _corpus(tmp_path)
     store = IndexStore(tmp_path / "store")
     build_index(src, name="i", fmt="msmarco-passages", store=store)
+    _corpus(tmp_path, 120, 40)
+    update_index("i", store=store)
     with store.open("i") as index:
-        path = index.segments[0].path / "terms.hash.npy"
-    good = path.read_bytes()
-    # Damaged in place (the same size, other slots): its checksum.
-    bad = bytearray(good)
-    bad[200:240] = bytes(40)
-    path.write_bytes(bytes(bad))
-    with pytest.raises(IndexCorruptError, match=r"terms\.hash\.npy"):
-        Index(store.root / "i")
-    report = check_index("i", store=store)
-    assert not report.ok
-    assert "terms.hash.npy" in report.as_text()
-    # Missing from an index whose manifest lists it.
-    path.unlink()
-    with pytest.raises(IndexCorruptError, match=r"missing: .*terms\.hash\.npy"):
-        Index(store.root / "i")
-    assert not check_index("i", store=store).ok
-    # Present but not listed.
-    path.write_bytes(good)
-    _edit_manifest(store.root / "i", f"{path.parent.name}/terms.hash.npy", drop=True)
-    with pytest.raises(IndexCorruptError, match=r"does not list .*terms\.hash\.npy"):
-        Index(store.root / "i")
-    assert not check_index("i", store=store).ok
+        lexicons = _lexicon_dirs(index)
+    assert len(lexicons) == 3
+    for d in lexicons:
+        path = d / "terms.hash.npy"
+        rel = f"{d.name}/terms.hash.npy"
+        good = path.read_bytes()
+        # Damaged in place (the same size, other slots): its checksum.
+        bad = bytearray(good)
+        bad[200:240] = bytes(40)
+        path.write_bytes(bytes(bad))
+        with pytest.raises(IndexCorruptError, match=re.escape(rel)):
+            Index(store.root / "i")
+        report = check_index("i", store=store)
+        assert not report.ok
+        assert rel in report.as_text()
+        # Missing from an index whose manifest lists it.
+        path.unlink()
+        with pytest.raises(IndexCorruptError, match=f"missing: {re.escape(rel)}"):
+            Index(store.root / "i")
+        assert not check_index("i", store=store).ok
+        # Present but not listed.
+        path.write_bytes(good)
+        _edit_manifest(store.root / "i", rel, drop=True)
+        with pytest.raises(IndexCorruptError, match=f"does not list {re.escape(rel)}"):
+            Index(store.root / "i")
+        assert not check_index("i", store=store).ok
+        _edit_manifest(store.root / "i", rel)
+        assert check_index("i", store=store).ok
 
 
 def _edit_manifest(directory: Path, rel: str, drop: bool = False) -> None:
@@ -478,8 +488,3 @@ def test_the_full_check_builds_the_hash_again(tmp_path: Path) -> None:
         (d / "terms.hash.npy").write_bytes(keep)
         _edit_manifest(d.parent, rel)
         assert check_index("i", store=store).ok
-
-
-def test_the_hash_is_an_optional_file_of_every_lexicon() -> None:
-    assert OPTIONAL_FILES == ("terms.hash.npy",)
-    assert termhash.hash_path(Path("x")).name == "terms.hash.npy"
