@@ -31,7 +31,7 @@ from bm25desk.engine.index.arrays import (
     read_through,
 )
 from bm25desk.engine.index.integrity import LEXICON_FILES, Stamps, check_segment, verify_files
-from bm25desk.engine.index.layout import segment_files
+from bm25desk.engine.index.layout import optional_files, segment_files
 from bm25desk.engine.index.lexicon import Lexicon
 from bm25desk.engine.index.manifest import FORMAT as MANIFEST_FORMAT
 from bm25desk.engine.index.manifest import (
@@ -191,11 +191,13 @@ class Index:
         expected: list[str] = []
         for (seg_name, dele), seg in zip(entries, self.segments, strict=True):
             expected += [f"{seg_name}/{f}" for f in segment_files(seg.format)]
+            expected += optional_files(path, seg_name, manifest)
             if dele:
                 expected.append(dele)
         lex = manifest.get("lexicon")
         if lex:
             expected += [f"{lex}/{f}" for f in LEXICON_FILES]
+            expected += optional_files(path, lex, manifest)
         stamps = Stamps(path)
         fresh = verify_files(path, manifest, expected, stamps=stamps)
         for (seg_name, _), seg in zip(entries, self.segments, strict=True):
