@@ -9,6 +9,7 @@ PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
 PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* split.c */
 PyObject *topk_parts_wide(PyObject *module, PyObject *args);            /* parts.c */
+PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -64,6 +65,11 @@ static PyMethodDef topk_methods[] = {
      "2 * min_postings postings splits its windows across up to `threads` threads (one per "
      "min_postings postings; 0: the processors online, at most 4; 1: never), its top k merged "
      "exactly. With arguments, set them (tests, measurement)."},
+    {"short_limit", (PyCFunction)topk_short_limit, METH_VARARGS,
+     "short_limit([postings]) -> the short path's limit before the call: search() (not "
+     "exhaustive) and ranked() score every document, without pruning, when the lists hold at "
+     "most that many postings in all (and the query has at most 16 lists). With postings, set it "
+     "(tests, measurement: -1 never, a huge number always)."},
     {NULL, NULL, 0, NULL},
 };
 

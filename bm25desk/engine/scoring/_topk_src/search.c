@@ -4,12 +4,14 @@
  * term (its PostingList, weight, tables and overflow values, all checked), take the previous
  * segments' top k, traverse the segment without the GIL (maxscore.c), and return the result
  * sorted. Everything the steps hold is in one Search, released in one place. */
-#include "topk.h"
+#include "arena.h"
+#include "short.h"
 
 typedef struct {
     Py_buffer T, U, ov;
     int haveT, haveU, haveO;
     double ovmax; /* the largest overflow value (0.0 without) */
+    const PostingList *pl;
 } TermViews;
 
 typedef struct {
@@ -43,6 +45,7 @@ typedef struct {
     int32_t *rows_tf;
     double *rows_tp;
     Query q;
+    Arena arena;                  /* every array above (one block kept between calls) */
 } Search;
 
 static void
@@ -67,12 +70,7 @@ release(Search *s)
             PyBuffer_Release(views[i]);
         }
     }
-    void *blocks[] = {s->tv,   s->cs,  s->seedcs,   s->ord,     s->cols, s->present,
-                      s->prefix, s->vals, s->tpv,   s->qb,      s->tb,   s->tfv,
-                      s->seen_col, s->bub, s->scratch, s->pend, s->pend_b, s->probes, s->rest, s->probe_scratch, s->h.s, s->h.d, s->h.slot, s->rows_tf, s->rows_tp};
-    for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
-        free(blocks[i]);
-    }
+    arena_close(&s->arena);
     Py_XDECREF(s->terms);
 }
 
@@ -141,33 +139,39 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
     return 0;
 }
 
-/* Step 2: scratch arrays sized by the number of terms and columns. */
+/* Step 2: scratch arrays sized by the number of terms and columns (from the arena: they were
+ * some twenty mallocs, as costly as the traversal of a query of rare terms). */
 static int
 allocate_scratch(Search *s)
 {
-    Py_ssize_t n1 = s->n ? s->n : 1, c1 = s->ncols ? s->ncols : 1;
-    s->tv = calloc(n1, sizeof(TermViews));
-    s->cs = calloc(n1, sizeof(Cursor));
-    s->seedcs = calloc(n1, sizeof(Cursor));
-    s->ord = malloc(sizeof(int) * n1);
-    s->cols = malloc(sizeof(int) * n1);
-    s->present = malloc(sizeof(int) * n1);
-    s->prefix = malloc(sizeof(double) * n1);
-    s->vals = malloc(sizeof(double) * n1);
-    s->tpv = malloc(sizeof(double) * n1);
-    s->tfv = malloc(sizeof(int32_t) * n1);
-    s->qb = malloc(sizeof(double) * n1);
-    s->tb = malloc(sizeof(double) * n1);
-    s->seen_col = calloc(c1, 1);
-    s->scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * 2 * n1);
-    s->pend = malloc(sizeof(int32_t) * BLK_MAX);
-    s->pend_b = malloc(sizeof(double) * BLK_MAX);
-    s->probes = calloc(n1, sizeof(Cursor));
-    s->rest = malloc(sizeof(Cursor *) * n1);
-    s->probe_scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * n1);
-    if (!s->scratch || !s->tv || !s->cs || !s->seedcs || !s->ord || !s->cols || !s->present || !s->prefix ||
-        !s->vals || !s->tpv || !s->tfv || !s->qb || !s->tb || !s->seen_col || !s->pend || !s->pend_b ||
-        !s->probes || !s->rest || !s->probe_scratch) {
+    size_t n1 = s->n ? (size_t)s->n : 1, c1 = s->ncols ? (size_t)s->ncols : 1;
+    Arena *a = &s->arena;
+    if (arena_open(a) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->tv = arena_alloc(a, n1 * sizeof(TermViews), 1);
+    s->cs = arena_alloc(a, n1 * sizeof(Cursor), 1);
+    s->seedcs = arena_alloc(a, n1 * sizeof(Cursor), 0); /* (copied before use, as probes) */
+    s->ord = arena_alloc(a, sizeof(int) * n1, 0);
+    s->cols = arena_alloc(a, sizeof(int) * n1, 0);
+    s->present = arena_alloc(a, sizeof(int) * n1, 0);
+    s->prefix = arena_alloc(a, sizeof(double) * n1, 0);
+    s->vals = arena_alloc(a, sizeof(double) * n1, 0);
+    s->tpv = arena_alloc(a, sizeof(double) * n1, 0);
+    s->tfv = arena_alloc(a, sizeof(int32_t) * n1, 0);
+    s->qb = arena_alloc(a, sizeof(double) * n1, 0);
+    s->tb = arena_alloc(a, sizeof(double) * n1, 0);
+    s->seen_col = arena_alloc(a, c1, 1);
+    s->scratch = arena_alloc(a, sizeof(int32_t) * CURSOR_SCRATCH * 2 * n1, 0);
+    s->pend = arena_alloc(a, sizeof(int32_t) * BLK_MAX, 0);
+    s->pend_b = arena_alloc(a, sizeof(double) * BLK_MAX, 0);
+    s->probes = arena_alloc(a, n1 * sizeof(Cursor), 0);
+    s->rest = arena_alloc(a, sizeof(Cursor *) * n1, 0);
+    s->probe_scratch = arena_alloc(a, sizeof(int32_t) * CURSOR_SCRATCH * n1, 0);
+    if (!s->scratch || !s->tv || !s->cs || !s->seedcs || !s->ord || !s->cols || !s->present ||
+        !s->prefix || !s->vals || !s->tpv || !s->tfv || !s->qb || !s->tb || !s->seen_col ||
+        !s->pend || !s->pend_b || !s->probes || !s->rest || !s->probe_scratch) {
         PyErr_NoMemory();
         return -1;
     }
@@ -297,15 +301,26 @@ term_maximum(Cursor *c, const PostingList *pl, double *mx)
     return *c->broken ? -1 : 0;
 }
 
-/* Cursor i's weight and upper bound: the term's maximum of U (its frontier) and of its exact
- * overflow values, times max(qw, 0); and the query's totals. */
-static int
-term_bound(Search *s, int i, const PostingList *pl, double qw)
+/* Cursor i's list and weight, and the query's totals of blocks and postings. */
+static void
+term_weight(Search *s, int i, const PostingList *pl, double qw)
 {
     Cursor *c = &s->cs[i];
+    s->tv[i].pl = pl;
     c->qw = qw;
     c->qwp = qw > 0.0 ? qw : 0.0;
     c->qi = i;
+    s->total_blocks += pl->nblk;
+    s->total_postings += pl->n;
+}
+
+/* Cursor i's upper bound: the term's maximum of U (its frontier) and of its exact overflow
+ * values, times max(qw, 0); and the query's total of their magnitudes. */
+static int
+term_bound(Search *s, int i)
+{
+    Cursor *c = &s->cs[i];
+    const PostingList *pl = s->tv[i].pl;
     double mx;
     if (term_maximum(c, pl, &mx) < 0) {
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
@@ -315,9 +330,21 @@ term_bound(Search *s, int i, const PostingList *pl, double qw)
         mx = s->tv[i].ovmax;
     }
     c->ub = c->qwp * mx;
-    s->total_abs += fabs(qw) * mx;
-    s->total_blocks += pl->nblk;
-    s->total_postings += pl->n;
+    s->total_abs += fabs(c->qw) * mx;
+    return 0;
+}
+
+/* The cursors at their first posting, with their bounds: where the pruning and exhaustive
+ * traversals start (the short path needs neither). */
+static int
+start_cursors(Search *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        cur_rewind(&s->cs[i]);
+        if (term_bound(s, i) < 0) {
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -361,7 +388,7 @@ setup_term(Search *s, int i)
         return -1;
     }
     Cursor *c = &s->cs[i];
-    cursor_init(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
+    cursor_setup(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
     if (term_tables(s, i, Tobj, Uobj, pl) < 0 || term_overflow(s, i, oobj, pl) < 0) {
         return -1;
     }
@@ -373,7 +400,8 @@ setup_term(Search *s, int i)
         }
         c->parts = pa;
     }
-    return term_bound(s, i, pl, qw);
+    term_weight(s, i, pl, qw);
+    return 0;
 }
 
 /* Step 4: block maxima scratch (NaN = not computed yet; blk_max folds a block's overflow values
@@ -381,7 +409,7 @@ setup_term(Search *s, int i)
 static int
 block_maxima(Search *s)
 {
-    s->bub = malloc(sizeof(double) * (s->total_blocks ? s->total_blocks : 1));
+    s->bub = arena_alloc(&s->arena, sizeof(double) * (s->total_blocks ? s->total_blocks : 1), 0);
     if (!s->bub) {
         PyErr_NoMemory();
         return -1;
@@ -451,11 +479,12 @@ start_heap(Search *s)
         return -1;
     }
     s->h.cap = hcap;
-    s->h.s = malloc(sizeof(double) * h1);
-    s->h.d = malloc(sizeof(int64_t) * h1);
-    s->h.slot = malloc(sizeof(Py_ssize_t) * h1);
-    s->rows_tf = calloc((size_t)h1 * c1, sizeof(int32_t));
-    s->rows_tp = calloc((size_t)h1 * c1, sizeof(double));
+    Arena *a = &s->arena;
+    s->h.s = arena_alloc(a, sizeof(double) * h1, 0);
+    s->h.d = arena_alloc(a, sizeof(int64_t) * h1, 0);
+    s->h.slot = arena_alloc(a, sizeof(Py_ssize_t) * h1, 0);
+    s->rows_tf = arena_alloc(a, (size_t)h1 * c1 * sizeof(int32_t), 1);
+    s->rows_tp = arena_alloc(a, (size_t)h1 * c1 * sizeof(double), 1);
     if (!s->h.s || !s->h.d || !s->h.slot || !s->rows_tf || !s->rows_tp) {
         PyErr_NoMemory();
         return -1;
@@ -552,7 +581,7 @@ static PyObject *
 build_result(Search *s)
 {
     Py_ssize_t m = s->h.size, nc = s->ncols;
-    Entry *es = malloc(sizeof(Entry) * (m ? m : 1));
+    Entry *es = arena_alloc(&s->arena, sizeof(Entry) * (m ? m : 1), 0);
     if (!es) {
         return PyErr_NoMemory();
     }
@@ -571,7 +600,6 @@ build_result(Search *s)
         Py_XDECREF(bs);
         Py_XDECREF(bt);
         Py_XDECREF(bp);
-        free(es);
         return NULL;
     }
     int64_t *od = (int64_t *)PyBytes_AS_STRING(bd);
@@ -586,7 +614,6 @@ build_result(Search *s)
             memcpy(op + i * nc, s->rows_tp + es[i].slot * nc, sizeof(double) * nc);
         }
     }
-    free(es);
     const Query *q = &s->q;
     if (s->want_stats) {
         return Py_BuildValue("(NNNN{s:L,s:L,s:L,s:L})", bd, bs, bt, bp, "candidates",
@@ -667,6 +694,44 @@ search_pruning(Search *s, PyObject *prev, double seed_ratio)
     return build_result(s);
 }
 
+/* The short path (short.c) instead of the pruning traversal: the result of build_result. */
+static PyObject *
+search_short(Search *s, PyObject *prev)
+{
+    if (take_previous(s, prev) < 0 || start_heap(s) < 0) {
+        return NULL;
+    }
+    prepare_query(s, 0.0);
+    void *scratch = arena_alloc(&s->arena, short_scratch_bytes(s->total_postings, s->n), 0);
+    if (!scratch) {
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    short_rank(&s->q, scratch);
+    Py_END_ALLOW_THREADS
+    if (s->q.broken) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return NULL;
+    }
+    return build_result(s);
+}
+
+/* After the terms' set-up: the short path, the exhaustive traversal or the pruning one. */
+static PyObject *
+search_set_up(Search *s, PyObject *prev, double seed_ratio)
+{
+    if (!s->exhaustive && short_taken(s->total_postings, s->n)) {
+        return search_short(s, prev);
+    }
+    if (start_cursors(s) < 0) {
+        return NULL;
+    }
+    if (s->exhaustive) {
+        return search_exhaustive(s, prev, seed_ratio);
+    }
+    return search_pruning(s, prev, seed_ratio);
+}
+
 PyObject *
 topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
@@ -683,11 +748,7 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             goto done;
         }
     }
-    if (s.exhaustive) {
-        result = search_exhaustive(&s, prev, seed_ratio);
-        goto done;
-    }
-    result = search_pruning(&s, prev, seed_ratio);
+    result = search_set_up(&s, prev, seed_ratio);
 done:
     release(&s);
     return result;
@@ -719,19 +780,19 @@ ranked_terms(PyObject *tids, PyObject *qws, PyObject **ft, PyObject **fq, Py_ssi
 }
 
 /* One term's cursor: its list (lists[i], set up here), weight and the table's T and U. */
-static int
+static void
 ranked_term(Search *s, int i, PostingList *pl, const Table *t, double qw)
 {
     s->cols[i] = i;
     Cursor *c = &s->cs[i];
-    cursor_init(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
+    cursor_setup(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
     c->T = t->Tc; /* the kernel's copy by column, as term_tables() reads a Table */
     c->U = t->Uc;
     c->stride = 1;
     c->tstride = t->rows;
     c->rows = t->rows;
     c->ovf_val = NULL; /* none: ranked() declines lists with overflow postings */
-    return term_bound(s, i, pl, qw);
+    term_weight(s, i, pl, qw);
 }
 
 /* The arguments beside the terms: k, the length index, allow/deny, the table and the layout. */
@@ -781,7 +842,7 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     int nav = 0, dli_w = 1, cap = 32, shift = 7;
     PyObject *ft = NULL, *fq = NULL, *result = NULL;
     PostingList *lists = NULL;
-    Py_ssize_t n = 0, made = 0;
+    Py_ssize_t n = 0;
     if (ranked_terms(tids, qws, &ft, &fq, &n) < 0 ||
         ranked_arguments(&s, dli, k, allow, deny, table, cap_o, shift_o, &dli_w, &cap, &shift) < 0) {
         goto done;
@@ -792,12 +853,12 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     if (nav < 9 || allocate_scratch(&s) < 0) {
         goto done;
     }
-    lists = calloc(n ? (size_t)n : 1, sizeof(PostingList));
+    lists = arena_alloc(&s.arena, (n ? (size_t)n : 1) * sizeof(PostingList), 0);
     if (!lists) {
         PyErr_NoMemory();
         goto done;
     }
-    for (; made < n; made++) {
+    for (Py_ssize_t made = 0; made < n; made++) { /* (their arrays in the arena: nothing to free) */
         Py_ssize_t tid = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(ft, made));
         double qw = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fq, made));
         if (PyErr_Occurred()) {
@@ -808,26 +869,17 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             PyErr_SetString(PyExc_ValueError, "term weight is not finite");
             goto done;
         }
-        if (stored_list(&lists[made], av, tid, &s.dli, dli_w, cap, shift) < 0) {
-            made++; /* freed below with the others */
+        if (stored_list(&lists[made], av, tid, &s.dli, dli_w, cap, shift, &s.arena) < 0) {
             goto done;
         }
         if (lists[made].novf) { /* tf parts from numpy: search() */
-            made++;
             result = Py_NewRef(Py_None);
             goto done;
         }
-        if (ranked_term(&s, (int)made, &lists[made], (const Table *)table, qw) < 0) {
-            made++;
-            goto done;
-        }
+        ranked_term(&s, (int)made, &lists[made], (const Table *)table, qw);
     }
-    result = search_pruning(&s, Py_None, 4.0);
+    result = search_set_up(&s, Py_None, 4.0);
 done:
-    for (Py_ssize_t i = 0; lists && i < made; i++) {
-        stored_list_free(&lists[i]);
-    }
-    free(lists);
     for (int i = 0; i < nav; i++) {
         PyBuffer_Release(&av[i]);
     }

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "blocks.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -156,10 +157,10 @@ PostingList *as_posting_list(PyObject *obj);
 int stored_views(PyObject *arrays, Py_buffer v[9]);
 /* Term tid's list over borrowed views (stored_views, and a length index of item size dli_w),
  * checked as stored() checks it, in a caller-owned struct: nothing is referenced, so it must not
- * outlive the views; free it with stored_list_free (also after a failure: -1 with an
- * exception). */
+ * outlive the views. Its arrays come from `arena` (then nothing to free), or with arena NULL from
+ * malloc: free it with stored_list_free (also after a failure: -1 with an exception). */
 int stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_buffer *dli,
-                int dli_w, int cap, int shift);
+                int dli_w, int cap, int shift, Arena *arena);
 void stored_list_free(PostingList *pl);
 PyObject *topk_stored(PyObject *module, PyObject *args, PyObject *kwds);
 
