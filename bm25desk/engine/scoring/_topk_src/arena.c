@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The kept block: enough for a query of a few dozen terms (each cursor decodes into 2 KB of
- * scratch; a probe copy and a seeding copy take as much again). Larger needs go apart. */
+/* The first block: enough for a query of a few dozen terms (each cursor decodes into 2 KB of
+ * scratch; a probe copy and a seeding copy take as much again) or the short path's 4096
+ * postings. Larger needs go apart, and the block kept grows to them up to ARENA_KEEP. */
 #define ARENA_BLOCK ((size_t)256 * 1024)
-#define ARENA_ALIGN ((size_t)64)
+#define ARENA_KEEP ((size_t)4 * 1024 * 1024)
 
 struct ArenaExtra {
     ArenaExtra *next;
@@ -18,6 +19,7 @@ struct ArenaExtra {
 /* The block no call holds now (NULL: a call holds it, or none was made yet). Read and written
  * with the GIL held only. */
 static char *kept_block;
+static size_t kept_size;
 
 int
 arena_open(Arena *a)
@@ -25,47 +27,32 @@ arena_open(Arena *a)
     memset(a, 0, sizeof(Arena));
     if (kept_block) {
         a->block = kept_block;
-        a->cached = 1;
+        a->size = kept_size;
         kept_block = NULL;
+        return 0;
     }
-    else {
-        a->block = malloc(ARENA_BLOCK);
-        if (!a->block) {
-            return -1;
-        }
-    }
+    a->block = malloc(ARENA_BLOCK);
     a->size = ARENA_BLOCK;
-    return 0;
+    return a->block ? 0 : -1;
 }
 
 void *
-arena_alloc(Arena *a, size_t n, int zero)
+arena_alloc_apart(Arena *a, size_t n, int zero)
 {
-    if (!a->block) {
+    if (!a->block || n > SIZE_MAX - sizeof(ArenaExtra)) {
         return NULL;
     }
-    size_t at = (a->used + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1);
-    void *p;
-    if (n <= a->size && at <= a->size - n) {
-        p = a->block + at;
-        a->used = at + n;
+    ArenaExtra *e = malloc(sizeof(ArenaExtra) + n);
+    if (!e) {
+        return NULL;
     }
-    else {
-        if (n > SIZE_MAX - sizeof(ArenaExtra)) {
-            return NULL;
-        }
-        ArenaExtra *e = malloc(sizeof(ArenaExtra) + n);
-        if (!e) {
-            return NULL;
-        }
-        e->next = a->extra;
-        a->extra = e;
-        p = e + 1;
-    }
+    e->next = a->extra;
+    a->extra = e;
+    a->apart += n + ARENA_ALIGN;
     if (zero) {
-        memset(p, 0, n);
+        memset(e + 1, 0, n);
     }
-    return p;
+    return e + 1;
 }
 
 void
@@ -76,9 +63,19 @@ arena_close(Arena *a)
         a->extra = e->next;
         free(e);
     }
+    size_t want = a->used + a->apart;
+    if (a->block && a->apart && want <= ARENA_KEEP && !kept_block) {
+        char *bigger = malloc(want); /* what this call needed: kept instead (or not, if none) */
+        if (bigger) {
+            free(a->block);
+            a->block = bigger;
+            a->size = want;
+        }
+    }
     if (a->block) {
         if (!kept_block) { /* the kept block back, or this one kept instead */
             kept_block = a->block;
+            kept_size = a->size;
         }
         else {
             free(a->block);

@@ -68,8 +68,9 @@ static PyMethodDef topk_methods[] = {
     {"short_limit", (PyCFunction)topk_short_limit, METH_VARARGS,
      "short_limit([postings]) -> the short path's limit before the call: search() (not "
      "exhaustive) and ranked() score every document, without pruning, when the lists hold at "
-     "most that many postings in all (and the query has at most 16 lists). With postings, set it "
-     "(tests, measurement: -1 never, a huge number always)."},
+     "most that many postings in all, and either an eighth of it or not much more than 5 times "
+     "those outside the longest list (see _topk_src/short.c). With postings, set it (tests, "
+     "measurement: -1 never, 2**62 always)."},
     {NULL, NULL, 0, NULL},
 };
 

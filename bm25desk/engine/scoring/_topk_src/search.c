@@ -720,7 +720,7 @@ search_short(Search *s, PyObject *prev)
 static PyObject *
 search_set_up(Search *s, PyObject *prev, double seed_ratio)
 {
-    if (!s->exhaustive && short_taken(s->total_postings, s->n)) {
+    if (!s->exhaustive && short_taken(s->cs, s->n)) {
         return search_short(s, prev);
     }
     if (start_cursors(s) < 0) {

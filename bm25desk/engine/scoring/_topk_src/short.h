@@ -4,8 +4,8 @@
 
 #include "topk.h"
 
-/* Whether a query of n lists holding `postings` postings in all takes the short path. */
-int short_taken(Py_ssize_t postings, int n);
+/* Whether a query of n lists (cursors set up) takes the short path. */
+int short_taken(const Cursor *cs, int n);
 /* Bytes of scratch short_rank needs for such a query. */
 size_t short_scratch_bytes(Py_ssize_t postings, int n);
 /* Rank every document of q's lists into q->h (with its row), exactly: q's cursors set up by
