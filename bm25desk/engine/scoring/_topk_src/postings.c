@@ -476,14 +476,20 @@ stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_buff
     pl->stream_view = v[0];
     pl->off_view = v[1];
     pl->last_view = v[2];
+    pl->n_tprof = -1;
     if (stored_range(pl, tid, &v[3], &v[4], arena) < 0 ||
         stored_overflow(pl, v[5].buf, buf_len(&v[5]), pl->post_lo, pl->post_lo + pl->n, arena) <
-            0 ||
-        stored_frontier(pl, tid, &v[6], &v[7], &v[8], arena) < 0) {
+            0) {
         return -1;
     }
     pl->ready = 1;
     return 0;
+}
+
+int
+stored_list_frontier(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, Arena *arena)
+{
+    return stored_frontier(pl, tid, &v[6], &v[7], &v[8], arena);
 }
 
 void

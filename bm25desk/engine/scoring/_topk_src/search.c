@@ -276,6 +276,9 @@ static int
 term_maximum(Cursor *c, const PostingList *pl, double *mx)
 {
     *mx = 0.0;
+    if (pl->n_tprof < 0 && pl->nblk > 1) {
+        return -1; /* (a stored list of several blocks has a frontier: never left unread) */
+    }
     if (pl->n_tprof >= 0) {
         for (int e = 0; e < pl->n_tprof; e++) {
             int32_t d = pl->tprof_doc[e];
@@ -842,7 +845,7 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     int nav = 0, dli_w = 1, cap = 32, shift = 7;
     PyObject *ft = NULL, *fq = NULL, *result = NULL;
     PostingList *lists = NULL;
-    Py_ssize_t n = 0;
+    Py_ssize_t n = 0, *tid_of = NULL;
     if (ranked_terms(tids, qws, &ft, &fq, &n) < 0 ||
         ranked_arguments(&s, dli, k, allow, deny, table, cap_o, shift_o, &dli_w, &cap, &shift) < 0) {
         goto done;
@@ -854,7 +857,8 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         goto done;
     }
     lists = arena_alloc(&s.arena, (n ? (size_t)n : 1) * sizeof(PostingList), 0);
-    if (!lists) {
+    tid_of = arena_alloc(&s.arena, (n ? (size_t)n : 1) * sizeof(Py_ssize_t), 0);
+    if (!lists || !tid_of) {
         PyErr_NoMemory();
         goto done;
     }
@@ -872,11 +876,19 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
         if (stored_list(&lists[made], av, tid, &s.dli, dli_w, cap, shift, &s.arena) < 0) {
             goto done;
         }
+        tid_of[made] = tid;
         if (lists[made].novf) { /* tf parts from numpy: search() */
             result = Py_NewRef(Py_None);
             goto done;
         }
         ranked_term(&s, (int)made, &lists[made], (const Table *)table, qw);
+    }
+    if (!short_taken(s.cs, s.n)) { /* the pruning traversal: the terms' frontiers (bounds) */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (stored_list_frontier(&lists[i], av, tid_of[i], &s.arena) < 0) {
+                goto done;
+            }
+        }
     }
     result = search_set_up(&s, Py_None, 4.0);
 done:
