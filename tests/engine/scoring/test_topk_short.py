@@ -325,12 +325,24 @@ def damaged(kind: str) -> dict[str, Any]:
         stream[at + 3] = 0
     elif kind == "frontier docno":  # a frontier document before the block's first
         stream[at + 4 : at + 8] = np.frombuffer(np.int32(blk_last[b - 1]).tobytes(), np.uint8)
-    elif kind == "length row":
-        dli[int(lists[2][0][-1])] = rows  # beyond the table
+    elif kind == "length row":  # beyond the table, for a document in no block's frontier
+        dli[not_in_frontier(lists[2], dli, shift)] = rows
     else:  # an overflow posting of the first list listed one position later
         ovf_pos[0] += 1
     case["arrays"] = tuple(arrays)
     return case
+
+
+def not_in_frontier(lst: tuple[np.ndarray, np.ndarray], dli: np.ndarray, shift: int) -> int:
+    """A document of the list whose block's frontier entry of its tf is another document (one
+    as short or shorter, earlier): only its posting reads its length row."""
+    docs, tfs = lst
+    for i in range(docs.size):
+        lo = i - i % (1 << shift)
+        same = [j for j in range(lo, i) if tfs[j] == tfs[i] and dli[docs[j]] <= dli[docs[i]]]
+        if same:
+            return int(docs[i])
+    raise AssertionError("no such document")
 
 
 @needs_kernel
