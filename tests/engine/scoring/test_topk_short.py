@@ -13,6 +13,7 @@ itself (balanced lists of up to 4096 postings, not one dominant list) is tested 
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -421,6 +422,29 @@ def test_scratch_beyond_the_first_block() -> None:
             with short_limit(limit):
                 assert as_lists(run_search(c)) == want
                 assert as_lists(run_ranked(c)) == want
+
+
+@needs_kernel
+@pytest.mark.parametrize(
+    ("over", "error"),
+    [({"qws": [math.inf, 1.0, 1.0]}, ValueError), ({"qws": ["1", 1.0, 1.0]}, TypeError),
+     ({"tids": [0, 1, 99]}, ValueError), ({"tids": [0, 1, "2"]}, TypeError)],
+)  # fmt: skip
+def test_ranked_checks_every_term_before_declining(over: dict[str, Any], error: type) -> None:
+    """A list with tf above the cap makes ranked() decline (None), but only a call whose term
+    ids and weights are all good: a bad one beside it is still an error."""
+    case = damaged("overflow position")  # (its lists themselves are fine up to there)
+    case["arrays"] = stored_arrays(case)
+    from bm25desk.engine.scoring import _topk
+
+    T = case["T"].copy()
+    T.flags.writeable = False
+    kw: dict[str, Any] = {"arrays": case["arrays"], "dl_index": case["dli"], "tids": [0, 1, 2],
+                          "qws": list(case["qws"]), "table": _topk.Table(T, None, case["cap"]),
+                          "k": 5, "cap": case["cap"], "shift": case["shift"]}  # fmt: skip
+    assert _topk.ranked(**kw) is None
+    with pytest.raises(error):
+        _topk.ranked(**{**kw, **over})
 
 
 @needs_kernel

@@ -462,6 +462,22 @@ stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buf
     return 0;
 }
 
+int
+stored_has_overflow(const Py_buffer v[9], Py_ssize_t tid)
+{
+    Py_ssize_t nterms = buf_len(&v[3]) - 1;
+    if (tid < 0 || tid >= nterms || v[5].itemsize != 8) {
+        return -1;
+    }
+    int64_t a = offset_at(&v[3], tid), z = offset_at(&v[3], tid + 1);
+    if (a < 0 || z < a) {
+        return -1;
+    }
+    const int64_t *ovf = v[5].buf;
+    Py_ssize_t n = buf_len(&v[5]), i = lower_i64(ovf, n, a);
+    return i < n && ovf[i] < z;
+}
+
 /* A list over borrowed views of a stored segment's arrays (see topk.h); nothing is referenced. */
 int
 stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_buffer *dli, int dli_w,

@@ -856,6 +856,27 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     if (nav < 9 || allocate_scratch(&s) < 0) {
         goto done;
     }
+    /* A list with overflow postings declines the call: found before any list is set up (whose
+     * set-up copies the term's overflow positions and block offsets: a frequent term of long
+     * documents has thousands), once every term id and weight is known good. Anything odd is
+     * left to the set-up below to report (a bad weight beside a list with overflow postings is
+     * an error, not a decline). */
+    int decline = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t tid = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(ft, i));
+        double qw = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fq, i));
+        int has = PyErr_Occurred() ? -1 : stored_has_overflow(av, tid);
+        if (has < 0 || !isfinite(qw)) {
+            PyErr_Clear();
+            decline = 0;
+            break;
+        }
+        decline |= has;
+    }
+    if (decline) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
     lists = arena_alloc(&s.arena, (n ? (size_t)n : 1) * sizeof(PostingList), 0);
     tid_of = arena_alloc(&s.arena, (n ? (size_t)n : 1) * sizeof(Py_ssize_t), 0);
     if (!lists || !tid_of) {
@@ -877,11 +898,15 @@ topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             goto done;
         }
         tid_of[made] = tid;
-        if (lists[made].novf) { /* tf parts from numpy: search() */
-            result = Py_NewRef(Py_None);
-            goto done;
+        if (lists[made].novf) { /* tf parts from numpy: search(), once the others are checked */
+            decline = 1;
+            continue;
         }
         ranked_term(&s, (int)made, &lists[made], (const Table *)table, qw);
+    }
+    if (decline) {
+        result = Py_NewRef(Py_None);
+        goto done;
     }
     if (!short_taken(s.cs, s.n)) { /* the pruning traversal: the terms' frontiers (bounds) */
         for (Py_ssize_t i = 0; i < n; i++) {

@@ -167,6 +167,10 @@ int stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_
                 int dli_w, int cap, int shift, Arena *arena);
 int stored_list_frontier(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, Arena *arena);
 void stored_list_free(PostingList *pl);
+/* Whether term tid of the views (stored_views) has postings with tf > cap: 1 or 0, from two ptr
+ * entries and a binary search of ovf, nothing copied; -1 when it cannot tell (a term or range
+ * that does not fit: stored_list then reports it). No Python error is set. */
+int stored_has_overflow(const Py_buffer v[9], Py_ssize_t tid);
 PyObject *topk_stored(PyObject *module, PyObject *args, PyObject *kwds);
 
 /* ------------------------------------------------------------------------------------------ */
