@@ -1,4 +1,7 @@
 /* An arena for a search's scratch: pieces of one block kept between calls (see arena.h). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
 #include "arena.h"
 
 #include <stdint.h>
@@ -25,12 +28,16 @@ int
 arena_open(Arena *a)
 {
     memset(a, 0, sizeof(Arena));
+#ifdef Py_GIL_DISABLED
+    /* (no GIL to hand the kept block over with: every call makes its own) */
+#else
     if (kept_block) {
         a->block = kept_block;
         a->size = kept_size;
         kept_block = NULL;
         return 0;
     }
+#endif
     a->block = malloc(ARENA_BLOCK);
     a->size = ARENA_BLOCK;
     return a->block ? 0 : -1;
@@ -72,6 +79,10 @@ arena_close(Arena *a)
             a->size = want;
         }
     }
+#ifdef Py_GIL_DISABLED
+    free(a->block);
+    a->block = NULL;
+#endif
     if (a->block) {
         if (!kept_block) { /* the kept block back, or this one kept instead */
             kept_block = a->block;
