@@ -55,6 +55,7 @@ if all(
                 "bm25desk/engine/scoring/_topk_src/exhaustive.h",
                 "bm25desk/engine/scoring/_topk_src/arena.h",
                 "bm25desk/engine/scoring/_topk_src/short.h",
+                "bm25desk/engine/scoring/_topk_src/search.h",
                 BLOCKS_H,
             ],
             include_dirs=[BLOCKS_DIR],

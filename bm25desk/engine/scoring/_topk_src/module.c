@@ -6,7 +6,7 @@ PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* windows.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
-PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
+PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* ranked.c */
 PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* split.c */
 PyObject *topk_parts_wide(PyObject *module, PyObject *args);            /* parts.c */
 PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
@@ -55,7 +55,7 @@ static PyMethodDef topk_methods[] = {
     {"ranked", (PyCFunction)(void (*)(void))topk_ranked, METH_VARARGS | METH_KEYWORDS,
      "ranked(arrays, dl_index, tids, qws, table, k, allow=None, deny=None, cap=32, shift=7)\n"
      "-> (docnos, scores, tfs, parts) as search() returns them, or None\n\n"
-     "The pruning traversal of one stored segment (arrays as for stored()) for the terms of ids "
+     "The top k of one stored segment (arrays as for stored()) for the terms of ids "
      "tids, in query order, with weights qws (qtf * idf) and one Table: what search() does with "
      "stored(arrays, tid, ...) per term, in one call and without PostingList objects. None when "
      "a term has postings with tf > cap (their tf parts come from numpy: use search())."},

@@ -4,52 +4,10 @@
  * term (its PostingList, weight, tables and overflow values, all checked), take the previous
  * segments' top k, traverse the segment without the GIL (maxscore.c), and return the result
  * sorted. Everything the steps hold is in one Search, released in one place. */
-#include "arena.h"
-#include "short.h"
+#include "search.h"
 
-typedef struct {
-    Py_buffer T, U, ov;
-    int haveT, haveU, haveO;
-    double ovmax; /* the largest overflow value (0.0 without) */
-    const PostingList *pl;
-} TermViews;
-
-typedef struct {
-    /* arguments */
-    PyObject *terms;              /* a tuple of the terms (ours: the caller's list may change) */
-    int n;
-    Py_ssize_t k, ncols;
-    int64_t base;
-    int want_stats;
-    int exhaustive, rows;         /* the exhaustive traversal (exhaustive.c); its hits' rows */
-    Py_buffer dli, allow, deny, pv[4];
-    int have_dli, have_allow, have_deny, have_pv[4];
-    Py_ssize_t ndocs, np_prev;
-    TermViews *tv;
-    /* per term */
-    Cursor *cs, *seedcs;
-    int *ord, *cols, *present;
-    double *prefix, *vals, *tpv, *qb, *tb;
-    int32_t *tfv;
-    char *seen_col;
-    double *bub;                  /* block maxima of every term's blocks */
-    int32_t *scratch;             /* decoded blocks: CURSOR_SCRATCH per cursor and seed cursor */
-    int32_t *pend;                /* the traversal's candidates of one block (BLK_MAX) */
-    double *pend_b;               /* and their bounds */
-    Cursor *probes, **rest;       /* the traversal's probes of required lists; list pointers */
-    int32_t *probe_scratch;       /* CURSOR_SCRATCH per probe */
-    Py_ssize_t total_blocks, total_postings;
-    double total_abs;
-    /* the top k and its rows */
-    Heap h;
-    int32_t *rows_tf;
-    double *rows_tp;
-    Query q;
-    Arena arena;                  /* every array above (one block kept between calls) */
-} Search;
-
-static void
-release(Search *s)
+void
+search_release(Search *s)
 {
     for (int i = 0; s->tv && i < s->n; i++) {
         if (s->tv[i].haveT) {
@@ -75,8 +33,8 @@ release(Search *s)
 }
 
 /* The segment's length index (*dli_w: its item size) and its optional allow and deny masks. */
-static int
-take_segment(Search *s, PyObject *dli, PyObject *allow, PyObject *deny, int *dli_w)
+int
+search_segment(Search *s, PyObject *dli, PyObject *allow, PyObject *deny, int *dli_w)
 {
     if (get_dli_buffer(dli, &s->dli, dli_w) < 0) {
         return -1;
@@ -128,7 +86,7 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
     }
     s->n = (int)nt;
     int dli_w;
-    if (take_segment(s, dli, allow, deny, &dli_w) < 0) {
+    if (search_segment(s, dli, allow, deny, &dli_w) < 0) {
         return -1;
     }
     Py_ssize_t b = 0;
@@ -141,8 +99,8 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
 
 /* Step 2: scratch arrays sized by the number of terms and columns (from the arena: they were
  * some twenty mallocs, as costly as the traversal of a query of rare terms). */
-static int
-allocate_scratch(Search *s)
+int
+search_scratch(Search *s)
 {
     size_t n1 = s->n ? (size_t)s->n : 1, c1 = s->ncols ? (size_t)s->ncols : 1;
     Arena *a = &s->arena;
@@ -305,8 +263,8 @@ term_maximum(Cursor *c, const PostingList *pl, double *mx)
 }
 
 /* Cursor i's list and weight, and the query's totals of blocks and postings. */
-static void
-term_weight(Search *s, int i, const PostingList *pl, double qw)
+void
+search_term_weight(Search *s, int i, const PostingList *pl, double qw)
 {
     Cursor *c = &s->cs[i];
     s->tv[i].pl = pl;
@@ -403,7 +361,7 @@ setup_term(Search *s, int i)
         }
         c->parts = pa;
     }
-    term_weight(s, i, pl, qw);
+    search_term_weight(s, i, pl, qw);
     return 0;
 }
 
@@ -720,7 +678,7 @@ search_short(Search *s, PyObject *prev)
 }
 
 /* After the terms' set-up: the short path, the exhaustive traversal or the pruning one. */
-static PyObject *
+PyObject *
 search_set_up(Search *s, PyObject *prev, double seed_ratio)
 {
     if (!s->exhaustive && short_taken(s->cs, s->n)) {
@@ -743,7 +701,7 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     s.rows = 1;
     double seed_ratio = 4.0;
     PyObject *prev, *result = NULL;
-    if (read_arguments(&s, args, kwds, &seed_ratio, &prev) < 0 || allocate_scratch(&s) < 0) {
+    if (read_arguments(&s, args, kwds, &seed_ratio, &prev) < 0 || search_scratch(&s) < 0) {
         goto done;
     }
     for (int i = 0; i < s.n; i++) {
@@ -753,175 +711,6 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     }
     result = search_set_up(&s, prev, seed_ratio);
 done:
-    release(&s);
-    return result;
-}
-
-/* ranked(): the pruning traversal of one stored segment for term ids, in one call.
- *
- * What search() does for (stored(arrays, tid, ...), qw, table, None, None, column) per term, with
- * the segment's arrays taken once and each term's list set up in a caller-owned struct (the
- * same ranges, overflow and frontier checks as stored()), no PostingList object and no previous
- * segment. None when a term has postings with tf > cap: their tf parts come from numpy, so the
- * caller runs search() instead. */
-
-/* The term ids and weights: two sequences of n numbers (ints; finite floats). */
-static int
-ranked_terms(PyObject *tids, PyObject *qws, PyObject **ft, PyObject **fq, Py_ssize_t *n)
-{
-    *ft = PySequence_Fast(tids, "tids must be a sequence");
-    *fq = *ft ? PySequence_Fast(qws, "qws must be a sequence") : NULL;
-    if (!*fq) {
-        return -1;
-    }
-    *n = PySequence_Fast_GET_SIZE(*ft);
-    if (PySequence_Fast_GET_SIZE(*fq) != *n || *n > MAX_COLUMNS) {
-        PyErr_SetString(PyExc_ValueError, "tids and qws must be as many (at most a million)");
-        return -1;
-    }
-    return 0;
-}
-
-/* One term's cursor: its list (lists[i], set up here), weight and the table's T and U. */
-static void
-ranked_term(Search *s, int i, PostingList *pl, const Table *t, double qw)
-{
-    s->cols[i] = i;
-    Cursor *c = &s->cs[i];
-    cursor_setup(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
-    c->T = t->Tc; /* the kernel's copy by column, as term_tables() reads a Table */
-    c->U = t->Uc;
-    c->stride = 1;
-    c->tstride = t->rows;
-    c->rows = t->rows;
-    c->ovf_val = NULL; /* none: ranked() declines lists with overflow postings */
-    term_weight(s, i, pl, qw);
-}
-
-/* The arguments beside the terms: k, the length index, allow/deny, the table and the layout. */
-static int
-ranked_arguments(Search *s, PyObject *dli, PyObject *k, PyObject *allow, PyObject *deny,
-                 PyObject *table, PyObject *cap_o, PyObject *shift_o, int *dli_w, int *cap,
-                 int *shift)
-{
-    Py_ssize_t c = 32, sh = 7;
-    if (get_count(k, "k", 1, PY_SSIZE_T_MAX, 1, &s->k) < 0 ||
-        (cap_o && get_count(cap_o, "cap", 1, MAX_CAP, 0, &c) < 0) ||
-        (shift_o && get_count(shift_o, "shift", 2, BLK_MAX_SHIFT, 0, &sh) < 0)) {
-        return -1;
-    }
-    *cap = (int)c;
-    *shift = (int)sh;
-    if (!PyObject_TypeCheck(table, &TableType) || !((Table *)table)->ready ||
-        ((Table *)table)->cap != *cap) {
-        PyErr_SetString(PyExc_ValueError, "table must be an initialised Table of the list's cap");
-        return -1;
-    }
-    if (take_segment(s, dli, allow, deny, dli_w) < 0) {
-        return -1;
-    }
-    if (s->ndocs > INT32_MAX - 1) { /* what a PostingList's length index is held to */
-        PyErr_SetString(PyExc_ValueError, "dl_index is too long");
-        return -1;
-    }
-    return 0;
-}
-
-PyObject *
-topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
-{
-    static char *kwlist[] = {"arrays", "dl_index", "tids",  "qws",   "table", "k",
-                             "allow",  "deny",     "cap",   "shift", NULL};
-    PyObject *arrays, *dli, *tids, *qws, *table, *k, *allow = Py_None, *deny = Py_None;
-    PyObject *cap_o = NULL, *shift_o = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|OOOO", kwlist, &arrays, &dli, &tids,
-                                     &qws, &table, &k, &allow, &deny, &cap_o, &shift_o)) {
-        return NULL;
-    }
-    Search s;
-    memset(&s, 0, sizeof(s));
-    s.rows = 1;
-    Py_buffer av[9];
-    int nav = 0, dli_w = 1, cap = 32, shift = 7;
-    PyObject *ft = NULL, *fq = NULL, *result = NULL;
-    PostingList *lists = NULL;
-    Py_ssize_t n = 0, *tid_of = NULL;
-    if (ranked_terms(tids, qws, &ft, &fq, &n) < 0 ||
-        ranked_arguments(&s, dli, k, allow, deny, table, cap_o, shift_o, &dli_w, &cap, &shift) < 0) {
-        goto done;
-    }
-    s.n = (int)n;
-    s.ncols = n;
-    nav = stored_views(arrays, av);
-    if (nav < 9 || allocate_scratch(&s) < 0) {
-        goto done;
-    }
-    /* A list with overflow postings declines the call: found before any list is set up (whose
-     * set-up copies the term's overflow positions and block offsets: a frequent term of long
-     * documents has thousands), once every term id and weight is known good. Anything odd is
-     * left to the set-up below to report (a bad weight beside a list with overflow postings is
-     * an error, not a decline). */
-    int decline = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t tid = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(ft, i));
-        double qw = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fq, i));
-        int has = PyErr_Occurred() ? -1 : stored_has_overflow(av, tid);
-        if (has < 0 || !isfinite(qw)) {
-            PyErr_Clear();
-            decline = 0;
-            break;
-        }
-        decline |= has;
-    }
-    if (decline) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    lists = arena_alloc(&s.arena, (n ? (size_t)n : 1) * sizeof(PostingList), 0);
-    tid_of = arena_alloc(&s.arena, (n ? (size_t)n : 1) * sizeof(Py_ssize_t), 0);
-    if (!lists || !tid_of) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t made = 0; made < n; made++) { /* (their arrays in the arena: nothing to free) */
-        Py_ssize_t tid = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(ft, made));
-        double qw = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fq, made));
-        if (PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError, "tids must be ints and qws floats");
-            goto done;
-        }
-        if (!isfinite(qw)) {
-            PyErr_SetString(PyExc_ValueError, "term weight is not finite");
-            goto done;
-        }
-        if (stored_list(&lists[made], av, tid, &s.dli, dli_w, cap, shift, &s.arena) < 0) {
-            goto done;
-        }
-        tid_of[made] = tid;
-        if (lists[made].novf) { /* tf parts from numpy: search(), once the others are checked */
-            decline = 1;
-            continue;
-        }
-        ranked_term(&s, (int)made, &lists[made], (const Table *)table, qw);
-    }
-    if (decline) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    if (!short_taken(s.cs, s.n)) { /* the pruning traversal: the terms' frontiers (bounds) */
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (stored_list_frontier(&lists[i], av, tid_of[i], &s.arena) < 0) {
-                goto done;
-            }
-        }
-    }
-    result = search_set_up(&s, Py_None, 4.0);
-done:
-    for (int i = 0; i < nav; i++) {
-        PyBuffer_Release(&av[i]);
-    }
-    Py_XDECREF(ft);
-    Py_XDECREF(fq);
-    release(&s);
+    search_release(&s);
     return result;
 }

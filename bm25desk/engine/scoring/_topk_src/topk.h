@@ -21,6 +21,8 @@
  *   quick.c      its lean pass ahead of each full step (required lists: a conjunction);
  *   short.c      ... or, for lists of few postings, every document scored (no pruning);
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
+ *   ranked.c     ranked(): the same for term ids of a stored segment, in one call (search.h:
+ *                what the two share);
  *   arena.c      their scratch: one block kept between calls;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
  *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
