@@ -30,6 +30,9 @@ every variant and any parameters, without visiting every posting:
   (query-order sums of the bounds, ties by docno) when within it. Documents are scored by
   summing in query order from 0.0, like numpy; ties keep the lower docno. Each hit comes back
   with the tf and tf part of every query term (its explanation, with no second look-up).
+  Queries whose lists hold few postings (up to 4096 in all, none of them most of them: rare
+  terms) skip all of that ("short path", ``_topk_src/short.c``): every block is decoded and
+  checked, every document scored the same way, and the top k taken from all of them.
 - **Metadata** is computed when a segment is written or merged and stored in it: nothing is
   built on the query path but the per-document length index, once per index (a few
   milliseconds per million documents; a byte per document when there are at most 256 distinct
