@@ -449,6 +449,8 @@ def _as_mask(allowed: Any, n: int) -> Any:
 
 def _check_k(k: Any) -> int:
     """Return ``k`` if it is a whole number of at least 1 (the kernel and numpy paths alike)."""
+    if type(k) is int and k >= 1:  # the common case, without isinstance checks
+        return k
     if type(k) is not int and (isinstance(k, bool) or not isinstance(k, int | np.integer)):
         raise TypeError(f"k must be an integer, not {type(k).__name__}")
     if k < 1:
@@ -578,7 +580,7 @@ def ranked(
     table = st.table(first, sg.cap)
     if not table.ok:
         return None
-    allow = _as_mask(allowed, index.n_slots)
+    allow = None if allowed is None else _as_mask(allowed, index.n_slots)
     try:
         got = _topk.ranked(
             sg.seg.kernel_arrays,
