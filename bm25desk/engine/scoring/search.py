@@ -813,6 +813,8 @@ def _df_of(statistics: Statistics) -> Any:
 
 def _empty_reason(parsed: ParsedQuery) -> str:
     if not parsed.tokens:
+        if parsed.text.strip() and not any(c.isalnum() for c in parsed.text):
+            return "nothing to search for: the query has no words, only punctuation or symbols"
         return "the query is empty"
     stopped = [t.surface for t in parsed.tokens if t.status == "stop"]
     if stopped and all(t.term is None for t in parsed.tokens):
