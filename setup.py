@@ -53,6 +53,9 @@ if all(
             depends=[
                 "bm25desk/engine/scoring/_topk_src/topk.h",
                 "bm25desk/engine/scoring/_topk_src/exhaustive.h",
+                "bm25desk/engine/scoring/_topk_src/arena.h",
+                "bm25desk/engine/scoring/_topk_src/short.h",
+                "bm25desk/engine/scoring/_topk_src/search.h",
                 BLOCKS_H,
             ],
             include_dirs=[BLOCKS_DIR],

@@ -845,6 +845,9 @@ def run_case(seed: int, name: str, stats: dict[str, int]) -> None:
     case = make_case(rng)
     outcome = MUTATIONS[name](case, rng)
     kind, call = outcome[0], outcome[1]
+    # These lists are short: the kernel would score them all (its short path). A third of the
+    # cases each: the pruning traversal forced, the path's own choice, the short path forced.
+    kernel().short_limit(random.Random(seed + 1).choice([-1, 4096, 2**62]))
     error: BaseException | None = None
     try:
         result = call()

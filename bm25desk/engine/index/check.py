@@ -17,7 +17,8 @@ from typing import Any
 from bm25desk.engine.index import commit as commit_mod
 from bm25desk.engine.index.arrays import IndexCorruptError, load_array
 from bm25desk.engine.index.integrity import LEXICON_FILES, Stamps, check_segment, verify_files
-from bm25desk.engine.index.layout import FORMAT, read_meta, segment_files
+from bm25desk.engine.index.layout import FORMAT, optional_files, read_meta, segment_files
+from bm25desk.engine.index.lexicon import Lexicon
 from bm25desk.engine.index.manifest import (
     read_manifest_file,
     segment_entries,
@@ -110,8 +111,11 @@ def _check(directory: Path, name: str, repair: bool) -> CheckReport:
     lexicon_error = ""
     lex_files = [f"{lex}/{f}" for f in LEXICON_FILES] if lex else []
     if lex:
+        lex_files += optional_files(directory, lex, manifest)
         try:
             verify_files(directory, manifest, lex_files, force=True, stamps=stamps)
+            if not Lexicon(directory / lex).check_hash():
+                raise IndexCorruptError("terms.hash.npy does not match the lexicon")
         except IndexCorruptError as exc:
             lexicon_error = str(exc)
     lexicon_error = lexicon_error or _check_extras(directory, manifest, report)
@@ -187,7 +191,8 @@ def _check_segment(
     with contextlib.suppress(IndexCorruptError):
         meta = read_meta(directory / seg_name)
         n_docs, fmt = meta["n_docs"], meta["format"]  # to say what a repair would lose
-    files = [f"{seg_name}/{f}" for f in segment_files(fmt)] + ([dele] if dele else [])
+    files = [f"{seg_name}/{f}" for f in segment_files(fmt)]
+    files += optional_files(directory, seg_name, manifest) + ([dele] if dele else [])
     try:
         verify_files(directory, manifest, files, force=True, stamps=stamps)
         seg = Segment(directory / seg_name)

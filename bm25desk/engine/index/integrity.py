@@ -12,8 +12,9 @@ same clock tick as the stamp could otherwise go unseen) — as Mercurial does fo
 **Structure.** When a file is new to this machine's stamps (or the index has no checksums), its
 segment gets the full check: CSR pointers and blob offsets start at 0, never decrease and end at
 their arrays' sizes, lengths sum to the recorded total, every posting's document within bounds
-and ascending per term, term frequencies positive, the lexicon sorted, the docid order a
-permutation — so the C kernel can never read out of bounds. Only then are the files stamped: a
+and ascending per term, term frequencies positive, the lexicon sorted (and its hash, where it has
+one, the table its terms give), the docid order a permutation — so the C kernel can never read
+out of bounds. Only then are the files stamped: a
 stamp stands for the checksum *and* the structure (and, on ``manifest.json``, for the
 statistics checked against the arrays), so an open whose stamps all match reads nothing
 through — dtypes, shapes and the ends of pointer arrays, a page per file (issue 15: 1 M
@@ -220,7 +221,7 @@ def check_segment(seg: Segment, meta_nnz: int, full: bool, deep: bool = False) -
     Not ``full`` (every file of the segment verified on this machine before, with this check,
     and unchanged since: see :class:`Stamps`): types, sizes and the ends of every pointer array
     — nothing that reads an array through. ``full``: every pointer array in order, the lengths'
-    total, every posting, the lexicon's order, the docid permutation. ``deep`` (``bm25desk
+    total, every posting, the lexicon's order and hash, the docid permutation. ``deep`` (``bm25desk
     check``) also re-encodes every block and decompresses every frame of stored text (a search
     reads only the frames of the documents it shows, each checked as it is read).
     """
@@ -338,6 +339,8 @@ def _full_check(seg: Segment, deep: bool) -> None:
         ok = not any(a >= b for a, b in itertools.pairwise(terms))
     if not ok:
         raise _bad(seg, "the lexicon is not sorted")
+    if not seg.lexicon.check_hash():
+        raise _bad(seg, "terms.hash.npy does not match the lexicon")
 
 
 _RUN = 1 << 22

@@ -6,6 +6,7 @@ index never loads its postings. Layout (format 4)::
 
     meta.json            format, n_docs, n_terms, nnz, total_len, block layout (shift, cap)
     terms.bin/.off.npy   the vocabulary, sorted by UTF-8 bytes (binary search, no dict to load)
+    terms.hash.npy       its hash: term → id in ~3 memory reads (termhash.py; optional, below)
     ptr.npy cf.npy       postings per term (CSR pointer: df = diff), collection frequency
     bptr.npy             first block of each term (its blocks are bptr[t]..bptr[t+1])
     blocks.bin           the blocks of 128 postings: frontier, bit-packed gaps and tfs (blocks.py)
@@ -24,6 +25,16 @@ tokens or bytes), int64 otherwise (:func:`~bm25desk.engine.index.arrays.narrow`)
 Format 3 wrote them all as int64 and is read as it is; segments of format 1 and 2
 (``docs.npy``/``tfs.npy`` int32 postings, plain ``text.bin``, no stored bounds) are still read
 too. Everything written is format 4, and an update rewrites older segments.
+
+``terms.hash.npy`` (:data:`OPTIONAL_FILES`) is written with every lexicon, a segment's or a merged
+one, since it was introduced; lexicons written before have none and are searched by binary search,
+with the same answers. It adds a file and changes nothing else, so it is no new format: an older
+bm25desk reads such an index (it ignores the file), and an update does not rewrite the segments
+without it (a new format would: :func:`~bm25desk.engine.index.ingest.upgrade_segments` rewrites
+every segment of an older one, a whole index, to add a table of 6 bytes a term); merges write it.
+Whether a lexicon has one is what its folder holds; the checks verify it wherever it is present
+or the manifest lists it (:func:`optional_files`), so one that goes missing from an index that
+had it, or appears unlisted, is damage.
 """
 
 from __future__ import annotations
@@ -41,6 +52,8 @@ __all__ = [
     "COMMON_FILES",
     "FORMAT",
     "OLD_FILES",
+    "OPTIONAL_FILES",
+    "optional_files",
     "read_json",
     "read_meta",
     "segment_files",
@@ -90,6 +103,9 @@ BLOCK_FILES = (
 )
 OLD_FILES = ("docs.npy", "tfs.npy", "text.bin")
 """The postings and text of segments of format 1 and 2 (still read)."""
+OPTIONAL_FILES = ("terms.hash.npy",)
+"""The files a lexicon (a segment's or a merged one) has when written since they were introduced:
+the hash of its terms (:mod:`~bm25desk.engine.index.termhash`)."""
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
@@ -143,8 +159,25 @@ def read_meta(directory: Path) -> dict[str, int]:
 
 
 def segment_files(fmt: int) -> tuple[str, ...]:
-    """Return the files of a segment of format ``fmt`` (what checksums and checks cover)."""
+    """Return the files every segment of format ``fmt`` has (see also :func:`optional_files`)."""
     return COMMON_FILES + (BLOCK_FILES if fmt >= 3 else OLD_FILES)
+
+
+def optional_files(index_dir: Path, folder: str, manifest: dict[str, Any]) -> list[str]:
+    """Return the :data:`OPTIONAL_FILES` of ``folder`` (a segment or lexicon) to verify.
+
+    Those the manifest's checksums list and those the folder holds (paths relative to
+    ``index_dir``): a listed file that is missing and a present one that is not listed are
+    then reported by the checksums' verification. An index whose manifest lists its files costs
+    no look-up on disk for them; one written before them costs one per folder.
+    """
+    listed = manifest.get("files")
+    out = []
+    for name in OPTIONAL_FILES:
+        rel = f"{folder}/{name}"
+        if (isinstance(listed, dict) and rel in listed) or os.path.exists(index_dir / rel):
+            out.append(rel)
+    return out
 
 
 def segment_meta(n_docs: int, n_terms: int, nnz: int, total_len: int) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""A segment's vocabulary on disk: terms sorted by UTF-8 bytes, found through a terms index."""
+"""A segment's vocabulary on disk: terms sorted by UTF-8 bytes, found through a hash or an index."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bm25desk.engine.index import blocks
+from bm25desk.engine.index import blocks, termhash
 from bm25desk.engine.index.arrays import I64, IndexCorruptError, narrow, save_array
 from bm25desk.engine.index.blobs import Blob
 
@@ -16,10 +16,17 @@ __all__ = ["Lexicon", "sort_terms", "write_lexicon", "write_lexicon_bytes"]
 
 
 class Lexicon:
-    """A sorted vocabulary on disk: term ↔ id by binary search over UTF-8 bytes.
+    """A sorted vocabulary on disk: term ↔ id through its hash, or by binary search.
 
-    A look-up bisects the terms index (every :attr:`STRIDE`-th term, in memory) and then
-    searches one stride of the file; its answer is remembered (:attr:`REMEMBERED`).
+    A look-up reads the lexicon's hash (``terms.hash.npy``, :mod:`~bm25desk.engine.index.termhash`:
+    one slot, then the record it names, compared with the key); a lexicon written without one
+    (before it existed) bisects its terms index (every :attr:`STRIDE`-th term, in memory) and
+    then searches one stride of the file — the same ids. The answer is remembered
+    (:attr:`REMEMBERED`).
+
+    A damaged hash (caught by the index's checksums and checks: see
+    :mod:`~bm25desk.engine.index.termhash`) can only make a term be missed (-1), never give
+    another term's id; one whose size does not fit the lexicon is refused here.
     """
 
     STRIDE = 128
@@ -33,9 +40,15 @@ class Lexicon:
         # What a look-up reads, at hand (a term's first look-up is on the query path).
         self._n = len(self._blob)
         self._data = self._blob.data()
-        self._offsets = self._blob.offsets
+        # A memoryview: the compiled look-up takes its buffer in fewer instructions than numpy's.
+        self._offsets = memoryview(self._blob.offsets)  # type: ignore[arg-type]  # (a buffer)
         self._found: dict[str, int] = {}
         self._index: list[bytes] | None = None
+        self._table = termhash.open_table(directory, self._n, name)
+        # The slots as the look-up takes them (a memoryview, like the offsets).
+        self._slots: memoryview | None = None
+        if self._table is not None:
+            self._slots = memoryview(self._table)  # type: ignore[arg-type]  # (a buffer)
 
     def __len__(self) -> int:
         """Return the number of records."""
@@ -45,6 +58,18 @@ class Lexicon:
     def offsets(self) -> I64:
         """Return the offsets of the terms in ``terms.bin`` (n + 1 of them)."""
         return self._blob.offsets
+
+    @property
+    def hash_table(self) -> termhash.U32 | None:
+        """Return the lexicon's hash (uint32 slots, mapped), or None when it was written without."""
+        return self._table
+
+    def check_hash(self) -> bool:
+        """Return whether the lexicon's hash (if any) is the one its terms give (reads them all)."""
+        if self._table is None:
+            return True
+        self._blob.read_through()
+        return termhash.check_table(self._table, self._data, self._offsets)
 
     def term_bytes(self, i: int) -> bytes:
         """Return the UTF-8 bytes of the term with id ``i``."""
@@ -71,16 +96,20 @@ class Lexicon:
     def find_many(self, terms: list[str]) -> list[int]:
         """Return :meth:`find` of each of ``terms`` (remembered alike), in one compiled call.
 
-        A query's new terms: the encoding, the terms index's bisection and the stride's binary
-        search of each run in C (one call instead of several per term), the very search
-        :meth:`_search` does.
+        A query's new terms: the encoding and the look-up of each (its hash's slots and the
+        record named, or the terms index's bisection and the stride's binary search) run in C,
+        one call instead of several per term: the very search :meth:`_search` does.
         """
         find = blocks._blocks  # read per call: the compiled codec can be switched off (tests)
         if find is None or len(terms) < 2:
             return [self.find(t) for t in terms]
-        index = self._index if self._index is not None else self.terms_index()
+        ids: list[int]
         try:
-            ids: list[int] = find.find_many(self._data, self._offsets, index, self.STRIDE, terms)
+            if self._slots is not None:
+                ids = find.hash_find(self._data, self._offsets, self._slots, terms)
+            else:
+                index = self._index if self._index is not None else self.terms_index()
+                ids = find.find_many(self._data, self._offsets, index, self.STRIDE, terms)
         except ValueError as exc:
             raise IndexCorruptError(f"index file damaged: terms ({exc})") from None
         found = self._found
@@ -90,11 +119,22 @@ class Lexicon:
         return ids
 
     def _search(self, term: str) -> int:
-        """Return the id of ``term`` by binary search (-1 when absent).
+        """Return the id of ``term`` through the hash, or by binary search (-1 when absent).
 
-        The terms index gives the stride the term is in; only that stride's records are
-        searched (one or two pages of a cold lexicon).
+        With a hash: one slot (nearly always), then the record it names. Without: the terms
+        index gives the stride the term is in; only that stride's records are searched (one or
+        two pages of a cold lexicon).
         """
+        find = blocks._blocks  # read per call: the compiled codec can be switched off (tests)
+        if self._slots is not None:
+            if find is not None:  # a slot, the record's offsets, its bytes: ~3 memory reads
+                try:
+                    return find.hash_find(self._data, self._offsets, self._slots, term)  # type: ignore[no-any-return]
+                except ValueError as exc:
+                    raise IndexCorruptError(f"index file damaged: terms ({exc})") from None
+            key = term.encode("utf-8", "replace")
+            slots = self._slots.cast("B").cast("I")
+            return termhash.find(slots, self._n, self._blob.get_bytes, key)
         key = term.encode("utf-8", "replace")
         index = self._index if self._index is not None else self.terms_index()
         lo = bisect_right(index, key) - 1  # the last sampled key ≤ key
@@ -105,7 +145,6 @@ class Lexicon:
         hi = lo + stride
         if hi > self._n:
             hi = self._n
-        find = blocks._blocks  # read per call: the compiled codec can be switched off (tests)
         if find is not None:  # a binary search in C: ~0.5 µs instead of ~10
             try:
                 return find.find(self._data, self._offsets, key, lo, hi)  # type: ignore[no-any-return]
@@ -172,12 +211,16 @@ def write_lexicon(directory: Path, terms: Iterable[str], name: str = "terms") ->
 
 
 def write_lexicon_bytes(directory: Path, data: bytes, lens: I64, name: str = "terms") -> None:
-    """Write sorted terms given as their UTF-8 bytes back to back and each one's length."""
+    """Write sorted terms given as their UTF-8 bytes back to back and each one's length.
+
+    With their hash (``terms.hash.npy``: :mod:`~bm25desk.engine.index.termhash`).
+    """
     with open(directory / f"{name}.bin", "wb") as fh:
         fh.write(data)
     offsets = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
     save_array(directory / f"{name}.off.npy", narrow(offsets))
+    termhash.write_table(directory, data, offsets, name)
 
 
 def sort_terms(terms: Sequence[str]) -> I64:

@@ -10,7 +10,9 @@ postings array, a stored field or a per-document array: it streams them.
   of the sources' lexicons, written to ``terms.bin`` as it is produced. The merge runs in rounds
   of a few hundred thousand terms (set, sort and dict at C speed; a heap per term is ~5× slower).
   What stays in memory is, per source, the monotone map local term id → merged term id (4 bytes
-  per local term), and the merged ``ptr``/``tptr`` arrays (8 bytes per merged term each).
+  per local term), and the merged ``ptr``/``tptr`` arrays (8 bytes per merged term each). The
+  lexicon's hash is built from the written ``terms.bin`` (mapped) and its offsets (~12 bytes per
+  merged term while it is built, compiled).
 * **Postings.** The merged terms are cut into blocks of about ``block_postings`` postings. As the
   maps are monotone, a block of merged terms is a contiguous range of every source's term ids,
   hence a contiguous slice of its ``docs``/``tfs`` arrays, read with plain sequential file reads
@@ -45,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bm25desk.engine.index import termhash
 from bm25desk.engine.index.arrays import (
     I32,
     IndexCorruptError,
@@ -53,7 +56,7 @@ from bm25desk.engine.index.arrays import (
     narrow,
     save_array,
 )
-from bm25desk.engine.index.blobs import Blob
+from bm25desk.engine.index.blobs import Blob, map_file
 from bm25desk.engine.index.kway import Chunk, rounds, split_records, whole_runs
 from bm25desk.engine.index.layout import segment_meta, write_json
 from bm25desk.engine.index.merge_postings import merge_body, merge_postings, merged_ptr
@@ -108,7 +111,15 @@ def _merge_vocabulary(sources: list[MergeSource], dest: Path, cancel: CancelToke
             for pieces, (t, _) in zip(maps, taken, strict=True):
                 pieces.append(np.fromiter(map(index.__getitem__, t), dtype=np.int32, count=len(t)))
             n_terms += len(terms)
-    save_array(dest / "terms.off.npy", narrow(np.frombuffer(offsets, dtype=np.int64)))
+    offs = np.frombuffer(offsets, dtype=np.int64)
+    save_array(dest / "terms.off.npy", narrow(offs))
+    data = map_file(dest / "terms.bin")
+    try:
+        termhash.write_table(dest, data, offs)
+    finally:
+        if isinstance(data, mmap.mmap):
+            with contextlib.suppress(BufferError):  # a view still held: closed when freed
+                data.close()
     for s, pieces in zip(sources, maps, strict=True):
         m = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
         if m.size > 1 and not bool(np.all(m[1:] > m[:-1])):

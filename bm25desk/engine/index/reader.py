@@ -31,7 +31,7 @@ from bm25desk.engine.index.arrays import (
     read_through,
 )
 from bm25desk.engine.index.integrity import LEXICON_FILES, Stamps, check_segment, verify_files
-from bm25desk.engine.index.layout import segment_files
+from bm25desk.engine.index.layout import optional_files, segment_files
 from bm25desk.engine.index.lexicon import Lexicon
 from bm25desk.engine.index.manifest import FORMAT as MANIFEST_FORMAT
 from bm25desk.engine.index.manifest import (
@@ -191,11 +191,13 @@ class Index:
         expected: list[str] = []
         for (seg_name, dele), seg in zip(entries, self.segments, strict=True):
             expected += [f"{seg_name}/{f}" for f in segment_files(seg.format)]
+            expected += optional_files(path, seg_name, manifest)
             if dele:
                 expected.append(dele)
         lex = manifest.get("lexicon")
         if lex:
             expected += [f"{lex}/{f}" for f in LEXICON_FILES]
+            expected += optional_files(path, lex, manifest)
         stamps = Stamps(path)
         fresh = verify_files(path, manifest, expected, stamps=stamps)
         for (seg_name, _), seg in zip(entries, self.segments, strict=True):
@@ -390,33 +392,46 @@ class Index:
         """
         cache = self._tid_cache
         new = [t for t in terms if t not in cache]
-        if len(new) > 1 and len(self.segments) == 1 and self._ptr is not None:
+        got = (
             self._look_up_many(new)
+            if len(new) > 1 and len(self.segments) == 1 and self._ptr is not None
+            else {}
+        )
         df = self._term_df
         out = []
         for term in terms:
-            tid = cache.get(term)
-            if tid is None:
-                tid = self.term_id(term)
-            out.append(df(tid) if tid >= 0 else 0)
+            d = got.get(term)
+            if d is None:
+                tid = cache.get(term)
+                if tid is None:
+                    tid = self.term_id(term)
+                d = df(tid) if tid >= 0 else 0
+            out.append(d)
         return out
 
-    def _look_up_many(self, terms: list[str]) -> None:
-        """Look up and remember ``terms`` (new, distinct) and ask for their blocks ahead."""
+    def _look_up_many(self, terms: list[str]) -> dict[str, int]:
+        """Look up and remember ``terms`` (new, distinct); return the df of each (0: none).
+
+        Their blocks are asked for ahead (one read-ahead request per term, in one call).
+        """
         ids = self._lexicon.find_many(terms)
         df = self._term_df
         cache = self._tid_cache
         if len(cache) + len(ids) > 100_000:
             cache.clear()
         found = []
+        dfs = {}
         for term, tid in zip(terms, ids, strict=True):
-            if tid >= 0 and df(tid) > 0:
+            d = df(tid) if tid >= 0 else 0
+            if d > 0:
                 found.append(tid)
             else:
                 tid = -1
             cache[term] = tid
+            dfs[term] = d
         if found:
             self.segments[0].prefetch_many(found)  # the index's term ids are the segment's
+        return dfs
 
     def term_df(self, term: str) -> int:
         """Return the number of live documents containing ``term`` (0 when none)."""

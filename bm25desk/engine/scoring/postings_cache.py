@@ -422,10 +422,10 @@ def _make(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> Any:
         keep, fill = cache.admit(tk, s, term, parts.n)
         if not fill:
             parts = _topk.parts(_views(st)[s], tid, tk, fill=False)
-        if parts.n_overflow:
-            i = parts.overflow_from
-            j = i + parts.n_overflow
-            p = SimpleNamespace(ovf=(None, sg.seg.ovf_doc[i:j], sg.seg.ovf_tf[i:j]))
+        if parts.n_overflow:  # (as topk._Postings reads to the state: the Parts has its range)
+            i, n = parts.overflow_from, parts.n_overflow
+            ovf = (None, sg.seg.ovf_doc[i : i + n], sg.seg.ovf_tf[i : i + n])
+            p = SimpleNamespace(pl=parts, seg=sg.seg, n_ovf=n, ovf=ovf)
             parts.set_overflow(st.overflow_values(term, s, p, w, doclen))
     else:  # lists encoded in memory: kept by the state, made once
         p = st.postings(term)[s]

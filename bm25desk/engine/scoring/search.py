@@ -583,7 +583,7 @@ class Searcher:
         the dense float64 ranking bit for bit, so which one ran never shows.
         """
         index = self.index
-        allowed = self._allowed(parsed)
+        allowed = self._allowed(parsed) if self.filters or parsed.has_constraints else None
         dfs = self._dfs
         postings = 0
         for t in terms:
@@ -636,6 +636,9 @@ class Searcher:
         QueryError
             When ``k`` is not a whole number of at least 1.
         """
+        if type(k) is int and k >= 1:  # the common case, without isinstance checks
+            n = self.index.n_docs
+            return k if k <= n else max(n, 1)
         if type(k) is not int and (isinstance(k, bool) or not isinstance(k, int | np.integer)):
             raise QueryError(f"k must be a whole number, not {k!r}")
         if k < 1:
@@ -714,7 +717,8 @@ def analysis_of(parsed: ParsedQuery, missing: Sequence[str]) -> QueryAnalysis:
         gone = set(missing)
         tokens = tuple(_unknown(tok) if tok.term in gone else tok for tok in tokens)
         unknown = tuple(dict.fromkeys(t.term for t in tokens if t.term in gone))
-    stopped = tuple(dict.fromkeys(t.surface for t in parsed.tokens if t.status == "stop"))
+    stops = [t.surface for t in parsed.tokens if t.status == "stop"]
+    stopped = tuple(dict.fromkeys(stops)) if stops else ()
     return QueryAnalysis(parsed, tokens, unknown, stopped)
 
 
@@ -809,6 +813,8 @@ def _df_of(statistics: Statistics) -> Any:
 
 def _empty_reason(parsed: ParsedQuery) -> str:
     if not parsed.tokens:
+        if parsed.text.strip() and not any(c.isalnum() for c in parsed.text):
+            return "nothing to search for: the query has no words, only punctuation or symbols"
         return "the query is empty"
     stopped = [t.surface for t in parsed.tokens if t.status == "stop"]
     if stopped and all(t.term is None for t in parsed.tokens):

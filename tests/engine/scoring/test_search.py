@@ -332,6 +332,9 @@ def test_query_errors(tiny_index: Index, make_index) -> None:
     s = Searcher(tiny_index)
     with pytest.raises(QueryError, match="the query is empty"):
         s.search("   ")
+    for text in ("!!! ??? ...", "— · ¿?", "+-- () *"):  # typed, but no word in it
+        with pytest.raises(QueryError, match="no words, only punctuation or symbols"):
+            s.search(text)
     with pytest.raises(QueryError, match="only excludes"):
         s.search("NOT cat")
     with pytest.raises(QueryError):  # whoosh drops a lone "-word": reported as an empty query

@@ -115,6 +115,21 @@ def check(
             assert got.parts[:, t].view(np.int64).tolist() == part.view(np.int64).tolist(), where
     assert topk.count_matches(index, terms, allowed) == n_ref
     check_ranked(index, terms, k, allowed, ref_d, ref_s)
+    if topk.HAVE_KERNEL:  # lists this short take the short path: the pruning traversal too
+        from bm25desk.engine.scoring import _topk
+
+        limit = _topk.short_limit(-1)
+        try:
+            got = topk.top_k(index, terms, k, allowed, kernel=True)
+            where = f"{variant!r} {list(query)} k={k} pruning"
+            assert got.docnos.tolist() == ref_d.tolist(), where
+            assert got.scores.view(np.int64).tolist() == ref_s.view(np.int64).tolist(), where
+            for t, (tf, part) in enumerate(parts):
+                assert got.tfs[:, t].tolist() == tf.tolist(), where
+                assert got.parts[:, t].view(np.int64).tolist() == part.view(np.int64).tolist()
+            check_ranked(index, terms, k, allowed, ref_d, ref_s)
+        finally:
+            _topk.short_limit(limit)
     # The exhaustive traversal in C: the same ranking, rows and match count (None: no kernel).
     for rows in (True, False):
         ex = topk.exhaustive_top_k(index, terms, k, allowed, rows=rows)

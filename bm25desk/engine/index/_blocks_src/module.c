@@ -473,6 +473,15 @@ static PyMethodDef blocks_methods[] = {
      "find_many(data, offsets, index, stride, terms) -> the id of each term (str, list) in a "
      "sorted blob, or -1: Lexicon._search's look-up (index: every stride-th record's bytes, "
      "a list) for a query's new terms in one call."},
+    {"hash_find", (PyCFunction)blocks_hash_find, METH_VARARGS,
+     "hash_find(data, offsets, table, terms) -> the id of a term (str), or of each term of a "
+     "list, in a blob through its hash table (termhash.py), or -1; ValueError when the table's "
+     "size does not fit the records or a record's offsets are out of order."},
+    {"terms_hash", (PyCFunction)blocks_terms_hash, METH_VARARGS,
+     "terms_hash(data, offsets) -> the hash table of a blob's records (bytes of uint32: "
+     "termhash.py's layout, the same bytes as its numpy build)."},
+    {"term_hash", (PyCFunction)blocks_term_hash, METH_VARARGS,
+     "term_hash(key) -> the 64-bit hash of bytes the lexicon's hash uses (FNV-1a, fmix64)."},
     {"prefetch_many", (PyCFunction)blocks_prefetch_many, METH_VARARGS,
      "prefetch_many(blocks, blk_off, bptr, ids) -> bytes asked for: prefetch(blocks, blk_off, "
      "bptr, i, i + 1) for each term id i of the list ids."},

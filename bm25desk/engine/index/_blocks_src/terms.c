@@ -1,9 +1,11 @@
 /*
  * _blocks, the lexicon's side: find a term's record in a sorted blob (one term, or a query's new
- * terms in one call), and ask the kernel to read a term's blocks ahead (MADV_WILLNEED).
+ * terms in one call), through the lexicon's hash (terms.hash.npy) or its terms index, build that
+ * hash, and ask the kernel to read a term's blocks ahead (MADV_WILLNEED).
  *
  * Every offset read is checked against the data: a damaged lexicon raises ValueError, never
- * reads past its map.
+ * reads past its map. Every slot read from a hash is bounds-checked and its record's bytes
+ * compared with the key: a damaged hash can make a term be missed, never give a wrong id.
  */
 #include "view.h"
 
@@ -371,4 +373,268 @@ blocks_prefetch_many(PyObject *Py_UNUSED(module), PyObject *args)
 done:
     view_drop(v, 3);
     return result;
+}
+
+/* -- the lexicon's hash (terms.hash.npy; bm25desk/engine/index/termhash.py describes it) ------- */
+
+#define TH_FNV_OFFSET 0xcbf29ce484222325ULL
+#define TH_FNV_PRIME 0x100000001b3ULL
+/* Lexicons of this many terms or more get no hash (ids + 1 and the slots' starts fit in 32 bits;
+ * termhash.MAX_TERMS). */
+#define TH_MAX_TERMS ((Py_ssize_t)1 << 30)
+
+/* FNV-1a over the bytes, then MurmurHash3's 64-bit finaliser (every bit of the result depends on
+ * every byte: the home slot takes the high half, the check bits the low). */
+static inline uint64_t
+th_hash(const uint8_t *s, Py_ssize_t n)
+{
+    uint64_t h = TH_FNV_OFFSET;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= TH_FNV_PRIME;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+/* The shape of the hash of n terms: m home slots (n + n / 2 + 1: load 2/3), each slot holding
+ * id + 1 in its low idbits bits (bit_length(n)) and check bits of the hash above them. */
+typedef struct {
+    uint64_t m;
+    int idbits;
+    uint32_t idmask;
+    uint32_t fpmask;
+} HashShape;
+
+static void
+th_shape(Py_ssize_t n, HashShape *s)
+{
+    int bits = 0;
+    while (bits < 32 && ((uint64_t)n >> bits)) {
+        bits++;
+    }
+    s->m = (uint64_t)n + (uint64_t)n / 2 + 1;
+    s->idbits = bits;
+    s->idmask = (uint32_t)((1ULL << bits) - 1);
+    s->fpmask = (uint32_t)((1ULL << (32 - bits)) - 1);
+}
+
+/* A term's home slot: the high half of its hash scaled to [0, m) (Lemire's multiply-shift). */
+static inline uint64_t
+th_home(uint64_t h, uint64_t m)
+{
+    return ((h >> 32) * m) >> 32;
+}
+
+/* Take a hash table (4-byte items) for a lexicon of n terms: ValueError when its size cannot be
+ * the size of the hash of n terms (m to m + n slots). */
+static int
+take_table(PyObject *obj, View *view, Py_ssize_t n, HashShape *s, const uint32_t **t,
+           Py_ssize_t *len)
+{
+    if (view_take(obj, view, 4, "table") < 0) {
+        return -1;
+    }
+    th_shape(n, s);
+    *len = view->v.len / 4;
+    if (n >= TH_MAX_TERMS || (uint64_t)*len < s->m || (uint64_t)*len > s->m + (uint64_t)n) {
+        PyErr_SetString(PyExc_ValueError, "find: the hash does not fit the lexicon");
+        return -1;
+    }
+    *t = view->v.buf;
+    return 0;
+}
+
+/* The id of key through the hash (-1: absent), or -2 with ValueError when the record a slot names
+ * has offsets out of order. Slots are read from the key's home slot on, up to the first empty
+ * one (or the table's end); a slot is a candidate when its check bits are the key's, and its id
+ * the answer only when in range and its record's bytes are the key's. */
+static Py_ssize_t
+hash_search(const uint8_t *data, Py_ssize_t size, const Offsets *off, const uint32_t *t,
+            Py_ssize_t len, const HashShape *s, const char *key, Py_ssize_t klen)
+{
+    uint64_t h = th_hash((const uint8_t *)key, klen);
+    uint32_t fp = (uint32_t)h & s->fpmask;
+    for (Py_ssize_t i = (Py_ssize_t)th_home(h, s->m); i < len; i++) {
+        uint32_t v = t[i];
+        if (v == 0) {
+            return -1;
+        }
+        if ((v >> s->idbits) != fp) {
+            continue;
+        }
+        Py_ssize_t id = (Py_ssize_t)(v & s->idmask) - 1;
+        if (id < 0 || id >= off->n) {
+            continue; /* a damaged slot: no record */
+        }
+        int64_t a = off_at(off, id), z = off_at(off, id + 1);
+        if (a < 0 || z < a || z > size) {
+            PyErr_SetString(PyExc_ValueError, "find: offsets out of order");
+            return -2;
+        }
+        if (z - a == klen && memcmp(data + a, key, (size_t)klen) == 0) {
+            return id;
+        }
+    }
+    return -1;
+}
+
+PyObject *
+blocks_hash_find(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o, *table_o, *terms;
+    if (!PyArg_ParseTuple(args, "OOOO", &data_o, &off_o, &table_o, &terms)) {
+        return NULL;
+    }
+    int many = PyList_Check(terms);
+    if (!many && !PyUnicode_Check(terms)) {
+        PyErr_SetString(PyExc_TypeError, "hash_find: expected a str or a list of str");
+        return NULL;
+    }
+    View v[3];
+    memset(v, 0, sizeof(v));
+    Offsets off;
+    HashShape s;
+    const uint32_t *t;
+    Py_ssize_t len;
+    PyObject *result = NULL, *out = NULL;
+    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
+        goto done;
+    }
+    if (off.n < 0 || check_offsets(&off, v[0].v.len) < 0) {
+        PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
+        goto done;
+    }
+    if (take_table(table_o, &v[2], off.n, &s, &t, &len) < 0) {
+        goto done;
+    }
+    Py_ssize_t nt = many ? PyList_GET_SIZE(terms) : 1;
+    if (many && (out = PyList_New(nt)) == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nt; k++) {
+        PyObject *term = many ? PyList_GET_ITEM(terms, k) : terms, *owned;
+        if (!PyUnicode_Check(term)) {
+            PyErr_SetString(PyExc_TypeError, "hash_find: terms must be str");
+            goto done;
+        }
+        Py_ssize_t klen;
+        const char *key = term_utf8(term, &klen, &owned);
+        if (key == NULL) {
+            goto done;
+        }
+        Py_ssize_t at = hash_search(v[0].v.buf, v[0].v.len, &off, t, len, &s, key, klen);
+        Py_XDECREF(owned);
+        PyObject *id = at < -1 ? NULL : PyLong_FromSsize_t(at);
+        if (id == NULL) {
+            goto done;
+        }
+        if (!many) {
+            result = id;
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, id);
+    }
+    result = out;
+    out = NULL;
+done:
+    Py_XDECREF(out);
+    view_drop(v, 3);
+    return result;
+}
+
+PyObject *
+blocks_terms_hash(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o;
+    if (!PyArg_ParseTuple(args, "OO", &data_o, &off_o)) {
+        return NULL;
+    }
+    View v[2];
+    memset(v, 0, sizeof(v));
+    Offsets off;
+    PyObject *result = NULL;
+    uint32_t *next = NULL;
+    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
+        goto done;
+    }
+    const uint8_t *data = v[0].v.buf;
+    Py_ssize_t n = off.n, size = v[0].v.len;
+    if (n < 0 || check_offsets(&off, size) < 0) {
+        PyErr_SetString(PyExc_ValueError, "terms_hash: offsets do not fit the data");
+        goto done;
+    }
+    if (n >= TH_MAX_TERMS) {
+        PyErr_SetString(PyExc_OverflowError, "terms_hash: too many terms for a hash");
+        goto done;
+    }
+    HashShape s;
+    th_shape(n, &s);
+    /* Slots are given out in order of home slot, ties in id order: a home's terms take the slots
+     * from max(home, the previous home's last + 1) on (termhash.py: numpy's stable sort and
+     * running maximum place them the same). next[b]: home b's terms counted, then its next. */
+    next = PyMem_Calloc((size_t)s.m, sizeof(uint32_t));
+    if (next == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int bad = 0;
+    uint64_t end = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t id = 0; id < n; id++) {
+        int64_t a = off_at(&off, id), z = off_at(&off, id + 1);
+        if (a < 0 || z < a || z > size) {
+            bad = 1;
+            break;
+        }
+        next[th_home(th_hash(data + a, (Py_ssize_t)(z - a)), s.m)]++;
+    }
+    for (uint64_t b = 0; !bad && b < s.m; b++) {
+        uint32_t c = next[b];
+        if (c) {
+            uint64_t start = b > end ? b : end;
+            next[b] = (uint32_t)start;
+            end = start + c;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "terms_hash: offsets out of order");
+        goto done;
+    }
+    uint64_t len = end > s.m ? end : s.m;
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(len * sizeof(uint32_t)));
+    if (result == NULL) {
+        goto done;
+    }
+    uint32_t *t = (uint32_t *)PyBytes_AS_STRING(result);
+    Py_BEGIN_ALLOW_THREADS
+    memset(t, 0, (size_t)len * sizeof(uint32_t));
+    for (Py_ssize_t id = 0; id < n; id++) {
+        int64_t a = off_at(&off, id), z = off_at(&off, id + 1);
+        uint64_t h = th_hash(data + a, (Py_ssize_t)(z - a));
+        uint32_t fp = (uint32_t)h & s.fpmask;
+        t[next[th_home(h, s.m)]++] = (uint32_t)(((uint64_t)fp << s.idbits) | (uint64_t)(id + 1));
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyMem_Free(next);
+    view_drop(v, 2);
+    return result;
+}
+
+PyObject *
+blocks_term_hash(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer key;
+    if (!PyArg_ParseTuple(args, "y*", &key)) {
+        return NULL;
+    }
+    uint64_t h = th_hash(key.buf, key.len);
+    PyBuffer_Release(&key);
+    return PyLong_FromUnsignedLongLong(h);
 }

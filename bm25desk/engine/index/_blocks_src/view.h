@@ -25,5 +25,8 @@ PyObject *blocks_find_many(PyObject *module, PyObject *args);
 PyObject *blocks_strictly_sorted(PyObject *module, PyObject *args);
 PyObject *blocks_prefetch(PyObject *module, PyObject *args);
 PyObject *blocks_prefetch_many(PyObject *module, PyObject *args);
+PyObject *blocks_hash_find(PyObject *module, PyObject *args);
+PyObject *blocks_terms_hash(PyObject *module, PyObject *args);
+PyObject *blocks_term_hash(PyObject *module, PyObject *args);
 
 #endif

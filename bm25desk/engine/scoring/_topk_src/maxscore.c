@@ -209,8 +209,10 @@ finish(Query *q, int m, int64_t docno)
     }
     int32_t *rt = q->rows_tf + sl * q->ncols;
     double *rp = q->rows_tp + sl * q->ncols;
-    memset(rt, 0, sizeof(int32_t) * q->ncols);
-    memset(rp, 0, sizeof(double) * q->ncols);
+    for (int c = 0; c < q->ncols; c++) { /* (a few columns: no call to memset) */
+        rt[c] = 0;
+        rp[c] = 0.0;
+    }
     for (int a = 0; a < m; a++) {
         int qi = present[a];
         rt[q->cols[qi]] = q->tfv[qi];

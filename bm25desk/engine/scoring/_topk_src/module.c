@@ -6,11 +6,12 @@ PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* windows.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
-PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* search.c */
+PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* ranked.c */
 PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* split.c */
 PyObject *topk_parts_wide(PyObject *module, PyObject *args);            /* parts.c */
 PyObject *topk_parts(PyObject *module, PyObject *args, PyObject *kwds); /* parts.c */
 PyObject *topk_exhaustive_query(PyObject *module, PyObject *args, PyObject *kwds); /* exquery.c */
+PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -56,7 +57,7 @@ static PyMethodDef topk_methods[] = {
     {"ranked", (PyCFunction)(void (*)(void))topk_ranked, METH_VARARGS | METH_KEYWORDS,
      "ranked(arrays, dl_index, tids, qws, table, k, allow=None, deny=None, cap=32, shift=7)\n"
      "-> (docnos, scores, tfs, parts) as search() returns them, or None\n\n"
-     "The pruning traversal of one stored segment (arrays as for stored()) for the terms of ids "
+     "The top k of one stored segment (arrays as for stored()) for the terms of ids "
      "tids, in query order, with weights qws (qtf * idf) and one Table: what search() does with "
      "stored(arrays, tid, ...) per term, in one call and without PostingList objects. None when "
      "a term has postings with tf > cap (their tf parts come from numpy: use search())."},
@@ -79,6 +80,12 @@ static PyMethodDef topk_methods[] = {
      "2 * min_postings postings splits its windows across up to `threads` threads (one per "
      "min_postings postings; 0: the processors online, at most 4; 1: never), its top k merged "
      "exactly. With arguments, set them (tests, measurement)."},
+    {"short_limit", (PyCFunction)topk_short_limit, METH_VARARGS,
+     "short_limit([postings]) -> the short path's limit before the call: search() (not "
+     "exhaustive) and ranked() score every document, without pruning, when the lists hold at "
+     "most that many postings in all, and either an eighth of it or not much more than 5 times "
+     "those outside the longest list (see _topk_src/short.c). With postings, set it (tests, "
+     "measurement: -1 never, 2**62 always)."},
     {NULL, NULL, 0, NULL},
 };
 

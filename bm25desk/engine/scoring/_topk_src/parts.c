@@ -147,7 +147,7 @@ parts_stored(PyObject *sobj, Py_ssize_t tid, PyObject *tobj, int fill)
         return NULL;
     }
     self->fillable = fill;
-    if (stored_list(&self->own, sv->v, tid, &sv->dli, sv->dli_w, sv->cap, sv->shift) < 0 ||
+    if (stored_list(&self->own, sv->v, tid, &sv->dli, sv->dli_w, sv->cap, sv->shift, NULL) < 0 ||
         parts_take_list(self, &self->own, Py_None) < 0) {
         Py_DECREF(self);
         return NULL;

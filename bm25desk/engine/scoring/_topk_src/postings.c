@@ -11,6 +11,14 @@
  *     searches), no block is read; the traversal checks every block it decodes. */
 #include "topk.h"
 
+/* n bytes from the arena (a list set up inside a call: freed with the call's scratch), or from
+ * malloc (a PostingList object's own, freed with it). */
+static void *
+list_alloc(Arena *arena, size_t n)
+{
+    return arena ? arena_alloc(arena, n, 0) : malloc(n);
+}
+
 static void
 PostingList_dealloc(PostingList *self)
 {
@@ -322,12 +330,13 @@ lower_i64(const int64_t *a, Py_ssize_t n, int64_t v)
 
 /* The term's overflow positions (a range of the segment's ascending ovf, made relative). */
 static int
-stored_overflow(PostingList *pl, const int64_t *ovf, Py_ssize_t novf_all, int64_t a, int64_t z)
+stored_overflow(PostingList *pl, const int64_t *ovf, Py_ssize_t novf_all, int64_t a, int64_t z,
+                Arena *arena)
 {
     Py_ssize_t i = lower_i64(ovf, novf_all, a), j = lower_i64(ovf, novf_all, z);
     pl->ovf_lo = i;
     pl->novf = j - i;
-    pl->ovf_pos = malloc(sizeof(int32_t) * (pl->novf ? pl->novf : 1));
+    pl->ovf_pos = list_alloc(arena, sizeof(int32_t) * (pl->novf ? pl->novf : 1));
     if (!pl->ovf_pos) {
         PyErr_NoMemory();
         return -1;
@@ -346,7 +355,7 @@ stored_overflow(PostingList *pl, const int64_t *ovf, Py_ssize_t novf_all, int64_
 /* The term's frontier: stored for a list of several blocks; its block's for one (n_tprof -1). */
 static int
 stored_frontier(PostingList *pl, Py_ssize_t tid, const Py_buffer *terms, const Py_buffer *off,
-                const Py_buffer *data)
+                const Py_buffer *data, Arena *arena)
 {
     pl->n_tprof = -1;
     if (pl->nblk <= 1) {
@@ -374,8 +383,8 @@ stored_frontier(PostingList *pl, Py_ssize_t tid, const Py_buffer *terms, const P
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         return -1;
     }
-    pl->tprof_tf = malloc(m + 1);
-    pl->tprof_doc = malloc(sizeof(int32_t) * (m + 1));
+    pl->tprof_tf = list_alloc(arena, (size_t)m + 1);
+    pl->tprof_doc = list_alloc(arena, sizeof(int32_t) * (size_t)(m + 1));
     if (!pl->tprof_tf || !pl->tprof_doc) {
         PyErr_NoMemory();
         return -1;
@@ -403,13 +412,13 @@ offset_at(const Py_buffer *v, Py_ssize_t i)
 
 /* The term's block offsets: the segment's own (int64), or widened into own_off (uint32). */
 static int
-stored_offsets(PostingList *pl, int64_t b0)
+stored_offsets(PostingList *pl, int64_t b0, Arena *arena)
 {
     if (pl->off_view.itemsize == 8) {
         pl->blk_off = (const int64_t *)pl->off_view.buf + b0;
         return 0;
     }
-    pl->own_off = malloc(sizeof(int64_t) * (pl->nblk + 1));
+    pl->own_off = list_alloc(arena, sizeof(int64_t) * (size_t)(pl->nblk + 1));
     if (!pl->own_off) {
         PyErr_NoMemory();
         return -1;
@@ -424,7 +433,8 @@ stored_offsets(PostingList *pl, int64_t b0)
 
 /* The term's postings: counts and block range from ptr/bptr, checked against the arrays. */
 static int
-stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buffer *bptr)
+stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buffer *bptr,
+             Arena *arena)
 {
     Py_ssize_t nterms = buf_len(ptr) - 1, total = buf_len(&pl->last_view);
     if (tid < 0 || tid >= nterms || buf_len(bptr) != nterms + 1 ||
@@ -441,7 +451,7 @@ stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buf
     }
     pl->n = (Py_ssize_t)(z - a);
     pl->nblk = (Py_ssize_t)(b1 - b0);
-    if (stored_offsets(pl, b0) < 0) {
+    if (stored_offsets(pl, b0, arena) < 0) {
         return -1;
     }
     pl->blk_last = (const int32_t *)pl->last_view.buf + b0;
@@ -452,10 +462,26 @@ stored_range(PostingList *pl, Py_ssize_t tid, const Py_buffer *ptr, const Py_buf
     return 0;
 }
 
+int
+stored_has_overflow(const Py_buffer v[9], Py_ssize_t tid)
+{
+    Py_ssize_t nterms = buf_len(&v[3]) - 1;
+    if (tid < 0 || tid >= nterms || v[5].itemsize != 8) {
+        return -1;
+    }
+    int64_t a = offset_at(&v[3], tid), z = offset_at(&v[3], tid + 1);
+    if (a < 0 || z < a) {
+        return -1;
+    }
+    const int64_t *ovf = v[5].buf;
+    Py_ssize_t n = buf_len(&v[5]), i = lower_i64(ovf, n, a);
+    return i < n && ovf[i] < z;
+}
+
 /* A list over borrowed views of a stored segment's arrays (see topk.h); nothing is referenced. */
 int
 stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_buffer *dli, int dli_w,
-            int cap, int shift)
+            int cap, int shift, Arena *arena)
 {
     memset(pl, 0, sizeof(PostingList));
     pl->dli_view = *dli;
@@ -466,13 +492,20 @@ stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_buff
     pl->stream_view = v[0];
     pl->off_view = v[1];
     pl->last_view = v[2];
-    if (stored_range(pl, tid, &v[3], &v[4]) < 0 ||
-        stored_overflow(pl, v[5].buf, buf_len(&v[5]), pl->post_lo, pl->post_lo + pl->n) < 0 ||
-        stored_frontier(pl, tid, &v[6], &v[7], &v[8]) < 0) {
+    pl->n_tprof = -1;
+    if (stored_range(pl, tid, &v[3], &v[4], arena) < 0 ||
+        stored_overflow(pl, v[5].buf, buf_len(&v[5]), pl->post_lo, pl->post_lo + pl->n, arena) <
+            0) {
         return -1;
     }
     pl->ready = 1;
     return 0;
+}
+
+int
+stored_list_frontier(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, Arena *arena)
+{
+    return stored_frontier(pl, tid, &v[6], &v[7], &v[8], arena);
 }
 
 void
@@ -516,9 +549,10 @@ stored_init(PostingList *pl, PyObject *arrays, Py_ssize_t tid)
         pl->off_view = v[1];
         pl->last_view = v[2];
         pl->have_stored = 1;
-        if (stored_range(pl, tid, &v[3], &v[4]) == 0 &&
-            stored_overflow(pl, v[5].buf, buf_len(&v[5]), pl->post_lo, pl->post_lo + pl->n) == 0 &&
-            stored_frontier(pl, tid, &v[6], &v[7], &v[8]) == 0) {
+        if (stored_range(pl, tid, &v[3], &v[4], NULL) == 0 &&
+            stored_overflow(pl, v[5].buf, buf_len(&v[5]), pl->post_lo, pl->post_lo + pl->n,
+                            NULL) == 0 &&
+            stored_frontier(pl, tid, &v[6], &v[7], &v[8], NULL) == 0) {
             rc = 0;
         }
     }

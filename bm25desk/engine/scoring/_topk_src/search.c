@@ -4,49 +4,10 @@
  * term (its PostingList, weight, tables and overflow values, all checked), take the previous
  * segments' top k, traverse the segment without the GIL (maxscore.c), and return the result
  * sorted. Everything the steps hold is in one Search, released in one place. */
-#include "topk.h"
+#include "search.h"
 
-typedef struct {
-    Py_buffer T, U, ov;
-    int haveT, haveU, haveO;
-    double ovmax; /* the largest overflow value (0.0 without) */
-} TermViews;
-
-typedef struct {
-    /* arguments */
-    PyObject *terms;              /* a tuple of the terms (ours: the caller's list may change) */
-    int n;
-    Py_ssize_t k, ncols;
-    int64_t base;
-    int want_stats;
-    int exhaustive, rows;         /* the exhaustive traversal (exhaustive.c); its hits' rows */
-    Py_buffer dli, allow, deny, pv[4];
-    int have_dli, have_allow, have_deny, have_pv[4];
-    Py_ssize_t ndocs, np_prev;
-    TermViews *tv;
-    /* per term */
-    Cursor *cs, *seedcs;
-    int *ord, *cols, *present;
-    double *prefix, *vals, *tpv, *qb, *tb;
-    int32_t *tfv;
-    char *seen_col;
-    double *bub;                  /* block maxima of every term's blocks */
-    int32_t *scratch;             /* decoded blocks: CURSOR_SCRATCH per cursor and seed cursor */
-    int32_t *pend;                /* the traversal's candidates of one block (BLK_MAX) */
-    double *pend_b;               /* and their bounds */
-    Cursor *probes, **rest;       /* the traversal's probes of required lists; list pointers */
-    int32_t *probe_scratch;       /* CURSOR_SCRATCH per probe */
-    Py_ssize_t total_blocks, total_postings;
-    double total_abs;
-    /* the top k and its rows */
-    Heap h;
-    int32_t *rows_tf;
-    double *rows_tp;
-    Query q;
-} Search;
-
-static void
-release(Search *s)
+void
+search_release(Search *s)
 {
     for (int i = 0; s->tv && i < s->n; i++) {
         if (s->tv[i].haveT) {
@@ -67,18 +28,13 @@ release(Search *s)
             PyBuffer_Release(views[i]);
         }
     }
-    void *blocks[] = {s->tv,   s->cs,  s->seedcs,   s->ord,     s->cols, s->present,
-                      s->prefix, s->vals, s->tpv,   s->qb,      s->tb,   s->tfv,
-                      s->seen_col, s->bub, s->scratch, s->pend, s->pend_b, s->probes, s->rest, s->probe_scratch, s->h.s, s->h.d, s->h.slot, s->rows_tf, s->rows_tp};
-    for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
-        free(blocks[i]);
-    }
+    arena_close(&s->arena);
     Py_XDECREF(s->terms);
 }
 
 /* The segment's length index (*dli_w: its item size) and its optional allow and deny masks. */
-static int
-take_segment(Search *s, PyObject *dli, PyObject *allow, PyObject *deny, int *dli_w)
+int
+search_segment(Search *s, PyObject *dli, PyObject *allow, PyObject *deny, int *dli_w)
 {
     if (get_dli_buffer(dli, &s->dli, dli_w) < 0) {
         return -1;
@@ -130,7 +86,7 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
     }
     s->n = (int)nt;
     int dli_w;
-    if (take_segment(s, dli, allow, deny, &dli_w) < 0) {
+    if (search_segment(s, dli, allow, deny, &dli_w) < 0) {
         return -1;
     }
     Py_ssize_t b = 0;
@@ -141,33 +97,39 @@ read_arguments(Search *s, PyObject *args, PyObject *kwds, double *seed_ratio, Py
     return 0;
 }
 
-/* Step 2: scratch arrays sized by the number of terms and columns. */
-static int
-allocate_scratch(Search *s)
+/* Step 2: scratch arrays sized by the number of terms and columns (from the arena: they were
+ * some twenty mallocs, as costly as the traversal of a query of rare terms). */
+int
+search_scratch(Search *s)
 {
-    Py_ssize_t n1 = s->n ? s->n : 1, c1 = s->ncols ? s->ncols : 1;
-    s->tv = calloc(n1, sizeof(TermViews));
-    s->cs = calloc(n1, sizeof(Cursor));
-    s->seedcs = calloc(n1, sizeof(Cursor));
-    s->ord = malloc(sizeof(int) * n1);
-    s->cols = malloc(sizeof(int) * n1);
-    s->present = malloc(sizeof(int) * n1);
-    s->prefix = malloc(sizeof(double) * n1);
-    s->vals = malloc(sizeof(double) * n1);
-    s->tpv = malloc(sizeof(double) * n1);
-    s->tfv = malloc(sizeof(int32_t) * n1);
-    s->qb = malloc(sizeof(double) * n1);
-    s->tb = malloc(sizeof(double) * n1);
-    s->seen_col = calloc(c1, 1);
-    s->scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * 2 * n1);
-    s->pend = malloc(sizeof(int32_t) * BLK_MAX);
-    s->pend_b = malloc(sizeof(double) * BLK_MAX);
-    s->probes = calloc(n1, sizeof(Cursor));
-    s->rest = malloc(sizeof(Cursor *) * n1);
-    s->probe_scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * n1);
-    if (!s->scratch || !s->tv || !s->cs || !s->seedcs || !s->ord || !s->cols || !s->present || !s->prefix ||
-        !s->vals || !s->tpv || !s->tfv || !s->qb || !s->tb || !s->seen_col || !s->pend || !s->pend_b ||
-        !s->probes || !s->rest || !s->probe_scratch) {
+    size_t n1 = s->n ? (size_t)s->n : 1, c1 = s->ncols ? (size_t)s->ncols : 1;
+    Arena *a = &s->arena;
+    if (arena_open(a) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->tv = arena_alloc(a, n1 * sizeof(TermViews), 1);
+    s->cs = arena_alloc(a, n1 * sizeof(Cursor), 1);
+    s->seedcs = arena_alloc(a, n1 * sizeof(Cursor), 0); /* (copied before use, as probes) */
+    s->ord = arena_alloc(a, sizeof(int) * n1, 0);
+    s->cols = arena_alloc(a, sizeof(int) * n1, 0);
+    s->present = arena_alloc(a, sizeof(int) * n1, 0);
+    s->prefix = arena_alloc(a, sizeof(double) * n1, 0);
+    s->vals = arena_alloc(a, sizeof(double) * n1, 0);
+    s->tpv = arena_alloc(a, sizeof(double) * n1, 0);
+    s->tfv = arena_alloc(a, sizeof(int32_t) * n1, 0);
+    s->qb = arena_alloc(a, sizeof(double) * n1, 0);
+    s->tb = arena_alloc(a, sizeof(double) * n1, 0);
+    s->seen_col = arena_alloc(a, c1, 1);
+    s->scratch = arena_alloc(a, sizeof(int32_t) * CURSOR_SCRATCH * 2 * n1, 0);
+    s->pend = arena_alloc(a, sizeof(int32_t) * BLK_MAX, 0);
+    s->pend_b = arena_alloc(a, sizeof(double) * BLK_MAX, 0);
+    s->probes = arena_alloc(a, n1 * sizeof(Cursor), 0);
+    s->rest = arena_alloc(a, sizeof(Cursor *) * n1, 0);
+    s->probe_scratch = arena_alloc(a, sizeof(int32_t) * CURSOR_SCRATCH * n1, 0);
+    if (!s->scratch || !s->tv || !s->cs || !s->seedcs || !s->ord || !s->cols || !s->present ||
+        !s->prefix || !s->vals || !s->tpv || !s->tfv || !s->qb || !s->tb || !s->seen_col ||
+        !s->pend || !s->pend_b || !s->probes || !s->rest || !s->probe_scratch) {
         PyErr_NoMemory();
         return -1;
     }
@@ -272,6 +234,9 @@ static int
 term_maximum(Cursor *c, const PostingList *pl, double *mx)
 {
     *mx = 0.0;
+    if (pl->n_tprof < 0 && pl->nblk > 1) {
+        return -1; /* (a stored list of several blocks has a frontier: never left unread) */
+    }
     if (pl->n_tprof >= 0) {
         for (int e = 0; e < pl->n_tprof; e++) {
             int32_t d = pl->tprof_doc[e];
@@ -297,15 +262,26 @@ term_maximum(Cursor *c, const PostingList *pl, double *mx)
     return *c->broken ? -1 : 0;
 }
 
-/* Cursor i's weight and upper bound: the term's maximum of U (its frontier) and of its exact
- * overflow values, times max(qw, 0); and the query's totals. */
-static int
-term_bound(Search *s, int i, const PostingList *pl, double qw)
+/* Cursor i's list and weight, and the query's totals of blocks and postings. */
+void
+search_term_weight(Search *s, int i, const PostingList *pl, double qw)
 {
     Cursor *c = &s->cs[i];
+    s->tv[i].pl = pl;
     c->qw = qw;
     c->qwp = qw > 0.0 ? qw : 0.0;
     c->qi = i;
+    s->total_blocks += pl->nblk;
+    s->total_postings += pl->n;
+}
+
+/* Cursor i's upper bound: the term's maximum of U (its frontier) and of its exact overflow
+ * values, times max(qw, 0); and the query's total of their magnitudes. */
+static int
+term_bound(Search *s, int i)
+{
+    Cursor *c = &s->cs[i];
+    const PostingList *pl = s->tv[i].pl;
     double mx;
     if (term_maximum(c, pl, &mx) < 0) {
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
@@ -315,9 +291,21 @@ term_bound(Search *s, int i, const PostingList *pl, double qw)
         mx = s->tv[i].ovmax;
     }
     c->ub = c->qwp * mx;
-    s->total_abs += fabs(qw) * mx;
-    s->total_blocks += pl->nblk;
-    s->total_postings += pl->n;
+    s->total_abs += fabs(c->qw) * mx;
+    return 0;
+}
+
+/* The cursors at their first posting, with their bounds: where the pruning and exhaustive
+ * traversals start (the short path needs neither). */
+static int
+start_cursors(Search *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        cur_rewind(&s->cs[i]);
+        if (term_bound(s, i) < 0) {
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -361,7 +349,7 @@ setup_term(Search *s, int i)
         return -1;
     }
     Cursor *c = &s->cs[i];
-    cursor_init(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
+    cursor_setup(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
     if (term_tables(s, i, Tobj, Uobj, pl) < 0 || term_overflow(s, i, oobj, pl) < 0) {
         return -1;
     }
@@ -373,7 +361,8 @@ setup_term(Search *s, int i)
         }
         c->parts = pa;
     }
-    return term_bound(s, i, pl, qw);
+    search_term_weight(s, i, pl, qw);
+    return 0;
 }
 
 /* Step 4: block maxima scratch (NaN = not computed yet; blk_max folds a block's overflow values
@@ -381,7 +370,7 @@ setup_term(Search *s, int i)
 static int
 block_maxima(Search *s)
 {
-    s->bub = malloc(sizeof(double) * (s->total_blocks ? s->total_blocks : 1));
+    s->bub = arena_alloc(&s->arena, sizeof(double) * (s->total_blocks ? s->total_blocks : 1), 0);
     if (!s->bub) {
         PyErr_NoMemory();
         return -1;
@@ -451,11 +440,12 @@ start_heap(Search *s)
         return -1;
     }
     s->h.cap = hcap;
-    s->h.s = malloc(sizeof(double) * h1);
-    s->h.d = malloc(sizeof(int64_t) * h1);
-    s->h.slot = malloc(sizeof(Py_ssize_t) * h1);
-    s->rows_tf = calloc((size_t)h1 * c1, sizeof(int32_t));
-    s->rows_tp = calloc((size_t)h1 * c1, sizeof(double));
+    Arena *a = &s->arena;
+    s->h.s = arena_alloc(a, sizeof(double) * h1, 0);
+    s->h.d = arena_alloc(a, sizeof(int64_t) * h1, 0);
+    s->h.slot = arena_alloc(a, sizeof(Py_ssize_t) * h1, 0);
+    s->rows_tf = arena_alloc(a, (size_t)h1 * c1 * sizeof(int32_t), 1);
+    s->rows_tp = arena_alloc(a, (size_t)h1 * c1 * sizeof(double), 1);
     if (!s->h.s || !s->h.d || !s->h.slot || !s->rows_tf || !s->rows_tp) {
         PyErr_NoMemory();
         return -1;
@@ -552,7 +542,7 @@ static PyObject *
 build_result(Search *s)
 {
     Py_ssize_t m = s->h.size, nc = s->ncols;
-    Entry *es = malloc(sizeof(Entry) * (m ? m : 1));
+    Entry *es = arena_alloc(&s->arena, sizeof(Entry) * (m ? m : 1), 0);
     if (!es) {
         return PyErr_NoMemory();
     }
@@ -571,7 +561,6 @@ build_result(Search *s)
         Py_XDECREF(bs);
         Py_XDECREF(bt);
         Py_XDECREF(bp);
-        free(es);
         return NULL;
     }
     int64_t *od = (int64_t *)PyBytes_AS_STRING(bd);
@@ -586,7 +575,6 @@ build_result(Search *s)
             memcpy(op + i * nc, s->rows_tp + es[i].slot * nc, sizeof(double) * nc);
         }
     }
-    free(es);
     const Query *q = &s->q;
     if (s->want_stats) {
         return Py_BuildValue("(NNNN{s:L,s:L,s:L,s:L})", bd, bs, bt, bp, "candidates",
@@ -667,6 +655,44 @@ search_pruning(Search *s, PyObject *prev, double seed_ratio)
     return build_result(s);
 }
 
+/* The short path (short.c) instead of the pruning traversal: the result of build_result. */
+static PyObject *
+search_short(Search *s, PyObject *prev)
+{
+    if (take_previous(s, prev) < 0 || start_heap(s) < 0) {
+        return NULL;
+    }
+    prepare_query(s, 0.0);
+    void *scratch = arena_alloc(&s->arena, short_scratch_bytes(s->total_postings, s->n), 0);
+    if (!scratch) {
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    short_rank(&s->q, scratch);
+    Py_END_ALLOW_THREADS
+    if (s->q.broken) {
+        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
+        return NULL;
+    }
+    return build_result(s);
+}
+
+/* After the terms' set-up: the short path, the exhaustive traversal or the pruning one. */
+PyObject *
+search_set_up(Search *s, PyObject *prev, double seed_ratio)
+{
+    if (!s->exhaustive && short_taken(s->cs, s->n)) {
+        return search_short(s, prev);
+    }
+    if (start_cursors(s) < 0) {
+        return NULL;
+    }
+    if (s->exhaustive) {
+        return search_exhaustive(s, prev, seed_ratio);
+    }
+    return search_pruning(s, prev, seed_ratio);
+}
+
 PyObject *
 topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
@@ -675,7 +701,7 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     s.rows = 1;
     double seed_ratio = 4.0;
     PyObject *prev, *result = NULL;
-    if (read_arguments(&s, args, kwds, &seed_ratio, &prev) < 0 || allocate_scratch(&s) < 0) {
+    if (read_arguments(&s, args, kwds, &seed_ratio, &prev) < 0 || search_scratch(&s) < 0) {
         goto done;
     }
     for (int i = 0; i < s.n; i++) {
@@ -683,156 +709,8 @@ topk_search(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
             goto done;
         }
     }
-    if (s.exhaustive) {
-        result = search_exhaustive(&s, prev, seed_ratio);
-        goto done;
-    }
-    result = search_pruning(&s, prev, seed_ratio);
+    result = search_set_up(&s, prev, seed_ratio);
 done:
-    release(&s);
-    return result;
-}
-
-/* ranked(): the pruning traversal of one stored segment for term ids, in one call.
- *
- * What search() does for (stored(arrays, tid, ...), qw, table, None, None, column) per term, with
- * the segment's arrays taken once and each term's list set up in a caller-owned struct (the
- * same ranges, overflow and frontier checks as stored()), no PostingList object and no previous
- * segment. None when a term has postings with tf > cap: their tf parts come from numpy, so the
- * caller runs search() instead. */
-
-/* The term ids and weights: two sequences of n numbers (ints; finite floats). */
-static int
-ranked_terms(PyObject *tids, PyObject *qws, PyObject **ft, PyObject **fq, Py_ssize_t *n)
-{
-    *ft = PySequence_Fast(tids, "tids must be a sequence");
-    *fq = *ft ? PySequence_Fast(qws, "qws must be a sequence") : NULL;
-    if (!*fq) {
-        return -1;
-    }
-    *n = PySequence_Fast_GET_SIZE(*ft);
-    if (PySequence_Fast_GET_SIZE(*fq) != *n || *n > MAX_COLUMNS) {
-        PyErr_SetString(PyExc_ValueError, "tids and qws must be as many (at most a million)");
-        return -1;
-    }
-    return 0;
-}
-
-/* One term's cursor: its list (lists[i], set up here), weight and the table's T and U. */
-static int
-ranked_term(Search *s, int i, PostingList *pl, const Table *t, double qw)
-{
-    s->cols[i] = i;
-    Cursor *c = &s->cs[i];
-    cursor_init(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
-    c->T = t->Tc; /* the kernel's copy by column, as term_tables() reads a Table */
-    c->U = t->Uc;
-    c->stride = 1;
-    c->tstride = t->rows;
-    c->rows = t->rows;
-    c->ovf_val = NULL; /* none: ranked() declines lists with overflow postings */
-    return term_bound(s, i, pl, qw);
-}
-
-/* The arguments beside the terms: k, the length index, allow/deny, the table and the layout. */
-static int
-ranked_arguments(Search *s, PyObject *dli, PyObject *k, PyObject *allow, PyObject *deny,
-                 PyObject *table, PyObject *cap_o, PyObject *shift_o, int *dli_w, int *cap,
-                 int *shift)
-{
-    Py_ssize_t c = 32, sh = 7;
-    if (get_count(k, "k", 1, PY_SSIZE_T_MAX, 1, &s->k) < 0 ||
-        (cap_o && get_count(cap_o, "cap", 1, MAX_CAP, 0, &c) < 0) ||
-        (shift_o && get_count(shift_o, "shift", 2, BLK_MAX_SHIFT, 0, &sh) < 0)) {
-        return -1;
-    }
-    *cap = (int)c;
-    *shift = (int)sh;
-    if (!PyObject_TypeCheck(table, &TableType) || !((Table *)table)->ready ||
-        ((Table *)table)->cap != *cap) {
-        PyErr_SetString(PyExc_ValueError, "table must be an initialised Table of the list's cap");
-        return -1;
-    }
-    if (take_segment(s, dli, allow, deny, dli_w) < 0) {
-        return -1;
-    }
-    if (s->ndocs > INT32_MAX - 1) { /* what a PostingList's length index is held to */
-        PyErr_SetString(PyExc_ValueError, "dl_index is too long");
-        return -1;
-    }
-    return 0;
-}
-
-PyObject *
-topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
-{
-    static char *kwlist[] = {"arrays", "dl_index", "tids",  "qws",   "table", "k",
-                             "allow",  "deny",     "cap",   "shift", NULL};
-    PyObject *arrays, *dli, *tids, *qws, *table, *k, *allow = Py_None, *deny = Py_None;
-    PyObject *cap_o = NULL, *shift_o = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|OOOO", kwlist, &arrays, &dli, &tids,
-                                     &qws, &table, &k, &allow, &deny, &cap_o, &shift_o)) {
-        return NULL;
-    }
-    Search s;
-    memset(&s, 0, sizeof(s));
-    s.rows = 1;
-    Py_buffer av[9];
-    int nav = 0, dli_w = 1, cap = 32, shift = 7;
-    PyObject *ft = NULL, *fq = NULL, *result = NULL;
-    PostingList *lists = NULL;
-    Py_ssize_t n = 0, made = 0;
-    if (ranked_terms(tids, qws, &ft, &fq, &n) < 0 ||
-        ranked_arguments(&s, dli, k, allow, deny, table, cap_o, shift_o, &dli_w, &cap, &shift) < 0) {
-        goto done;
-    }
-    s.n = (int)n;
-    s.ncols = n;
-    nav = stored_views(arrays, av);
-    if (nav < 9 || allocate_scratch(&s) < 0) {
-        goto done;
-    }
-    lists = calloc(n ? (size_t)n : 1, sizeof(PostingList));
-    if (!lists) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (; made < n; made++) {
-        Py_ssize_t tid = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(ft, made));
-        double qw = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fq, made));
-        if (PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError, "tids must be ints and qws floats");
-            goto done;
-        }
-        if (!isfinite(qw)) {
-            PyErr_SetString(PyExc_ValueError, "term weight is not finite");
-            goto done;
-        }
-        if (stored_list(&lists[made], av, tid, &s.dli, dli_w, cap, shift) < 0) {
-            made++; /* freed below with the others */
-            goto done;
-        }
-        if (lists[made].novf) { /* tf parts from numpy: search() */
-            made++;
-            result = Py_NewRef(Py_None);
-            goto done;
-        }
-        if (ranked_term(&s, (int)made, &lists[made], (const Table *)table, qw) < 0) {
-            made++;
-            goto done;
-        }
-    }
-    result = search_pruning(&s, Py_None, 4.0);
-done:
-    for (Py_ssize_t i = 0; lists && i < made; i++) {
-        stored_list_free(&lists[i]);
-    }
-    free(lists);
-    for (int i = 0; i < nav; i++) {
-        PyBuffer_Release(&av[i]);
-    }
-    Py_XDECREF(ft);
-    Py_XDECREF(fq);
-    release(&s);
+    search_release(&s);
     return result;
 }

@@ -210,8 +210,9 @@ pool_floor(const Query *q, const Pool *p)
 /* A bar at most the k-th largest of the n positive doubles a[0..n) (1 <= k <= n), and close to
  * it: their bits order them as their values do, so a histogram of 6 to 11 bits (fewer for few
  * values) from the highest bit in which they differ finds the bucket holding the k-th largest;
- * the smallest double of that bucket has at least k of them at or above it. One pass without branches over the values (a
- * quickselect's comparisons mispredicted half the time: a third of a k = 1000 search). */
+ * the smallest double of that bucket has at least k of them at or above it. One pass without
+ * branches over the values (a quickselect's comparisons mispredicted half the time: a third of a
+ * k = 1000 search). */
 static double
 bar_below_kth(const double *a, Py_ssize_t n, Py_ssize_t k)
 {

@@ -19,7 +19,11 @@
  *   table.c      Table: a tf-part table and its bound table, checked once;
  *   maxscore.c   the traversal: seeding, block-max MaxScore, pruning, the heap of the top k;
  *   quick.c      its lean pass ahead of each full step (required lists: a conjunction);
+ *   short.c      ... or, for lists of few postings, every document scored (no pruning);
  *   search.c     search(): arguments, cursors, the previous segments' top k, the result;
+ *   ranked.c     ranked(): the same for term ids of a stored segment, in one call (search.h:
+ *                what the two share);
+ *   arena.c      their scratch: one block kept between calls;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
  *   sums.c       ... its add loops and its top k of a range of sums (the spare sums);
  *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
@@ -53,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "blocks.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -159,11 +164,18 @@ PostingList *as_posting_list(PyObject *obj);
 int stored_views(PyObject *arrays, Py_buffer v[9]);
 /* Term tid's list over borrowed views (stored_views, and a length index of item size dli_w),
  * checked as stored() checks it, in a caller-owned struct: nothing is referenced, so it must not
- * outlive the views; free it with stored_list_free (also after a failure: -1 with an
- * exception). */
+ * outlive the views. Its arrays come from `arena` (then nothing to free), or with arena NULL from
+ * malloc: free it with stored_list_free (also after a failure: -1 with an exception). Its term
+ * frontier (bounds: a pruning traversal needs it, the short path does not) is read by
+ * stored_list_frontier. */
 int stored_list(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, const Py_buffer *dli,
-                int dli_w, int cap, int shift);
+                int dli_w, int cap, int shift, Arena *arena);
+int stored_list_frontier(PostingList *pl, const Py_buffer v[9], Py_ssize_t tid, Arena *arena);
 void stored_list_free(PostingList *pl);
+/* Whether term tid of the views (stored_views) has postings with tf > cap: 1 or 0, from two ptr
+ * entries and a binary search of ovf, nothing copied; -1 when it cannot tell (a term or range
+ * that does not fit: stored_list then reports it). No Python error is set. */
+int stored_has_overflow(const Py_buffer v[9], Py_ssize_t tid);
 PyObject *topk_stored(PyObject *module, PyObject *args, PyObject *kwds);
 
 /* ------------------------------------------------------------------------------------------ */
