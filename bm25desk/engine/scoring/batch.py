@@ -178,21 +178,8 @@ def rank_exhaustive(
 
 
 def _entries(st: Any, index: Index, terms: list[tuple[str, TermWeight]]) -> list[list[Any]] | None:
-    """Return per segment, per term, what the kernel reads (None: absent), or None (refused)."""
-    tables: dict[tuple[Any, int], Any] = {}
-    rows: list[list[Any]] = []
-    entry = postings_cache.entry
-    doclen = index.doclen
-    for s, sg in enumerate(st.segments):
-        row: list[Any] = []
-        for term, w in terms:
-            tk = postings_cache.kernel_table(st, tables, w, sg.cap)
-            if tk is None:
-                return None
-            pl, ov, parts = entry(st, doclen, tk, s, term, w)
-            row.append(None if pl is None else (pl, tk, ov, parts))
-        rows.append(row)
-    return rows
+    """Return per segment, per term, its Parts (None: absent), or None (a table refused)."""
+    return postings_cache.entries(st, index.doclen, [(t, 1, w) for t, w in terms])
 
 
 def search_exhaustive(
@@ -228,25 +215,29 @@ def search_exhaustive(
     term_id = index.term_id
     own = searcher.statistics is index
     gone: set[str] = set()
+    slot_get = slot_of.get
     for i, p in enumerate(parsed):
-        if not p.scored:
+        scored = p.scored
+        if not scored:
             continue  # a QueryError, one by one
         chosen.append(i)
-        for term, qtf in p.scored:
-            w = table.get(term)
-            if w is None:
-                if term_id(term) < 0:
-                    gone.add(term)
-                continue
-            s = slot_of.get(term)
-            if s is None:
-                s = slot_of[term] = len(terms)
-                terms.append((term, w))
-                dfs.append(df_of(term, 0))
-                if not own and term_id(term) < 0:
-                    gone.add(term)
-            slots.append(s)
-            qtfs.append(qtf)
+        for term, qtf in scored:
+            s = slot_get(term)
+            if s is None:  # the term's first occurrence: its slot, or -1 (no weighting)
+                w = table.get(term)
+                if w is None:
+                    s = slot_of[term] = -1
+                    if term_id(term) < 0:
+                        gone.add(term)
+                else:
+                    s = slot_of[term] = len(terms)
+                    terms.append((term, w))
+                    dfs.append(df_of(term, 0))
+                    if not own and term_id(term) < 0:
+                        gone.add(term)
+            if s >= 0:
+                slots.append(s)
+                qtfs.append(qtf)
         offsets.append(len(slots))
     slot_arr = np.array(slots, dtype=np.int32)
     qtf_arr = np.array(qtfs, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""Decoded postings for the exhaustive path: per (weight table, segment, term), LRU in bytes.
+"""Decoded postings for the exhaustive path: per (weight table, segment, term), bounded in bytes.
 
 The exhaustive traversal (``_topk_src/exhaustive.c``) adds ``qw · T[dl_index[d], tf]`` (or the
 overflow value) for every posting of every query term. All of it but ``qw`` depends only on the
@@ -9,17 +9,27 @@ part's place in the table, so that it reads back the very numbers it adds: 6 byt
 the first time it meets the term, and reads it afterwards. Scores stay bit-identical: the same
 ``acc[d] += qw · tp`` on the same ``tp``.
 
+A query is one kernel call (``_topk.exhaustive_query``): the cache keeps, per (table, segment),
+a plain dict of term -> Parts (None: the term is absent from the segment), which the kernel reads
+itself, one look-up per term; the terms it does not find come back to :func:`_fill` in one list
+(a Parts made over the segment's stored blocks, or None), and are kept. Recency without a write
+per look-up: the kernel sets a Parts' reference bit when it reads it, and eviction (oldest
+first) gives a referenced entry a second chance (CLOCK) instead of moving it on every hit.
+
 The cache belongs to one open index (``topk._State``) and goes with it: an index reopened after
 an update or an edit starts empty, so no stale postings are ever served.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
+
+from bm25desk.engine import native
+
+_topk: Any = native.load("bm25desk.engine.scoring._topk")
 
 MAX_BYTES = 64 << 20
 """The default bytes of decoded postings kept per open index (6 or 8 per posting: an int32 docno
@@ -51,19 +61,21 @@ PART_BYTES = 6
 place in the table, 16 bits for a table of fewer than 64 K places, as for passages (32 beyond:
 the Parts made then counts its own bytes)."""
 
-_ABSENT = (None, None, None)
-"""A cache entry for a term with no postings in the segment."""
-
 _ENTRY_BYTES = 256
-"""What an entry costs beside its parts (the dict slot, key and tuples), for the byte cap."""
+"""What an entry costs beside its parts (the dict slot, key and objects), for the byte cap."""
+
+_MISSING = object()
+
+Key = tuple[int, int, str]
+"""An entry's key: (id of its table, segment, term)."""
 
 
 class PartsCache:
-    """Thread-safe LRU of per-term kernel arguments, bounded in bytes (see the module docstring).
+    """Thread-safe cache of per-term Parts, bounded in bytes (see the module docstring).
 
-    An entry, per (table, segment, term), is what the kernel needs for the term: its
-    PostingList, its overflow values and its ``_topk.Parts`` (None for a list too big to keep),
-    or ``_ABSENT`` — so a warm query reads one dict entry per term, and no lexicon.
+    An entry, per (table, segment, term), is the term's ``_topk.Parts`` there (filled by the
+    first search that reads it; one that may not be filled, for a list too big to keep, is
+    decoded by each search), or None when the term has no postings in the segment.
     """
 
     def __init__(self, parts_type: Any, max_bytes: int = MAX_BYTES) -> None:
@@ -72,148 +84,277 @@ class PartsCache:
         self.max_bytes = max_bytes
         self.nbytes = 0
         self._lock = threading.Lock()
-        # key -> ((PostingList, overflow values, Parts), the table it is for, bytes)
-        self._entries: OrderedDict[tuple[int, int, str], tuple[tuple[Any, Any, Any], Any, int]]
-        self._entries = OrderedDict()
+        # (id(table), segment) -> (table, {term: Parts | None}): what the kernel reads; holding
+        # the table keeps its id from being reused while its entries live
+        self._maps: dict[tuple[int, int], tuple[Any, dict[str, Any]]] = {}
+        # every entry's key -> its bytes, oldest first (the clock's hand at the front)
+        self._order: OrderedDict[Key, int] = OrderedDict()
         # keys met once whose entry got no Parts (admission: a Parts only for a term met again)
-        self._ghosts: OrderedDict[tuple[int, int, str], None] = OrderedDict()
+        self._ghosts: OrderedDict[Key, None] = OrderedDict()
+        self.views: tuple[Any, ...] | None = None  # the segments as the kernel reads them
+        self.memos: tuple[Any, ...] | None = None  # their lexicons' memos (term -> id)
+        self.last: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None  # tables -> maps
 
     def __len__(self) -> int:
         """Return the number of entries kept."""
-        return len(self._entries)
+        return len(self._order)
 
-    def lookup(self, table: Any, seg: int, term: str) -> tuple[Any, Any, Any] | None:
-        """Return the entry of ``term`` in segment ``seg`` under ``table``, or None (a miss).
-
-        ``table`` is the kernel's ``_topk.Table``: its identity stands for the variant and its
-        parameters (an entry holds it, so the identity is not reused while the entry lives).
-        """
-        key = (id(table), seg, term)
-        got = self._entries.get(key)  # a plain read (atomic): the hot path takes no lock
-        if got is None or got[1] is not table:
-            return None
-        try:  # noqa: SIM105 (contextlib.suppress costs more, on the hot path)
-            self._entries.move_to_end(key)
-        except KeyError:  # evicted meanwhile by another thread: still good for this query
-            pass
-        return got[0]
-
-    def put(
-        self, table: Any, seg: int, term: str, pl: Any, n: int, ov: Any
-    ) -> tuple[Any, Any, Any]:
-        """Keep and return the entry for ``term``'s list ``pl`` of ``n`` postings (None: absent).
-
-        A new Parts is empty (the kernel fills it). None is made for a list that alone would
-        take more than a quarter of the cap, nor, once the cache is full, for a long list met
-        for the first time: that entry is not kept, only its key (a ghost), and the list gets
-        its Parts when it comes again. Filling a Parts writes 6-8 bytes a posting; on a large
-        collection most long lists of a run of long queries come once, and their Parts would
-        push out the ones that are read again (1 M passages, long mix: 16 % of the postings
-        came from the cache before this rule, 33 % with it at the same size).
-        """
-        key = (id(table), seg, term)
-        keep = True
-        if pl is None:
-            entry, size = _ABSENT, _ENTRY_BYTES
-        else:
-            size = PART_BYTES * n + _ENTRY_BYTES
-            parts = None
-            if size * 4 <= self.max_bytes:
-                with self._lock:
-                    keep = (
-                        n < ADMIT_AT_ONCE
-                        or self.nbytes + size <= self.max_bytes
-                        or self._ghosts.pop(key, 0) is None
-                    )
-                    if not keep:
-                        self._ghosts[key] = None
-                        while len(self._ghosts) > MAX_GHOSTS:
-                            self._ghosts.popitem(last=False)
-                if keep:
-                    parts = self._make(pl, table)
-            entry = (pl, ov, parts)
-            size = _ENTRY_BYTES if parts is None else parts.nbytes + _ENTRY_BYTES
-        if not keep:
-            return entry
+    def map_of(self, table: Any, seg: int) -> dict[str, Any]:
+        """Return the dict of term -> entry of ``table`` (a ``_topk.Table``) in segment ``seg``."""
+        got = self._maps.get((id(table), seg))  # a plain read (atomic)
+        if got is not None:
+            return got[1]
         with self._lock:
-            old = self._entries.pop(key, None)
+            got = self._maps.setdefault((id(table), seg), (table, {}))
+        return got[1]
+
+    def lookup(self, table: Any, seg: int, term: str) -> Any:
+        """Return the entry of ``term`` in segment ``seg`` under ``table``, or ``_MISSING``."""
+        got = self._maps.get((id(table), seg))
+        return _MISSING if got is None else got[1].get(term, _MISSING)
+
+    def entries(self) -> list[tuple[Key, Any]]:
+        """Return every (key, entry) kept, oldest first (tests)."""
+        with self._lock:
+            out = []
+            for key in self._order:
+                got = self._maps.get(key[:2])
+                out.append((key, None if got is None else got[1].get(key[2])))
+            return out
+
+    def admit(self, table: Any, seg: int, term: str, n: int) -> tuple[bool, bool]:
+        """Return (keep the entry, let its Parts be filled) for a list of ``n`` postings.
+
+        No filling for a list that alone would take more than a quarter of the cap (its entry is
+        kept, decoded by each search), nor, once the cache is full, for a long list met for the
+        first time: that entry is not kept, only its key (a ghost), and the list gets its Parts
+        when it comes again. Filling a Parts writes 6-8 bytes a posting; on a large collection
+        most long lists of a run of long queries come once, and their Parts would push out the
+        ones that are read again (1 M passages, long mix: 16 % of the postings came from the
+        cache before this rule, 33 % with it at the same size).
+        """
+        size = PART_BYTES * n + _ENTRY_BYTES
+        if size * 4 > self.max_bytes:
+            return True, False
+        if n < ADMIT_AT_ONCE:
+            return True, True
+        key = (id(table), seg, term)
+        with self._lock:
+            if self.nbytes + size <= self.max_bytes or self._ghosts.pop(key, 0) is None:
+                return True, True
+            self._ghosts[key] = None
+            while len(self._ghosts) > MAX_GHOSTS:
+                self._ghosts.popitem(last=False)
+        return False, False
+
+    def put(self, table: Any, seg: int, term: str, entry: Any) -> Any:
+        """Keep and return ``entry`` (a Parts, or None: the term is absent from the segment)."""
+        size = _ENTRY_BYTES
+        if entry is not None and entry.fillable:
+            size += entry.nbytes
+        key = (id(table), seg, term)
+        with self._lock:
+            got = self._maps.setdefault(key[:2], (table, {}))
+            old = self._order.pop(key, None)
             if old is not None:
-                self.nbytes -= old[2]
-            self._entries[key] = (entry, table, size)
+                self.nbytes -= old
+            got[1][term] = entry
+            self._order[key] = size
             self.nbytes += size
-            while self.nbytes > self.max_bytes and self._entries:
-                self.nbytes -= self._entries.popitem(last=False)[1][2]
+            self._evict()
         return entry
+
+    @property
+    def short(self) -> int:
+        """Return the length under which a list is kept at once and may be filled (no rule)."""
+        return min(ADMIT_AT_ONCE, (self.max_bytes // 4 - _ENTRY_BYTES) // PART_BYTES + 1)
+
+    def account(self, added: list[tuple[Key, int]]) -> None:
+        """Count the entries the kernel made and put in the maps itself: (key, bytes) each.
+
+        An entry another thread put meanwhile for the same key (its own, counted by it, in the
+        map now) is not counted again.
+        """
+        with self._lock:
+            order = self._order
+            total = 0
+            for key, size in added:
+                if key not in order:
+                    order[key] = size
+                    total += size
+            self.nbytes += total
+            if self.nbytes > self.max_bytes:
+                self._evict()
+
+    def put_many(self, entries: list[tuple[Any, int, str, Any]]) -> None:
+        """Keep the (table, segment, term, entry) of ``entries`` (as :meth:`put`, one lock)."""
+        with self._lock:
+            maps, order = self._maps, self._order
+            added = 0
+            for table, seg, term, entry in entries:
+                size = _ENTRY_BYTES if entry is None else _ENTRY_BYTES + entry.nbytes
+                key = (id(table), seg, term)
+                got = maps.get(key[:2])
+                if got is None:
+                    got = maps[key[:2]] = (table, {})
+                old = order.pop(key, None)
+                if old is not None:
+                    added -= old
+                got[1][term] = entry
+                order[key] = size
+                added += size
+            self.nbytes += added
+            if self.nbytes > self.max_bytes:
+                self._evict()
+
+    def _evict(self) -> None:
+        """Drop entries, oldest first, until under the cap (a referenced one goes to the back).
+
+        Called with the lock held. The kernel sets a Parts' reference bit each time it reads it
+        (``take_ref`` clears it): an entry read since it last came to the front is moved to the
+        back instead of dropped, once (the clock's second chance).
+        """
+        order, maps = self._order, self._maps
+        chances = len(order)
+        while self.nbytes > self.max_bytes and order:
+            key, size = order.popitem(last=False)
+            got = maps.get(key[:2])
+            entry = None if got is None else got[1].get(key[2])
+            if chances > 0 and entry is not None and entry.take_ref():
+                chances -= 1
+                order[key] = size
+                continue
+            self.nbytes -= size
+            if got is not None:
+                got[1].pop(key[2], None)
+                if not got[1]:
+                    del maps[key[:2]]
+                    self.last = None  # (a search reads the map that puts now go to)
 
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
-            self._entries.clear()
+            self._maps.clear()
+            self._order.clear()
             self._ghosts.clear()
             self.nbytes = 0
+            self.last = None
+
+
+def _memos(st: Any) -> tuple[Any, ...]:
+    """Return per segment its lexicon's memo of term -> id (a dict), or None (kept by the cache).
+
+    The kernel reads a query's new terms' ids there (the analysis looked them up already), and
+    makes their Parts itself when their lists are short (see ``fresh`` in exhaustive_query).
+    """
+    cache: PartsCache = st.parts
+    got = cache.memos
+    if got is None:
+        memos = [getattr(sg.seg.lexicon, "_found", None) for sg in st.segments]
+        got = cache.memos = tuple(m if isinstance(m, dict) else None for m in memos)
+    return got
+
+
+def _views(st: Any) -> tuple[Any, ...]:
+    """Return the index's segments as ``_topk.Segment`` objects (made once, kept by the cache)."""
+    cache: PartsCache = st.parts
+    got = cache.views
+    if got is None:
+        got = cache.views = tuple(
+            _topk.Segment(
+                sg.dli, sg.deny, sg.base, sg.seg.kernel_arrays if st.stored else None,
+                sg.cap, sg.shift,
+            )
+            for sg in st.segments
+        )  # fmt: skip
+    return got
 
 
 def exhaustive(
-    st: Any,
-    doclen: Any,
-    terms: Sequence[Any],
-    k: int,
-    allow: Any,
-    rows: bool,
-    search: Callable[..., Any],
+    st: Any, doclen: Any, terms: Any, k: int, allow: Any, rows: bool
 ) -> tuple[Any, int] | None:
-    """Run the exhaustive kernel over every segment: (its last result, the match count), or None.
+    """Run the exhaustive kernel over every segment: (its result, the match count), or None.
 
     ``st`` is the index's ``topk._State`` (``doclen`` its document lengths), ``terms`` the
-    (term, qtf, weighting) of the query, ``search`` the kernel's ``_topk.search``. None when a
-    weight or table is one the kernel cannot take (the caller ranks with numpy). Per term and
-    segment a warm query reads one cache entry (no lexicon, no posting list made, no block
-    decoded).
+    (term, qtf, weighting) of the query. The result is the kernel's (docnos, scores, tfs, parts)
+    bytes, or None when no term has postings. None (instead of a pair) when a weight or table
+    is one the kernel cannot take (the caller ranks with numpy). A warm query reads one dict
+    entry per term and segment, inside the kernel: no lexicon, no Python object per term.
     """
+    if not terms:
+        return None, 0
     cache: PartsCache = st.parts
-    qws = []
-    for _term, qtf, w in terms:
-        qw = qtf * w.idf
-        if not math.isfinite(qw):
-            return None
-        qws.append(qw)
-    ncols = len(terms)
+    views = cache.views or _views(st)
+    w0 = terms[0][2]
+    # The terms' tables differ by k1* (BM25Adpt) and the segment's cap only: the first term's,
+    # unless the kernel finds another k1 (then groups of them).
     tables: dict[tuple[Any, int], Any] = {}
-    lists: dict[str, Any] = {}
-    prev: Any = None
-    matches = 0
-    entries = cache._entries  # looked up inline: one dict read per warm term (see lookup)
-    for s, sg in enumerate(st.segments):
-        args = []
-        k1: Any = _ABSENT  # the terms share a table unless their k1* differ (BM25Adpt)
-        tk: Any = None
-        table_id = 0
-        for col, (term, _qtf, w) in enumerate(terms):
-            if w.k1 is not k1:
-                k1, tk = w.k1, kernel_table(st, tables, w, sg.cap)
-                if tk is None:
-                    return None
-                table_id = id(tk)
-            key = (table_id, s, term)
-            hit = entries.get(key)
-            entry = hit[0] if hit is not None and hit[1] is tk else None
-            if entry is not None:
-                try:  # noqa: SIM105 (contextlib.suppress costs more, on the hot path)
-                    entries.move_to_end(key)
-                except KeyError:  # evicted meanwhile by another thread: still good for now
-                    pass
-            else:
-                entry = _miss(st, doclen, cache, tk, s, term, w, lists)
-            if entry[0] is not None:
-                args.append((entry[0], qws[col], tk, None, entry[1], col, entry[2]))
-        if not args:
-            continue
-        seg_allow = None if allow is None else allow[sg.base : sg.base + sg.n]
-        *got, n = search(
-            args, sg.dli, k, ncols, seg_allow, sg.deny, sg.base, prev, exhaustive=True, rows=rows
+    segs = st.segments
+    last = cache.last
+    if len(segs) == 1:  # (the common case: the state's table of the query's weighting, once)
+        tks: tuple[Any, ...] = (st.table(w0, segs[0].cap).kernel,)
+    else:
+        tks = tuple([st.table(w0, sg.cap).kernel for sg in segs])
+    # (_topk.Table objects compare by identity; kernel None: a table the kernel cannot take)
+    if last is not None and last[0] == tks:
+        maps = last[1]
+    else:
+        if None in tks:
+            return None
+        maps = tuple(((tk, cache.map_of(tk, s)),) for s, tk in enumerate(tks))
+        cache.last = (tks, maps)
+
+    def miss(missing: list[tuple[int, int]]) -> list[Any]:
+        return _fill(st, doclen, terms, maps, None, missing)
+
+    added: list[tuple[Key, int]] = []
+    fresh = (cache.memos or _memos(st), cache.short, _ENTRY_BYTES, added)
+    got = _topk.exhaustive_query(views, maps, terms, k, allow, rows, miss, None, fresh)
+    if added:
+        cache.account(added)
+    if got is NotImplemented:
+        grouped = _groups(st, tables, terms)
+        if grouped is None:
+            return None
+        groups, maps = grouped
+
+        def miss_grouped(missing: list[tuple[int, int]]) -> list[Any]:
+            return _fill(st, doclen, terms, maps, groups, missing)
+
+        got = _topk.exhaustive_query(
+            views, maps, terms, k, allow, rows, miss_grouped, groups, fresh
         )
-        prev, matches = tuple(got), matches + n
-    return prev, matches
+        if added:
+            cache.account(added)
+    if got is None:
+        return None
+    return (got[0], got[1], got[2], got[3]), got[4]
+
+
+def _groups(
+    st: Any, tables: dict[tuple[Any, int], Any], terms: Any
+) -> tuple[list[int], tuple[Any, ...]] | None:
+    """Return each term's group (by k1*) and per segment the (table, map) of every group."""
+    cache: PartsCache = st.parts
+    k1s: dict[Any, int] = {}
+    groups: list[int] = []
+    firsts: list[Any] = []
+    for _term, _qtf, w in terms:
+        g = k1s.get(w.k1)
+        if g is None:
+            g = k1s[w.k1] = len(firsts)
+            firsts.append(w)
+        groups.append(g)
+    maps = []
+    for s, sg in enumerate(st.segments):
+        per = []
+        for w in firsts:
+            tk = kernel_table(st, tables, w, sg.cap)
+            if tk is None:
+                return None
+            per.append((tk, cache.map_of(tk, s)))
+        maps.append(tuple(per))
+    return groups, tuple(maps)
 
 
 def kernel_table(st: Any, tables: dict[tuple[Any, int], Any], w: Any, cap: int) -> Any:
@@ -228,42 +369,96 @@ def kernel_table(st: Any, tables: dict[tuple[Any, int], Any], w: Any, cap: int) 
     return table.kernel if table.ok else None
 
 
-def _miss(
-    st: Any, doclen: Any, cache: PartsCache, tk: Any, s: int, term: str, w: Any, lists: Any
-) -> tuple[Any, Any, Any]:
-    """Make and keep the cache entry of ``term`` in segment ``s`` under table ``tk``.
+def _fill(
+    st: Any,
+    doclen: Any,
+    terms: Any,
+    maps: tuple[Any, ...],
+    groups: list[int] | None,
+    missing: list[tuple[int, int]],
+) -> list[Any]:
+    """Return the entries of the (segment, term position) pairs the kernel did not find.
 
-    ``lists`` (term -> its postings per segment, or None) saves the look-up of a term's lists
-    for its other segments.
-    """
-    per_seg = lists.get(term) if lists is not None else None
-    if per_seg is None and st.stored and len(st.segments) == 1:
-        per_seg = (st._segment_postings(term, st.segments[0]),)  # kept by the entry: no LRU
-    elif per_seg is None:
-        per_seg = st.postings(term)
-        if lists is not None:
-            lists[term] = per_seg
-    p = per_seg[s]
-    ov = None
-    if p is not None and p.n_ovf:
-        ov = st.overflow_values(term, s, p, w, doclen)
-    return cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)
-
-
-def entry(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> tuple[Any, Any, Any]:
-    """Return what the kernel needs for ``term`` in segment ``s`` under the kernel table ``tk``.
-
-    (PostingList or None when the term is absent there, overflow values, Parts or None), from
-    the cache or made and kept (the batch path: ``scoring/batch.py``).
+    A query's new terms, all kept at once (one lock). The common case inline: a stored segment,
+    a short list without postings above the cap (the others: :func:`_make`).
     """
     cache: PartsCache = st.parts
-    got = cache.lookup(tk, s, term)
-    if got is not None:
-        return got
-    if not st.stored:  # lists encoded in memory: kept by the state, made once
-        return _miss(st, doclen, cache, tk, s, term, w, None)
-    # Stored blocks: the list costs nothing to make again, and the entry keeps it (a run's
-    # thousands of new terms would only churn the state's LRU of lists).
-    p = st._segment_postings(term, st.segments[s])
-    ov = st.overflow_values(term, s, p, w, doclen) if p is not None and p.n_ovf else None
-    return cache.put(tk, s, term, None if p is None else p.pl, p.n if p else 0, ov)
+    out = []
+    new = []
+    stored, views, segs, make = st.stored, _views(st), st.segments, _topk.parts
+    short = cache.short  # admitted at once and fits the cap: no admission rule to apply
+    for s, col in missing:
+        term = terms[col][0]
+        tk, m = maps[s][0 if groups is None else groups[col]]
+        got = m.get(term, _MISSING)  # (another thread may have made it meanwhile)
+        if got is _MISSING:
+            if not stored:
+                got = _make(st, doclen, tk, s, term, terms[col][2])
+            else:
+                tid = segs[s].seg.lexicon.find(term)
+                got = make(views[s], tid, tk) if tid >= 0 else None
+                if got is None or got.n == 0:
+                    new.append((tk, s, term, None))
+                    got = None
+                elif got.n < short and not got.n_overflow:
+                    new.append((tk, s, term, got))
+                else:
+                    got = _make(st, doclen, tk, s, term, terms[col][2])
+        out.append(got)
+    if new:
+        cache.put_many(new)
+    return out
+
+
+def _make(st: Any, doclen: Any, tk: Any, s: int, term: str, w: Any) -> Any:
+    """Make, keep (unless not admitted) and return the entry of ``term`` in segment ``s``."""
+    cache: PartsCache = st.parts
+    sg = st.segments[s]
+    if st.stored:  # over the segment's stored blocks: no PostingList object
+        tid = sg.seg.lexicon.find(term)
+        parts = None if tid < 0 else _topk.parts(_views(st)[s], tid, tk)
+        if parts is None or parts.n == 0:
+            return cache.put(tk, s, term, None)
+        keep, fill = cache.admit(tk, s, term, parts.n)
+        if not fill:
+            parts = _topk.parts(_views(st)[s], tid, tk, fill=False)
+        if parts.n_overflow:  # (as topk._Postings reads to the state: the Parts has its range)
+            i, n = parts.overflow_from, parts.n_overflow
+            ovf = (None, sg.seg.ovf_doc[i : i + n], sg.seg.ovf_tf[i : i + n])
+            p = SimpleNamespace(pl=parts, seg=sg.seg, n_ovf=n, ovf=ovf)
+            parts.set_overflow(st.overflow_values(term, s, p, w, doclen))
+    else:  # lists encoded in memory: kept by the state, made once
+        p = st.postings(term)[s]
+        if p is None:
+            return cache.put(tk, s, term, None)
+        keep, fill = cache.admit(tk, s, term, p.n)
+        ov = st.overflow_values(term, s, p, w, doclen) if p.n_ovf else None
+        parts = cache._make(p.pl, tk, ov, fill)
+    return cache.put(tk, s, term, parts) if keep else parts
+
+
+def entries(st: Any, doclen: Any, terms: Any) -> list[list[Any]] | None:
+    """Return per segment, per term of ``terms`` (TermSpecs), its Parts (None: absent there).
+
+    Or None when a table is one the kernel cannot take. From the cache's maps (one look-up a
+    term), the missing ones made and kept at once (the batch path: ``scoring/batch.py``).
+    """
+    grouped = _groups(st, {}, terms)
+    if grouped is None:
+        return None
+    groups, maps = grouped
+    one = len(maps[0]) == 1 if maps else True
+    rows = []
+    for s, per in enumerate(maps):
+        if one:
+            get = per[0][1].get
+            row = [get(t, _MISSING) for t, _q, _w in terms]
+        else:
+            row = [per[g][1].get(t, _MISSING) for (t, _q, _w), g in zip(terms, groups, strict=True)]
+        missing = [(s, j) for j, e in enumerate(row) if e is _MISSING]
+        if missing:
+            made = _fill(st, doclen, terms, maps, groups, missing)
+            for (_s, j), e in zip(missing, made, strict=True):
+                row[j] = e
+        rows.append(row)
+    return rows

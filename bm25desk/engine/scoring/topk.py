@@ -44,8 +44,9 @@ every variant and any parameters, without visiting every posting:
 cover much of a small collection or k is deep, the same kernel adds every posting of each term's
 stored blocks into a score array in query order (the same table look-ups, the same sums), then
 takes the top k: nothing is skipped and the match count is free. Each term's decoded docnos and
-tf parts are kept per weight table (:mod:`~bm25desk.engine.scoring.postings_cache`, LRU in bytes)
-so that terms recurring across queries are decoded once.
+tf parts are kept per weight table (:mod:`~bm25desk.engine.scoring.postings_cache`, bounded in
+bytes) so that terms recurring across queries are decoded once; a query is one kernel call
+(``_topk.exhaustive_query``) that reads them from the cache itself.
 
 **One call** (:func:`ranked`): a search that needs ids and scores only, on an index of one stored
 segment whose query terms share one weight table, is ranked by one compiled call from the terms'
@@ -645,7 +646,7 @@ def exhaustive_top_k(
     allow = _as_mask(allowed, index.n_slots)
     st = _state(index)
     try:  # (not _damage_is_corruption: a generator's context costs ~2 µs a query)
-        got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows, _topk.search)
+        got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows)
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise

@@ -105,11 +105,11 @@ def test_parts_are_filled_once_and_read_after(make_index: object) -> None:
     cache.clear()
     first = exhaustive(index, terms, 10, None, rows=True)
     assert len(cache) == 3
-    parts = [entry[0][2] for entry in cache._entries.values()]
+    parts = [e for _, e in cache.entries()]
     assert all(p.filled for p in parts)
     assert sum(p.nbytes + postings_cache._ENTRY_BYTES for p in parts) == cache.nbytes
     second = exhaustive(index, terms, 10, None, rows=False)
-    assert [entry[0][2] for entry in cache._entries.values()] == parts  # the same objects
+    assert [e for _, e in cache.entries()] == parts  # the same objects
     assert first == second == reference(searcher, ["a", "c", "w3"], variant, 10)
 
 

@@ -89,8 +89,8 @@ def test_overflow_postings_read_from_codes_agree_with_the_dense_ranking(
                         assert g.hits.docnos.tolist() == d, (key, shift, k, q)
                         assert g.hits.scores.view(np.int64).tolist() == s
                         assert g.n_matches == n
-            entries = cache_of(index)._entries.values()
-            filled = [e[0][2] for e in entries if e[0][2] is not None and e[0][2].filled]
+            entries = cache_of(index).entries()
+            filled = [e for _, e in entries if e is not None and e.filled]
             assert filled  # the warm rounds read codes
             per_posting = 8 if wide else 6
             for parts in filled:

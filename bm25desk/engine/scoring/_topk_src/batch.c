@@ -82,8 +82,38 @@ batch_release(Batch *b)
     Py_XDECREF(b->lists);
 }
 
-/* One term's entry in one segment: (PostingList, Table, overflow values or None, Parts or
- * None), checked as search() checks a term. */
+/* One term's entry in one segment given as a Parts (postings_cache.py): it holds its list, its
+ * table and its overflow values. */
+static int
+take_parts(Seg *sg, Py_ssize_t t, Parts *pa)
+{
+    TermSeg *e = &sg->e[t];
+    const PostingList *pl = pa->list;
+    const Table *tb = (const Table *)pa->table;
+    if (pl->n_docs != sg->ndocs || pl->dli_view.buf != sg->dli.buf) {
+        PyErr_SetString(PyExc_ValueError, "PostingList was built for another dl_index");
+        return -1;
+    }
+    if (!tb->ready || tb->cap != pl->cap || (pl->max_j >= 0 && tb->rows <= pl->max_j)) {
+        PyErr_SetString(PyExc_ValueError, "table does not fit the posting list");
+        return -1;
+    }
+    if (pa->novf && !pa->have_ovf) {
+        PyErr_SetString(PyExc_ValueError, "overflow values are missing");
+        return -1;
+    }
+    e->T = tb->T;
+    e->U = tb->U;
+    e->rows = tb->rows;
+    e->ovf = pa->novf ? pa->ovf : NULL;
+    e->parts = pa->fillable || parts_ready(pa) ? pa : NULL;
+    e->pl = pl;
+    pa->ref = 1;
+    return 0;
+}
+
+/* One term's entry in one segment: a Parts, or (PostingList, Table, overflow values or None,
+ * Parts or None), checked as search() checks a term. */
 static int
 take_entry(Seg *sg, Py_ssize_t t, PyObject *item)
 {
@@ -92,11 +122,15 @@ take_entry(Seg *sg, Py_ssize_t t, PyObject *item)
     if (item == Py_None) {
         return 0;
     }
+    if (PyObject_TypeCheck(item, &PartsType)) {
+        return take_parts(sg, t, (Parts *)item);
+    }
     if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!O!OO", &PostingListType, &plo,
                                                   &TableType, &tobj, &oobj, &pobj)) {
         PyErr_Clear();
         PyErr_SetString(PyExc_TypeError,
-                        "each entry is None or (PostingList, Table, overflow values, parts)");
+                        "each entry is None, a Parts or (PostingList, Table, overflow values, "
+                        "parts)");
         return -1;
     }
     PostingList *pl = as_posting_list(plo);

@@ -10,9 +10,11 @@
  * part (explanations); evaluation runs skip it.
  *
  * A term may come with a Parts (parts.c): its docnos and tf parts (as codes into the table)
- * decoded by an earlier search, read instead of the blocks (or filled by this one). A dense query on a segment larger than a
- * window goes window by window instead (windows.c; split across threads by split.c). Called
- * without the GIL. */
+ * decoded by an earlier search, read instead of the blocks; an empty one is filled first, before
+ * anything is added. When every contribution is then known to be > 0, no marks are kept and the
+ * top k is taken from chunk maxima (sums.c: the add loops and take_positive). A dense query on a
+ * segment larger than a window goes window by window instead (windows.c; split across threads by
+ * split.c). Called without the GIL. */
 #include "exhaustive.h"
 
 /* The tf part of the posting at list position p with a tf above the table's cap: the term's
@@ -46,51 +48,44 @@ tf_part_at(Cursor *c, Py_ssize_t p, int32_t d, int32_t tf)
     return overflow_part(c, p, tf);
 }
 
-/* acc[d] += qw * tp for the m postings of a block, marking the documents seen. Sparse: a
- * document seen for the first time is appended to touched, without a branch (the slot is
- * written whatever it is, and kept only when new: in bounds, as the sparse path is taken only
- * when the query has fewer postings than a quarter of the documents, so the slot written is below
- * that). Dense (touched NULL): seen only, scanned at the end. */
-static inline void
-block_add(double *restrict acc, uint8_t *restrict seen, int32_t *restrict touched, Py_ssize_t *nt,
-          const int32_t *docs, const double *tp, Py_ssize_t m, double qw)
+/* Lists of at most this many blocks get their Parts filled before a windowed traversal (see
+ * exhaustive()). */
+#define FILL_FIRST_BLOCKS 64
+
+/* Fill c's Parts (claimed by this search) from its blocks: docnos and tf parts' codes, published
+ * when whole (emptied again if a block is broken). Each block is checked as it is decoded
+ * (blk_docs: docnos ascending, ending at the block's last docno, below n_docs). Returns -1 when
+ * the postings are broken. */
+static int
+fill_parts(Cursor *c)
 {
-    if (touched) {
-        Py_ssize_t n = *nt;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            int32_t d = docs[i];
-            acc[d] += qw * tp[i];
-            touched[n] = d;
-            n += !seen[d];
-            seen[d] = 1;
+    Parts *pa = c->parts;
+    c->oi = 0;
+    for (Py_ssize_t b = 0; b < c->nblk && !*c->broken; b++) {
+        const int32_t *tfs = load_block(c, b);
+        if (!tfs) {
+            break;
         }
-        *nt = n;
-    }
-    else {
-        for (Py_ssize_t i = 0; i < m; i++) {
-            int32_t d = docs[i];
-            acc[d] += qw * tp[i];
-            seen[d] = 1;
+        Py_ssize_t m = blk_count(c, b), p0 = b << c->shift;
+        if (block_codes_w(c, pa, c->bd, tfs, m, p0) < 0) {
+            break;
         }
+        memcpy(pa->docs + p0, c->bd, sizeof(int32_t) * (size_t)m);
     }
+    parts_publish(pa, !*c->broken);
+    return *c->broken ? -1 : 0;
 }
 
-/* Add every posting of c into acc (see block_add for seen and touched). Each block is checked as
- * it is decoded (blk_docs: docnos ascending, ending at the block's last docno, below n_docs). A
- * filled Parts is read instead of the blocks; an empty one is filled on the way (parts.c). */
+/* Add every posting of c into the sums: its filled Parts in one run, else its blocks decoded one
+ * at a time (a Parts another search is filling, or none). */
 static void
-add_term(Cursor *c, double *acc, uint8_t *seen, int32_t *touched, Py_ssize_t *nt, double *tp)
+add_term(Cursor *c, Sums *s, double *tp)
 {
     Parts *pa = c->parts;
     if (pa && parts_ready(pa)) {
-        for (Py_ssize_t p0 = 0; p0 < pa->n; p0 += BLK_MAX) {
-            Py_ssize_t m = pa->n - p0 < BLK_MAX ? pa->n - p0 : BLK_MAX;
-            parts_values(pa, p0, m, tp);
-            block_add(acc, seen, touched, nt, pa->docs + p0, tp, m, c->qw);
-        }
+        sums_add_codes(s, pa, 0, pa->docs, pa->n, c->qw);
         return;
     }
-    int fill = pa && parts_take(pa, c);
     c->oi = 0;
     for (Py_ssize_t b = 0; b < c->nblk && !*c->broken; b++) {
         const int32_t *tfs = load_block(c, b);
@@ -99,26 +94,13 @@ add_term(Cursor *c, double *acc, uint8_t *seen, int32_t *touched, Py_ssize_t *nt
         }
         Py_ssize_t m = blk_count(c, b), p0 = b << c->shift;
         const int32_t *docs = c->bd;
-        int r;
-        if (fill) { /* the block's codes into the Parts, its tf parts read back from them */
-            r = block_codes_w(c, pa, docs, tfs, m, p0);
-            if (r == 0) {
-                parts_values(pa, p0, m, tp);
-                memcpy(pa->docs + p0, docs, sizeof(int32_t) * (size_t)m);
-            }
-        }
-        else {
-            r = c->dli_w == 1   ? block_parts(c, docs, tfs, m, p0, tp, 1)
+        int r = c->dli_w == 1   ? block_parts(c, docs, tfs, m, p0, tp, 1)
                 : c->dli_w == 2 ? block_parts(c, docs, tfs, m, p0, tp, 2)
                                 : block_parts(c, docs, tfs, m, p0, tp, 4);
-        }
         if (r < 0) {
             break;
         }
-        block_add(acc, seen, touched, nt, docs, tp, m, c->qw);
-    }
-    if (fill) {
-        parts_publish(pa, !*c->broken);
+        sums_add_values(s, docs, tp, m, c->qw);
     }
 }
 
@@ -203,33 +185,110 @@ take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
     return r;
 }
 
-/* Zero the sums and marks of the documents touched (all of them when dense), leaving acc and
- * seen as exhaustive() found them: a batch (batch.c) reuses them query after query. */
+/* The smallest entry of c's table for tf 1..cap (every row), or 0.0 (NaN-free: checked). */
+static double
+table_floor(const Cursor *c)
+{
+    double m = INFINITY;
+    for (Py_ssize_t j = 0; j < c->rows; j++) {
+        for (int tf = 1; tf <= c->cap; tf++) {
+            double t = c->T[j * c->stride + tf * c->tstride];
+            m = t < m ? t : m;
+        }
+    }
+    return m;
+}
+
+int
+query_positive(const Query *q)
+{
+    const double *seen_T = NULL; /* (the terms share a table but for BM25Adpt: its floor once) */
+    double floor = 0.0;
+    for (int t = 0; t < q->n; t++) {
+        const Cursor *c = &q->cs[t];
+        double lb;
+        if (c->parts && parts_ready(c->parts)) {
+            lb = c->parts->tpmin;
+        }
+        else {
+            if (c->T != seen_T) {
+                seen_T = c->T;
+                floor = table_floor(c);
+            }
+            lb = floor;
+            for (Py_ssize_t a = 0; a < c->novf && c->ovf_val; a++) {
+                lb = c->ovf_val[a] < lb ? c->ovf_val[a] : lb;
+            }
+        }
+        if (!(c->qw > 0.0 && c->qw * lb > 0.0)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Zero the sums and marks of the documents touched (all of them when dense; no marks in a
+ * positive mode), leaving acc and seen as exhaustive() found them: a batch (batch.c) reuses them
+ * query after query. */
 static void
 clear_sums(double *acc, uint8_t *seen, const int32_t *touched, Py_ssize_t nt, Py_ssize_t ndocs,
-           int dense)
+           int dense, int pos)
 {
     if (dense) {
         memset(acc, 0, sizeof(double) * (size_t)ndocs);
-        memset(seen, 0, (size_t)ndocs);
+        if (!pos) {
+            memset(seen, 0, (size_t)ndocs);
+        }
         return;
     }
     for (Py_ssize_t i = 0; i < nt; i++) {
         acc[touched[i]] = 0.0;
+    }
+    for (Py_ssize_t i = 0; !pos && i < nt; i++) {
         seen[touched[i]] = 0;
     }
+}
+
+/* A dense positive query's matches (acc > 0) into the top k (take_positive). Returns their number,
+ * or -1 when out of memory. */
+static long long
+take_dense_positive(Query *q, const double *acc, Py_ssize_t ndocs, int take)
+{
+    Pool p;
+    double *scratch = malloc(sizeof(double) * (size_t)take_scratch(ndocs));
+    if (!scratch || pool_open(q, &p, take) < 0) {
+        free(scratch);
+        return -1;
+    }
+    long long matches = take_positive(q, &p, acc, 0, ndocs, scratch);
+    free(scratch);
+    return pool_close(q, &p, 1) < 0 ? -1 : matches;
 }
 
 long long
 exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc, uint8_t *seen,
            int32_t *touched, Py_ssize_t *slot_of, int split)
 {
-    Py_ssize_t nt = 0;
     double tp[BLK_MAX];
     int dense = is_dense(q, ndocs);
+    /* The terms' empty Parts first (each claimed by one search: the others decode), so that
+     * whether every contribution is positive is known before anything is added; windowed, the
+     * short lists only (a long one is filled by the slices that read it, on their threads). */
+    for (int t = 0; t < q->n && !q->broken; t++) {
+        Cursor *c = &q->cs[t];
+        if (c->parts && (!win || c->nblk <= FILL_FIRST_BLOCKS) && !parts_ready(c->parts) &&
+            parts_take(c->parts, c)) {
+            fill_parts(c);
+        }
+    }
+    if (q->broken) {
+        return 0;
+    }
+    int pos = query_positive(q);
     if (win) {
         int nsl = split && !rows ? split_count(q) : 1;
-        long long m = exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64, nsl);
+        long long m =
+            exhaustive_windows(q, ndocs, win, acc, seen, !rows && q->h->cap > 64, nsl, pos);
         if (m >= 0 && rows && q->ncols && !q->broken) {
             for (Py_ssize_t d = 0; d < ndocs; d++) {
                 slot_of[d] = -1;
@@ -238,47 +297,59 @@ exhaustive(Query *q, Py_ssize_t ndocs, Py_ssize_t win, int rows, double *acc, ui
         }
         return m;
     }
+    Sums s = {acc, seen, touched, 0, 0,
+              dense ? (pos ? SUMS_POS : SUMS_SEEN) : (pos ? SUMS_TOUCH_POS : SUMS_TOUCH)};
     for (int t = 0; t < q->n && !q->broken; t++) {
-        add_term(&q->cs[t], acc, seen, dense ? NULL : touched, &nt, tp);
+        add_term(&q->cs[t], &s, tp);
     }
     if (q->broken) {
         return 0;
     }
-    if (dense) {
-        for (Py_ssize_t d = 0; d < ndocs; d++) {
-            touched[nt] = (int32_t)d;
-            nt += seen[d];
+    Heap *h = q->h;
+    long long matches = 0;
+    if (dense && pos) {
+        matches = take_dense_positive(q, acc, ndocs, !rows && h->cap > 64);
+        memset(acc, 0, sizeof(double) * (size_t)ndocs);
+        if (matches < 0) {
+            return -1;
         }
     }
-    long long matches = 0;
-    Heap *h = q->h;
-    /* Without rows, a deep k and few candidates per place in it: select the k best from an
-     * array of them (linear). With many per place the heap: the candidates come in an order
-     * unrelated to their scores, so after the first k few enter (about k ln(n / k)) and the
-     * inline test rejects the rest, where the array would cost 24 bytes a candidate (2 MB for
-     * the 80 k of a long query on 100 k passages: the heap was 10-15 % faster there at k = 1000;
-     * the array was faster on SciFact's ~4 k candidates at k = 1000). */
-    if (!rows && h->cap > 64 && nt < 16 * h->cap) {
+    else {
+        Py_ssize_t nt = s.nt;
+        if (dense) {
+            for (Py_ssize_t d = 0; d < ndocs; d++) {
+                touched[nt] = (int32_t)d;
+                nt += seen[d];
+            }
+        }
+        /* Without rows, a deep k and few candidates per place in it: select the k best from an
+         * array of them (linear). With many per place the heap: the candidates come in an order
+         * unrelated to their scores, so after the first k few enter (about k ln(n / k)) and the
+         * inline test rejects the rest, where the array would cost 24 bytes a candidate (2 MB
+         * for the 80 k of a long query on 100 k passages: the heap was 10-15 % faster there at
+         * k = 1000; the array was faster on SciFact's ~4 k candidates at k = 1000). */
+        if (!rows && h->cap > 64 && nt < 16 * h->cap) {
+            for (Py_ssize_t i = 0; i < nt; i++) {
+                int32_t d = touched[i];
+                matches += !((q->allow && !q->allow[d]) || (q->deny && q->deny[d]));
+            }
+            int got = take_best(q, touched, nt, acc);
+            clear_sums(acc, seen, touched, nt, ndocs, dense, pos);
+            return got < 0 ? -1 : matches;
+        }
         for (Py_ssize_t i = 0; i < nt; i++) {
             int32_t d = touched[i];
-            matches += !((q->allow && !q->allow[d]) || (q->deny && q->deny[d]));
+            if ((q->allow && !q->allow[d]) || (q->deny && q->deny[d])) {
+                continue;
+            }
+            matches++;
+            int64_t g = (int64_t)d + q->base;
+            if (enters(h, acc[d], g)) {
+                heap_push(h, acc[d], g);
+            }
         }
-        int got = take_best(q, touched, nt, acc);
-        clear_sums(acc, seen, touched, nt, ndocs, dense);
-        return got < 0 ? -1 : matches;
+        clear_sums(acc, seen, touched, nt, ndocs, dense, pos);
     }
-    for (Py_ssize_t i = 0; i < nt; i++) {
-        int32_t d = touched[i];
-        if ((q->allow && !q->allow[d]) || (q->deny && q->deny[d])) {
-            continue;
-        }
-        matches++;
-        int64_t g = (int64_t)d + q->base;
-        if (enters(h, acc[d], g)) {
-            heap_push(h, acc[d], g);
-        }
-    }
-    clear_sums(acc, seen, touched, nt, ndocs, dense);
     if (rows && q->ncols) {
         for (Py_ssize_t d = 0; d < ndocs; d++) {
             slot_of[d] = -1;

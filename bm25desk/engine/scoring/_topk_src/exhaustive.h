@@ -1,9 +1,34 @@
 /* What the exhaustive traversal's sources share (exhaustive.c: a segment whole, and the entry
- * point; windows.c: window by window; split.c: the windows split across threads). */
+ * point; sums.c: the add loops and the top k of a range of sums; windows.c: window by window;
+ * split.c: the windows split across threads; exquery.c and segview.c: one query over every
+ * segment in one call; parts.c: what a Parts needs of them). */
 #ifndef BM25DESK_EXHAUSTIVE_H
 #define BM25DESK_EXHAUSTIVE_H
 
 #include "topk.h"
+
+/* A segment as exhaustive_query() reads it (exquery.c): its length index, deletions, first
+ * docno and block layout, and when stored the views of its 9 arrays (what a Parts made by
+ * parts() borrows: it holds the Segment). Made once per open index (postings_cache.py). */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer v[9];
+    int nviews;          /* 9 when stored, else 0 */
+    Py_buffer dli, deny;
+    int have_dli, have_deny, dli_w;
+    Py_ssize_t ndocs;
+    int64_t base;
+    int cap, shift;
+    int ready;
+} SegView;
+
+extern PyTypeObject SegViewType;
+
+/* parts.c: set_overflow(values) of a Parts (also its constructor's overflow). */
+PyObject *parts_set_overflow(Parts *self, PyObject *obj);
+/* A new Parts of term tid's blocks in Segment sobj under Table tobj (fill: it may be filled),
+ * or NULL with an exception (see parts() in module.c). */
+Parts *parts_stored(PyObject *sobj, Py_ssize_t tid, PyObject *tobj, int fill);
 
 /* The tf part of the posting at list position p with a tf above the table's cap: the term's
  * overflow value, or NaN (the cursor is then broken). */
@@ -86,11 +111,11 @@ block_codes(Cursor *c, Parts *p, const int32_t *docs, const int32_t *tfs, Py_ssi
             if (v != v) {
                 return -1;
             }
-            code = PARTS_OVF32;
+            code = PARTS_ESC;
             escaped++;
         }
         if (narrow) {
-            c16[i] = (uint16_t)code; /* (PARTS_OVF32 becomes PARTS_OVF16) */
+            c16[i] = (uint16_t)code;
         }
         else {
             c32[i] = code;
@@ -133,6 +158,111 @@ enters(const Heap *h, double s, int64_t d)
  * nothing reads them as a heap again). Returns -1 when out of memory (h unchanged). */
 int keep_best(Heap *h, Entry *c, Py_ssize_t n);
 
+/* sums.c: adding runs of postings into the sums (see there for the modes). */
+enum { SUMS_SEEN = 0, SUMS_POS = 1, SUMS_TOUCH = 2, SUMS_TOUCH_POS = 3 };
+
+typedef struct {
+    double *acc;       /* sums, by docno - w0 */
+    uint8_t *seen;     /* marks (not written in the _POS modes) */
+    int32_t *touched;  /* the _TOUCH modes: documents met, in the order met */
+    Py_ssize_t nt;
+    int32_t w0;        /* the first docno of the window (0: the segment whole) */
+    int mode;
+} Sums;
+
+/* acc[d - w0] += qw * (the tf part of its code) for docs[0..m) at list positions p0... of p. */
+void sums_add_codes(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m,
+                    double qw);
+/* The same with the tf parts given (a decoded block). */
+void sums_add_values(Sums *s, const int32_t *docs, const double *tp, Py_ssize_t m, double qw);
+
+/* Where the matches go: the heap, or (take: a deep k without rows) an array the k best are
+ * selected from at the end, as in take_best. When the array fills (16 k candidates) its k best
+ * are selected and kept, and the k-th of them becomes a bar that later candidates must pass to
+ * enter at all: a long query's 80 k candidates on 100 k passages mostly stop at one comparison
+ * (a heap took every one that beat its root, each in log k steps). */
+typedef struct {
+    Entry *c;
+    Py_ssize_t n, max; /* the heap's entries are copied in first */
+    int barred;        /* bar: the k-th best so far (after the array first filled) */
+    Entry bar;
+    double lb;         /* take_positive: a score the k-th best reaches (0.0: none known) */
+} Pool;
+
+/* Start a pool on q's heap (an array with take). Returns -1 when out of memory. */
+int pool_open(Query *q, Pool *p, int take);
+/* Out of memory selecting: every candidate kept goes into the heap (emptied first: the array
+ * holds its entries too), which takes the rest. */
+void pool_pour(Query *q, Pool *p);
+
+/* Offer (s, g) to the pool (inline: a long query's windows offer tens of thousands). */
+static inline void
+pool_put(Query *q, Pool *p, double s, int64_t g)
+{
+    if (p->c) {
+        Entry x = {s, g, 0};
+        if (p->barred && !entry_before(&x, &p->bar)) {
+            return; /* k candidates rank before it already */
+        }
+        if (p->n == p->max) {
+            Py_ssize_t k = q->h->cap;
+            if (best_first(p->c, p->n, k) < 0) {
+                pool_pour(q, p);
+                if (enters(q->h, s, g)) {
+                    heap_push(q->h, s, g);
+                }
+                return;
+            }
+            p->n = k;
+            p->bar = p->c[k - 1];
+            p->barred = 1;
+            if (!entry_before(&x, &p->bar)) {
+                return;
+            }
+        }
+        p->c[p->n++] = x;
+        return;
+    }
+    if (enters(q->h, s, g)) {
+        heap_push(q->h, s, g);
+    }
+}
+
+/* End it: with ok, its k best become the heap's entries (keep_best). Returns -1 when out of
+ * memory. */
+int pool_close(Query *q, Pool *p, int ok);
+/* The matching (acc > 0), allowed, live documents of acc[0..len) (docnos w0...) of a positive
+ * query into the pool, those that may enter only (see sums.c). Returns their number; scratch:
+ * take_scratch(len) doubles. acc is left as it was. */
+long long take_positive(Query *q, Pool *p, const double *acc, int32_t w0, Py_ssize_t len,
+                        double *scratch);
+Py_ssize_t take_scratch(Py_ssize_t len);
+
+/* Sums, marks and a list of touched documents kept from one exhaustive_query() to the next (one
+ * spare set, taken and given back atomically: a call that finds none, or one too small,
+ * allocates its own), so that a query does not allocate and clear a segment's worth of them;
+ * given back cleared, as exhaustive() leaves them (a call whose postings were broken drops
+ * them). */
+typedef struct {
+    double *acc;
+    uint8_t *seen;
+    int32_t *touched;
+    Py_ssize_t nacc, ntouch;
+} Sheet;
+
+/* Sums and marks of nacc documents (zeroed) and a list of ntouch: the spare one when large
+ * enough, else new; NULL when out of memory. */
+Sheet *sheet_take(Py_ssize_t nacc, Py_ssize_t ntouch);
+/* Give it back as the spare (clean: its sums and marks are zero again), or free it. */
+void sheet_give(Sheet *w, int clean);
+
+/* Whether every contribution of q's terms is > 0 (see sums.c: no marks are then kept): each
+ * weight positive, and its product with a bound below its term's tf parts positive (so that no
+ * product rounds to 0): a filled Parts' bound, else the table's smallest entry and the term's
+ * overflow values. Whichever way a term's postings are then read (a Parts, or blocks decoded),
+ * each contribution is at least that product. */
+int query_positive(const Query *q);
+
 /* Dense: postings for a quarter of the documents or more. Marking only, then one sequential
  * pass over `seen` lists the matches in docno order (a matching document may score exactly
  * 0.0: `seen`, not the score, says it matched). */
@@ -167,6 +297,7 @@ typedef struct {
     double *acc;
     uint8_t *seen;
     int take;
+    int pos;           /* positive: no marks (see query_positive) */
     long long matches; /* -1: out of memory */
 } Slice;
 
@@ -174,10 +305,11 @@ typedef struct {
 Py_ssize_t first_block(const Cursor *c, int32_t lo);
 void run_start(Cursor *c, Run *r, int32_t lo, int claimed, Py_ssize_t fill_end);
 void slice_run(Slice *sl);
-/* The windowed traversal (in nsl slices when nsl > 1: split_windows). acc and seen: at least
- * win each, zeroed. Returns the matches, or -1 when out of memory. */
+/* The windowed traversal (in nsl slices when nsl > 1: split_windows); pos: the query is
+ * positive (query_positive). acc and seen: at least win each, zeroed. Returns the matches, or -1
+ * when out of memory. */
 long long exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc,
-                             uint8_t *seen, int take, int nsl);
+                             uint8_t *seen, int take, int nsl, int pos);
 
 /* split.c */
 /* How many slices a windowed traversal of q's postings takes (1: not split). */
@@ -185,6 +317,6 @@ int split_count(const Query *q);
 /* The windowed traversal in nsl slices on threads: the matches, -1 (out of memory), or -2 when
  * not split (the caller then runs it in one). */
 long long split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
-                        int take, int nsl);
+                        int take, int nsl, int pos);
 
 #endif

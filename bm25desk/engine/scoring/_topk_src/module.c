@@ -1,5 +1,5 @@
 /* The _topk module: its functions and types (see topk.h for what each source holds). */
-#include "topk.h"
+#include "exhaustive.h"
 
 PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
@@ -9,6 +9,8 @@ PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* ranked.c */
 PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* split.c */
 PyObject *topk_parts_wide(PyObject *module, PyObject *args);            /* parts.c */
+PyObject *topk_parts(PyObject *module, PyObject *args, PyObject *kwds); /* parts.c */
+PyObject *topk_exhaustive_query(PyObject *module, PyObject *args, PyObject *kwds); /* exquery.c */
 PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
 
 static PyMethodDef topk_methods[] = {
@@ -47,8 +49,8 @@ static PyMethodDef topk_methods[] = {
      "matches, k) as bytes (int64, float64 with k places per query; int64 per query) and the k "
      "used (at most every document)\n\nThe exhaustive top k of many queries in one call, "
      "without the GIL: see _topk_src/batch.c. segments: per segment (dl_index, deny or None, "
-     "base); lists: per segment a tuple with one entry per slot, None or (PostingList, Table, "
-     "overflow values or None, Parts or None); slots (int32) and weights (float64): each query's "
+     "base); lists: per segment a tuple with one entry per slot, None, a Parts (with its "
+     "overflow values) or (PostingList, Table, overflow values or None, Parts or None); slots (int32) and weights (float64): each query's "
      "terms in query order, offsets (int64, queries + 1) where each query's start; allows: None "
      "or per query None or a boolean mask of every document. split: a large windowed query may "
      "split its windows across threads (see exhaustive_threads; for a run on one thread)."},
@@ -59,6 +61,19 @@ static PyMethodDef topk_methods[] = {
      "tids, in query order, with weights qws (qtf * idf) and one Table: what search() does with "
      "stored(arrays, tid, ...) per term, in one call and without PostingList objects. None when "
      "a term has postings with tf > cap (their tf parts come from numpy: use search())."},
+    {"exhaustive_query", (PyCFunction)(void (*)(void))topk_exhaustive_query,
+     METH_VARARGS | METH_KEYWORDS,
+     "exhaustive_query(segments, maps, terms, k, allow=None, rows=False, miss=None, groups=None)\n"
+     "-> (docnos, scores, tfs, parts, matches) as search(exhaustive=True) returns them over every "
+     "segment, None (a weight is not finite) or NotImplemented (the terms' k1 differ: give "
+     "groups)\n\nOne query's exhaustive top k over every segment in one call: see "
+     "_topk_src/exquery.c. segments: a tuple of Segment; maps: per segment a tuple of (Table, "
+     "dict of term -> Parts or None) per group (groups: per term its group; None: group 0 for "
+     "all, every term's k1 the first's); terms: (text, qtf, weighting) in query order; miss: "
+     "called with the list of (segment, term position) the maps lack, returns their entries."},
+    {"parts", (PyCFunction)(void (*)(void))topk_parts, METH_VARARGS | METH_KEYWORDS,
+     "parts(segment, tid, table, fill=True) -> Parts of term tid's blocks in a stored Segment "
+     "under table (empty; fill=False: never filled)."},
     {"exhaustive_threads", (PyCFunction)topk_exhaustive_threads, METH_VARARGS,
      "exhaustive_threads([threads[, min_postings]]) -> (threads, min_postings) before the call\n\n"
      "A windowed exhaustive search (search(exhaustive=True) without rows) of at least "
@@ -102,7 +117,7 @@ PyInit__topk(void)
         return NULL;
     }
     if (add_type(m, &PostingListType, "PostingList") < 0 || add_type(m, &TableType, "Table") < 0 ||
-        add_type(m, &PartsType, "Parts") < 0 ||
+        add_type(m, &PartsType, "Parts") < 0 || add_type(m, &SegViewType, "Segment") < 0 ||
         PyModule_AddIntConstant(m, "MAX_CAP", MAX_CAP) < 0 ||
         PyModule_AddIntConstant(m, "ABI", 4) < 0 ||
         PyModule_AddIntConstant(m, "MAX_SHIFT", BLK_MAX_SHIFT) < 0) {

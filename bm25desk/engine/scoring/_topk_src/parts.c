@@ -20,7 +20,7 @@
  * arrays are the object's own (Python cannot write to them): what was checked while decoding
  * stays true. Python's cache (topk.py) keeps them LRU-bounded in bytes and drops them with the
  * index. */
-#include "topk.h"
+#include "exhaustive.h"
 
 /* Parts made with 32-bit codes whatever their table's size (parts_wide(): tests). */
 static int parts_force_wide = 0;
@@ -39,13 +39,74 @@ topk_parts_wide(PyObject *Py_UNUSED(module), PyObject *args)
     return PyBool_FromLong(old);
 }
 
+/* Code width: 2 bytes when the table has fewer than 64 K places (the largest code, tf * rows + j
+ * for tf <= cap and j < rows, below 0xFFFF), else 4. */
+static int
+code_width(const Table *tb)
+{
+    return (Py_ssize_t)(tb->cap + 1) * tb->rows < (Py_ssize_t)0xFFFF &&
+                   !__atomic_load_n(&parts_force_wide, __ATOMIC_RELAXED)
+               ? 2
+               : 4;
+}
+
+/* A new Parts of list pl (held by holder: the PostingList itself, or the Segment whose views own
+ * borrows) under table tobj: empty, its arrays allocated by the fill. */
+static Parts *
+parts_alloc(PyTypeObject *type, PyObject *holder, PyObject *tobj)
+{
+    Parts *self = (Parts *)type->tp_alloc(type, 0);
+    if (!self) {
+        return NULL;
+    }
+    const Table *tb = (const Table *)tobj;
+    self->cw = code_width(tb);
+    self->ovf = NULL;
+    Py_INCREF(holder);
+    Py_INCREF(tobj);
+    self->pl = holder;
+    self->table = tobj;
+    self->Tc = tb->Tc;
+    self->rows = tb->rows;
+    self->fillable = 1;
+    self->ref = 1; /* (a new entry is not the first to go) */
+    self->tpmin = INFINITY;
+    self->state = PARTS_EMPTY;
+    return self;
+}
+
+/* Take the list's sizes; its overflow values from ovobj (None: copied when a fill begins, from
+ * the search's). Returns -1 with an exception. */
+static int
+parts_take_list(Parts *self, const PostingList *pl, PyObject *ovobj)
+{
+    self->list = pl;
+    self->n = pl->n;
+    self->ovf_pos = pl->ovf_pos;
+    self->novf = pl->novf;
+    self->ovf = malloc(sizeof(double) * (size_t)(pl->novf ? pl->novf : 1));
+    if (!self->ovf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (ovobj != Py_None) {
+        PyObject *r = parts_set_overflow(self, ovobj);
+        if (!r) {
+            return -1;
+        }
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
 static PyObject *
 parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"postings", "table", NULL};
-    PyObject *plo, *tobj;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!", kwlist, &PostingListType, &plo,
-                                     &TableType, &tobj)) {
+    static char *kwlist[] = {"postings", "table", "overflow", "fill", NULL};
+    PyObject *plo, *tobj, *ovobj = Py_None;
+    int fill = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!|Op", kwlist, &PostingListType, &plo,
+                                     &TableType, &tobj, &ovobj, &fill)) {
         return NULL;
     }
     PostingList *pl = as_posting_list(plo);
@@ -56,35 +117,56 @@ parts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "a Table must be initialised");
         return NULL;
     }
-    Parts *self = (Parts *)type->tp_alloc(type, 0);
+    Parts *self = parts_alloc(type, plo, tobj);
     if (!self) {
         return NULL;
     }
-    const Table *tb = (const Table *)tobj;
-    Py_ssize_t n = pl->n ? pl->n : 1;
-    /* the largest code, tf * rows + j for tf <= cap and j < rows, below PARTS_OVF16 */
-    self->cw = (Py_ssize_t)(tb->cap + 1) * tb->rows < (Py_ssize_t)PARTS_OVF16 &&
-                       !__atomic_load_n(&parts_force_wide, __ATOMIC_RELAXED)
-                   ? 2
-                   : 4;
-    self->docs = malloc(sizeof(int32_t) * (size_t)n);
-    self->codes = malloc((size_t)self->cw * (size_t)n);
-    self->ovf = malloc(sizeof(double) * (size_t)(pl->novf ? pl->novf : 1));
-    if (!self->docs || !self->codes || !self->ovf) {
+    self->fillable = fill;
+    if (parts_take_list(self, pl, ovobj) < 0) {
         Py_DECREF(self);
-        return PyErr_NoMemory();
+        return NULL;
     }
-    Py_INCREF(plo);
-    Py_INCREF(tobj);
-    self->pl = plo;
-    self->table = tobj;
-    self->n = pl->n;
-    self->Tc = tb->Tc;
-    self->rows = tb->rows;
-    self->ovf_pos = pl->ovf_pos;
-    self->novf = pl->novf;
-    self->state = PARTS_EMPTY;
     return (PyObject *)self;
+}
+
+Parts *
+parts_stored(PyObject *sobj, Py_ssize_t tid, PyObject *tobj, int fill)
+{
+    const SegView *sv = (const SegView *)sobj;
+    const Table *tb = (const Table *)tobj;
+    if (!sv->ready || sv->nviews != 9) {
+        PyErr_SetString(PyExc_ValueError, "parts: the segment has no stored blocks");
+        return NULL;
+    }
+    if (!tb->ready || tb->cap != sv->cap) {
+        PyErr_SetString(PyExc_ValueError, "table does not fit the posting list (cap)");
+        return NULL;
+    }
+    Parts *self = parts_alloc(&PartsType, sobj, tobj);
+    if (!self) {
+        return NULL;
+    }
+    self->fillable = fill;
+    if (stored_list(&self->own, sv->v, tid, &sv->dli, sv->dli_w, sv->cap, sv->shift, NULL) < 0 ||
+        parts_take_list(self, &self->own, Py_None) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return self;
+}
+
+PyObject *
+topk_parts(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"segment", "tid", "table", "fill", NULL};
+    PyObject *sobj, *tobj;
+    Py_ssize_t tid;
+    int fill = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!nO!|p", kwlist, &SegViewType, &sobj, &tid,
+                                     &TableType, &tobj, &fill)) {
+        return NULL;
+    }
+    return (PyObject *)parts_stored(sobj, tid, tobj, fill);
 }
 
 static void
@@ -93,6 +175,9 @@ parts_dealloc(Parts *self)
     free(self->docs);
     free(self->codes);
     free(self->ovf);
+    if (self->list == &self->own) {
+        stored_list_free(&self->own);
+    }
     Py_XDECREF(self->pl);
     Py_XDECREF(self->table);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -111,10 +196,74 @@ parts_filled(Parts *self, void *Py_UNUSED(closure))
     return PyBool_FromLong(__atomic_load_n(&self->state, __ATOMIC_ACQUIRE) == PARTS_READY);
 }
 
+static PyObject *
+parts_n(Parts *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->n);
+}
+
+static PyObject *
+parts_novf(Parts *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->novf);
+}
+
+static PyObject *
+parts_ovf_lo(Parts *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->list->ovf_lo);
+}
+
+static PyObject *
+parts_fillable(Parts *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->fillable);
+}
+
+/* set_overflow(values): the tf parts of its postings with tf > cap (float64, one each, finite and
+ * >= 0), once, before any search reads it. */
+PyObject *
+parts_set_overflow(Parts *self, PyObject *obj)
+{
+    Py_buffer v;
+    if (self->have_ovf || __atomic_load_n(&self->state, __ATOMIC_ACQUIRE) != PARTS_EMPTY) {
+        PyErr_SetString(PyExc_ValueError, "parts: the overflow values are set already");
+        return NULL;
+    }
+    if (get_buffer(obj, &v, 'd', "overflow values") < 0) {
+        return NULL;
+    }
+    const double *x = (const double *)v.buf;
+    int ok = buf_len(&v) == self->novf;
+    for (Py_ssize_t i = 0; ok && i < self->novf; i++) {
+        ok = isfinite(x[i]) && x[i] >= 0.0;
+    }
+    if (ok && self->novf) {
+        memcpy(self->ovf, x, sizeof(double) * (size_t)self->novf);
+    }
+    PyBuffer_Release(&v);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError,
+                        "overflow values: one finite tf part >= 0 per posting with tf > cap");
+        return NULL;
+    }
+    self->have_ovf = 1;
+    Py_RETURN_NONE;
+}
+
+/* take_ref() -> whether a search read it since the last call (the cache's second chance). */
+static PyObject *
+parts_take_ref(Parts *self, PyObject *Py_UNUSED(ignored))
+{
+    int was = self->ref;
+    self->ref = 0;
+    return PyBool_FromLong(was);
+}
+
 int
 parts_fit(const Parts *p, const PostingList *pl)
 {
-    const PostingList *own = (const PostingList *)p->pl;
+    const PostingList *own = p->list;
     return own == pl || (own->stream == pl->stream && own->blk_off == pl->blk_off &&
                          own->n == pl->n && own->nblk == pl->nblk && own->cap == pl->cap &&
                          own->shift == pl->shift && own->novf == pl->novf &&
@@ -135,6 +284,10 @@ static PyMethodDef parts_methods[] = {
     {"fits", (PyCFunction)parts_fits, METH_O,
      "fits(postings) -> whether postings are the list it was made for (the same stored blocks: a "
      "PostingList made again for the same term and segment fits)"},
+    {"set_overflow", (PyCFunction)parts_set_overflow, METH_O,
+     "set_overflow(values): the tf parts (float64) of its postings with tf > cap, once"},
+    {"take_ref", (PyCFunction)parts_take_ref, METH_NOARGS,
+     "take_ref() -> whether exhaustive_query() read it since the last call (and clear that)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -142,6 +295,12 @@ static PyGetSetDef parts_getset[] = {
     {"nbytes", (getter)parts_nbytes, NULL, "bytes held (docnos, tf part codes, overflow parts)",
      NULL},
     {"filled", (getter)parts_filled, NULL, "whether a search has filled it", NULL},
+    {"n", (getter)parts_n, NULL, "number of postings", NULL},
+    {"n_overflow", (getter)parts_novf, NULL, "postings with tf > cap", NULL},
+    {"overflow_from", (getter)parts_ovf_lo, NULL,
+     "index of its first overflow posting in the segment's overflow arrays (stored lists)", NULL},
+    {"fillable", (getter)parts_fillable, NULL, "whether a search may fill it (else: decoded)",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -149,8 +308,11 @@ PyTypeObject PartsType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bm25desk.engine.scoring._topk.Parts",
     .tp_basicsize = sizeof(Parts),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Parts(postings, table): a PostingList's docnos and tf parts under one Table, "
-              "filled by the first exhaustive search that uses it (pass it as a term's 7th item).",
+    .tp_doc = "Parts(postings, table, overflow=None, fill=True): a PostingList's docnos and tf "
+              "parts under one Table, filled by the first exhaustive search that uses it (pass it "
+              "as a term's 7th item; overflow: the tf parts of its postings with tf > cap, else "
+              "taken from the search's; fill=False: never filled, decoded by each search). "
+              "parts(segment, tid, table) makes one over a Segment's stored blocks.",
     .tp_new = parts_new,
     .tp_dealloc = (destructor)parts_dealloc,
     .tp_getset = parts_getset,
@@ -171,19 +333,65 @@ parts_ready(const Parts *p)
     return __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == PARTS_READY;
 }
 
+/* The smallest tf part of p's postings (+inf: none), from its codes and overflow values. */
+static double
+parts_minimum(const Parts *p)
+{
+    double m = INFINITY;
+    const double *Tc = p->Tc;
+    if (p->cw == 2) {
+        const uint16_t *cd = (const uint16_t *)p->codes;
+        for (Py_ssize_t i = 0; i < p->n; i++) {
+            double t = cd[i] != PARTS_ESC ? Tc[cd[i]] : INFINITY;
+            m = t < m ? t : m;
+        }
+    }
+    else {
+        const uint32_t *cd = (const uint32_t *)p->codes;
+        for (Py_ssize_t i = 0; i < p->n; i++) {
+            double t = cd[i] != PARTS_ESC ? Tc[cd[i]] : INFINITY;
+            m = t < m ? t : m;
+        }
+    }
+    for (Py_ssize_t a = 0; a < p->novf; a++) {
+        m = p->ovf[a] < m ? p->ovf[a] : m;
+    }
+    return m;
+}
+
 void
 parts_publish(Parts *p, int ok)
 {
+    if (ok) { /* a bound below its tf parts: the table's smallest entry, when positive */
+        double m = ((const Table *)p->table)->tmin;
+        for (Py_ssize_t a = 0; m > 0.0 && a < p->novf; a++) {
+            m = p->ovf[a] < m ? p->ovf[a] : m;
+        }
+        p->tpmin = m > 0.0 ? m : parts_minimum(p);
+    }
     __atomic_store_n(&p->state, ok ? PARTS_READY : PARTS_EMPTY, __ATOMIC_RELEASE);
 }
 
 int
 parts_take(Parts *p, const Cursor *c)
 {
-    if (!parts_claim(p)) {
+    if (!p->fillable || !parts_claim(p)) {
         return 0;
     }
-    if (p->novf) {
+    if (!p->docs) { /* (allocated once: a fill that met damage leaves them for the next) */
+        size_t n = (size_t)(p->n ? p->n : 1);
+        int32_t *docs = malloc(sizeof(int32_t) * n);
+        void *codes = malloc((size_t)p->cw * n);
+        if (!docs || !codes) {
+            free(docs);
+            free(codes);
+            parts_publish(p, 0);
+            return 0;
+        }
+        p->docs = docs;
+        p->codes = codes;
+    }
+    if (p->novf && !p->have_ovf) {
         memcpy(p->ovf, c->ovf_val, sizeof(double) * (size_t)p->novf);
     }
     return 1;
@@ -203,26 +411,4 @@ parts_first_overflow(const Parts *p, Py_ssize_t pos)
         }
     }
     return i;
-}
-
-void
-parts_values(const Parts *p, Py_ssize_t p0, Py_ssize_t m, double *out)
-{
-    const double *Tc = p->Tc;
-    if (p->cw == 2) {
-        const uint16_t *cd = (const uint16_t *)p->codes + p0;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            out[i] = Tc[cd[i] != PARTS_OVF16 ? cd[i] : 0];
-        }
-    }
-    else {
-        const uint32_t *cd = (const uint32_t *)p->codes + p0;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            out[i] = Tc[cd[i] != PARTS_OVF32 ? cd[i] : 0];
-        }
-    }
-    for (Py_ssize_t a = p->novf ? parts_first_overflow(p, p0) : 0;
-         a < p->novf && p->ovf_pos[a] < p0 + m; a++) {
-        out[p->ovf_pos[a] - p0] = p->ovf[a]; /* (every one escaped: block_codes) */
-    }
 }

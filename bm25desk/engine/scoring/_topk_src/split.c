@@ -183,7 +183,7 @@ slices_merge(Query *q, Slice *sls, int nsl, int take)
  * that do not ascend: the one-slice traversal finds the damage). */
 long long
 split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen, int take,
-              int nsl)
+              int nsl, int pos)
 {
     Py_ssize_t nw = (ndocs + win - 1) / win;
     if (nsl > nw) {
@@ -202,13 +202,14 @@ split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *
     for (int s = 0; ok && s < nsl; s++) {
         Slice *sl = &sls[s];
         if (s == 0) {
-            *sl = (Slice){q, {0}, {0}, NULL, 0, 0, win, acc, seen, take, 0};
+            *sl = (Slice){q, {0}, {0}, NULL, 0, 0, win, acc, seen, take, pos, 0};
         }
         else if (slice_init(sl, q, win, take, scratch + (Py_ssize_t)CURSOR_SCRATCH * n * (s - 1)) <
                  0) {
             ok = 0;
         }
         sl->runs = runs + (Py_ssize_t)n * s;
+        sl->pos = pos;
         sl->lo = ndocs * s / nsl; /* (a slice's last window may be short, as a segment's is) */
         sl->hi = ndocs * (s + 1) / nsl;
     }

@@ -37,7 +37,8 @@ check_tables(const double *T, const double *U, Py_ssize_t rows, int cap)
     return 0;
 }
 
-/* A copy of rows of cap + 1 numbers by column: out[tf * rows + j] = a[j * (cap + 1) + tf]. */
+/* A copy of rows of cap + 1 numbers by column: out[tf * rows + j] = a[j * (cap + 1) + tf], with
+ * column 0 (tf 0: never a posting's) +0.0, so that a Parts' escape code (0) reads a +0.0. */
 static double *
 by_column(const double *a, Py_ssize_t rows, int cap)
 {
@@ -51,7 +52,7 @@ by_column(const double *a, Py_ssize_t rows, int cap)
     }
     for (Py_ssize_t j = 0; j < rows; j++) {
         for (Py_ssize_t tf = 0; tf < w; tf++) {
-            out[tf * rows + j] = a[j * w + tf];
+            out[tf * rows + j] = tf ? a[j * w + tf] : 0.0;
         }
     }
     return out;
@@ -140,6 +141,11 @@ Table_init(Table *self, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         return -1;
     }
+    double m = INFINITY; /* (the smallest tf part of the table: see Table.tmin) */
+    for (Py_ssize_t i = self->rows; i < self->rows * ((Py_ssize_t)self->cap + 1); i++) {
+        m = self->Tc[i] < m ? self->Tc[i] : m;
+    }
+    self->tmin = m;
     self->ready = 1;
     return 0;
 }

@@ -25,8 +25,11 @@
  *                what the two share);
  *   arena.c      their scratch: one block kept between calls;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
+ *   sums.c       ... its add loops and its top k of a range of sums (the spare sums);
  *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
- *                (exhaustive.h: what these three share);
+ *   exquery.c    exhaustive_query(): one query over every segment in one call, reading the
+ *                cache's maps (segview.c: Segment, what it needs of a segment);
+ *                (exhaustive.h: what these share);
  *   parts.c      Parts: a term's decoded tf parts kept for the exhaustive traversal;
  *   count.c      count(): documents in the union of posting lists;
  *   module.c     the module and its types.
@@ -192,9 +195,11 @@ typedef struct {
     double *Tc, *Uc;     /* the same by column (tf-major: Tc[tf * rows + j]), the kernel's copy:
                           * a query's postings use a few small tfs, whose columns stay in cache
                           * where rows of every length did not (long documents: thousands of
-                          * lengths); Uc == Tc when U is T */
+                          * lengths); Uc == Tc when U is T; column 0 (tf 0) is +0.0 */
     Py_ssize_t rows;
     int cap;
+    double tmin;         /* the smallest entry of T for tf >= 1 (a bound below every posting's tf
+                          * part: the exhaustive path's test of positive contributions) */
 } Table;
 
 extern PyTypeObject TableType;
@@ -210,26 +215,36 @@ enum { PARTS_EMPTY = 0, PARTS_FILLING = 1, PARTS_READY = 2 };
 
 /* One PostingList's docnos and tf parts under one Table, filled once by the exhaustive path
  * (see parts.c). A posting's tf part is kept as a code, its place in the table by column
- * (Tc[tf * rows + j], the double the decoding looks up), or PARTS_OVF for a tf above the cap
+ * (Tc[tf * rows + j], the double the decoding looks up), or PARTS_ESC for a tf above the cap
  * (its value in ovf, by the list's overflow positions): 6 bytes a posting (8 with a table of
  * 64 K places or more) where a float64 made it 12. */
 typedef struct {
     PyObject_HEAD
-    PyObject *pl, *table;  /* what it was made for (a search checks the term has the same) */
+    PyObject *pl, *table;  /* what it was made for: a PostingList, or the Segment (exquery.c)
+                            * whose views `own` borrows; a search checks the term has the same */
+    PostingList own;       /* made from a Segment: the term's list over its views */
+    const PostingList *list; /* its postings (pl's, or &own) */
     Py_ssize_t n;
-    int32_t *docs;
+    int32_t *docs;         /* docnos and codes: allocated by the fill (NULL before) */
     void *codes;           /* uint16_t (cw 2) or uint32_t (cw 4) per posting */
     int cw;
     const double *Tc;      /* the table's by column (table holds it) */
     Py_ssize_t rows;
-    const int32_t *ovf_pos; /* the list's overflow positions (pl holds them), ascending */
+    const int32_t *ovf_pos; /* the list's overflow positions (its list holds them), ascending */
     Py_ssize_t novf;
-    double *ovf;           /* their tf parts, copied when a fill begins */
+    double *ovf;           /* their tf parts: given (have_ovf), else copied when a fill begins */
+    int have_ovf;
+    int fillable;          /* 0: never filled (a long list met once: each search decodes it) */
+    int ref;               /* set by each exhaustive_query() that reads it (see postings_cache) */
+    double tpmin;          /* once filled, at most its smallest tf part (the table's smallest
+                            * entry when that is positive, else exactly; +inf: none) */
     int state;             /* PARTS_*, read and changed atomically */
 } Parts;
 
-#define PARTS_OVF16 0xFFFFu
-#define PARTS_OVF32 0xFFFFFFFFu
+/* The code of an overflow posting: the place of tf 0 in the table by column, whose +0.0 it adds
+ * (its value is added apart, by position: a loop over the codes needs no test). Every posting's
+ * own code is tf * rows + j >= rows > 0. */
+#define PARTS_ESC 0u
 
 extern PyTypeObject PartsType;
 
@@ -239,11 +254,9 @@ int parts_fit(const Parts *p, const PostingList *pl);
 int parts_claim(Parts *p);
 /* The first of p's overflow postings at list position pos or beyond (novf: none). */
 Py_ssize_t parts_first_overflow(const Parts *p, Py_ssize_t pos);
-/* The tf parts of postings [p0, p0 + m) into out. */
-void parts_values(const Parts *p, Py_ssize_t p0, Py_ssize_t m, double *out);
 /* Whether p is filled (its arrays may be read). */
 int parts_ready(const Parts *p);
-/* End a fill: filled (ok) or empty again. */
+/* End a fill: filled (ok: its smallest tf part noted first) or empty again. */
 void parts_publish(Parts *p, int ok);
 
 /* ------------------------------------------------------------------------------------------ */

@@ -147,50 +147,49 @@ run_next(Cursor *c, Run *r)
     return 1;
 }
 
-/* acc[d - w0] += qw * (the tf part of code) for the m postings docs[0..m) at list positions
- * p0... of Parts p (codes of CW bytes), marking them seen. The double read is the one the
- * decoding looked up (Tc[tf * rows + j]): the same sums, bit for bit. An overflow posting
- * (escape code) adds qw * 0.0 in the loop, which leaves its sum as it was (a sum is never -0.0:
- * it starts at +0.0, and x + -x is +0.0), and its value after the loop, still before the next
- * term's: the same sum again, with no call in the loop. */
-static inline __attribute__((always_inline)) void
-codes_add(const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, double qw,
-          double *restrict acc, uint8_t *restrict seen, int32_t w0, const int CW)
+/* The first position in (i, e) whose docno is w1 or beyond, for docs[i] < w1 <= docs[e - 1]
+ * (docnos ascending strictly: at most w1 - docs[i] positions come before it). Guessed from the
+ * run's density, then found by galloping from the guess and a binary search between the last
+ * two probes: a few reads near the answer, which the add loop reads next anyway (a binary search
+ * over a long list's window, a window after another, missed the cache at nearly every step: a
+ * tenth of a long query on 1 M passages). */
+static Py_ssize_t
+window_end(const int32_t *docs, Py_ssize_t i, Py_ssize_t e, int32_t w1)
 {
-    const double *Tc = p->Tc;
-    const uint16_t *c16 = (const uint16_t *)p->codes + p0;
-    const uint32_t *c32 = (const uint32_t *)p->codes + p0;
-    const uint32_t esc = CW == 2 ? PARTS_OVF16 : PARTS_OVF32;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        uint32_t code = CW == 2 ? c16[j] : c32[j];
-        int ok = code != esc;
-        double t = Tc[ok ? code : 0];
-        uint32_t x = (uint32_t)(docs[j] - w0); /* (in the window: no sign to extend) */
-        acc[x] += qw * (ok ? t : 0.0);
-        seen[x] = 1;
+    Py_ssize_t lo = i + 1, hi = e - 1; /* the answer is in [lo, hi] */
+    if (hi - i > (Py_ssize_t)(w1 - docs[i])) {
+        hi = i + (w1 - docs[i]);
     }
-    if (UNLIKELY(p->novf)) {
-        for (Py_ssize_t a = parts_first_overflow(p, p0); a < p->novf && p->ovf_pos[a] < p0 + m;
-             a++) {
-            acc[docs[p->ovf_pos[a] - p0] - w0] += qw * p->ovf[a];
+    double span = (double)docs[e - 1] - (double)docs[i];
+    Py_ssize_t g = i + (Py_ssize_t)((double)(w1 - docs[i]) / span * (double)(e - 1 - i));
+    g = g < lo ? lo : g > hi ? hi : g;
+    Py_ssize_t step = 1;
+    if (docs[g] < w1) { /* the answer is beyond g: gallop up */
+        lo = g + 1;
+        while (lo < hi && docs[lo + step - 1 < hi ? lo + step - 1 : hi] < w1) {
+            lo = (lo + step - 1 < hi ? lo + step - 1 : hi) + 1;
+            step <<= 1;
+        }
+        hi = lo + step - 1 < hi ? lo + step - 1 : hi;
+    }
+    else { /* g or before: gallop down */
+        hi = g;
+        while (lo < hi && docs[hi - step > lo ? hi - step : lo] >= w1) {
+            hi = hi - step > lo ? hi - step : lo;
+            step <<= 1;
+        }
+        lo = hi - step > lo ? hi - step : lo;
+    }
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (docs[mid] < w1) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
         }
     }
-}
-
-/* codes_add out of line: its loop keeps every pointer in a register (inlined into slice_run it
- * reloaded two from the stack at every posting). */
-static __attribute__((noinline)) void
-codes_add16(const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, double qw,
-            double *restrict acc, uint8_t *restrict seen, int32_t w0)
-{
-    codes_add(p, p0, docs, m, qw, acc, seen, w0, 2);
-}
-
-static __attribute__((noinline)) void
-codes_add32(const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, double qw,
-            double *restrict acc, uint8_t *restrict seen, int32_t w0)
-{
-    codes_add(p, p0, docs, m, qw, acc, seen, w0, 4);
+    return lo;
 }
 
 /* Add the term's postings with docnos in [w0, w1) into the window's sums and marks (index
@@ -198,8 +197,7 @@ codes_add32(const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssize_t m, do
  * block was checked as it was decoded), and every one below w0 went in with an earlier window,
  * so every index is inside the window. */
 static void
-run_window(Cursor *c, Run *r, double *restrict acc, uint8_t *restrict seen, int32_t w0,
-           int32_t w1, double *tp)
+run_window(Cursor *c, Run *r, Sums *s, int32_t w1, double *tp)
 {
     for (;;) {
         if (r->i >= r->m && !run_next(c, r)) {
@@ -208,33 +206,14 @@ run_window(Cursor *c, Run *r, double *restrict acc, uint8_t *restrict seen, int3
         const int32_t *docs = r->docs;
         Py_ssize_t i = r->i, e = r->m;
         if (docs[e - 1] >= w1) {
-            /* the first position in [i, e) at w1 or beyond: at most w1 - docs[i] come before */
-            Py_ssize_t lo = i, hi = e - 1;
             if (docs[i] >= w1) {
                 return;
             }
-            if (hi - i > (Py_ssize_t)(w1 - docs[i])) {
-                hi = i + (w1 - docs[i]);
-            }
-            while (lo < hi) {
-                Py_ssize_t mid = lo + (hi - lo) / 2;
-                if (docs[mid] < w1) {
-                    lo = mid + 1;
-                }
-                else {
-                    hi = mid;
-                }
-            }
-            e = lo;
+            e = window_end(docs, i, e, w1);
         }
         double qw = c->qw;
         if (r->pa) {
-            if (r->pa->cw == 2) {
-                codes_add16(r->pa, r->p0 + i, docs + i, e - i, qw, acc, seen, w0);
-            }
-            else {
-                codes_add32(r->pa, r->p0 + i, docs + i, e - i, qw, acc, seen, w0);
-            }
+            sums_add_codes(s, r->pa, r->p0 + i, docs + i, e - i, qw);
             r->i = e;
             if (e < r->m) {
                 return;
@@ -250,74 +229,11 @@ run_window(Cursor *c, Run *r, double *restrict acc, uint8_t *restrict seen, int3
             r->b = c->nblk;
             return;
         }
-        for (Py_ssize_t j = i; j < e; j++) {
-            Py_ssize_t x = docs[j] - w0;
-            acc[x] += qw * tp[j - i];
-            seen[x] = 1;
-        }
+        sums_add_values(s, docs + i, tp, e - i, qw);
         r->i = e;
         if (e < r->m) {
             return;
         }
-    }
-}
-
-/* Where a window's matches go: the heap, or (deep k without rows) an array the k best are
- * selected from at the end, as in take_best. When the array fills (16 k candidates) its k best
- * are selected and kept, and the k-th of them becomes a bar that later candidates must pass to
- * enter at all: a long query's 80 k candidates on 100 k passages mostly stop at one comparison
- * (a heap took every one that beat its root, each in log k steps). */
-typedef struct {
-    Entry *c;
-    Py_ssize_t n, max; /* the heap's entries are copied in first */
-    int barred;        /* bar: the k-th best so far (after the array first filled) */
-    Entry bar;
-} Pool;
-
-/* Out of memory selecting: every candidate kept goes into the heap (emptied first: the array
- * holds its entries too), which takes the rest. */
-static void
-pool_pour(Query *q, Pool *p)
-{
-    q->h->size = 0;
-    for (Py_ssize_t e = 0; e < p->n; e++) {
-        if (enters(q->h, p->c[e].s, p->c[e].d)) {
-            heap_push(q->h, p->c[e].s, p->c[e].d);
-        }
-    }
-    free(p->c);
-    p->c = NULL;
-}
-
-static void
-pool_put(Query *q, Pool *p, double s, int64_t g)
-{
-    if (p->c) {
-        Entry x = {s, g, 0};
-        if (p->barred && !entry_before(&x, &p->bar)) {
-            return; /* k candidates rank before it already */
-        }
-        if (p->n == p->max) {
-            Py_ssize_t k = q->h->cap;
-            if (best_first(p->c, p->n, k) < 0) {
-                pool_pour(q, p);
-                if (enters(q->h, s, g)) {
-                    heap_push(q->h, s, g);
-                }
-                return;
-            }
-            p->n = k;
-            p->bar = p->c[k - 1];
-            p->barred = 1;
-            if (!entry_before(&x, &p->bar)) {
-                return;
-            }
-        }
-        p->c[p->n++] = x;
-        return;
-    }
-    if (enters(q->h, s, g)) {
-        heap_push(q->h, s, g);
     }
 }
 
@@ -351,44 +267,43 @@ void
 slice_run(Slice *sl)
 {
     Query *q = sl->q;
-    Heap *h = q->h;
     double tp[BLK_MAX];
-    Pool pool = {NULL, 0, 0, 0, {0.0, 0, 0}};
+    Pool pool;
     sl->matches = -1;
-    if (sl->take) {
-        pool.max = 16 * h->cap + h->size;
-        pool.c = malloc(sizeof(Entry) * (size_t)pool.max);
-        if (!pool.c) {
-            for (int t = 0; t < q->n; t++) {
-                run_end(&q->cs[t], &sl->runs[t], 0);
-            }
-            return;
+    int pos = sl->pos; /* (no marks: see sums.c) */
+    double *scratch = pos ? malloc(sizeof(double) * (size_t)take_scratch(sl->win)) : NULL;
+    if ((pos && !scratch) || pool_open(q, &pool, sl->take) < 0) {
+        free(scratch);
+        for (int t = 0; t < q->n; t++) {
+            run_end(&q->cs[t], &sl->runs[t], 0);
         }
-    }
-    for (Py_ssize_t e = 0; sl->take && e < h->size; e++) {
-        pool.c[pool.n].s = h->s[e];
-        pool.c[pool.n++].d = h->d[e];
+        return;
     }
     long long matches = 0;
+    Sums s = {sl->acc, sl->seen, NULL, 0, 0, pos ? SUMS_POS : SUMS_SEEN};
     for (Py_ssize_t w0 = sl->lo; w0 < sl->hi && !q->broken; w0 += sl->win) {
         Py_ssize_t len = sl->hi - w0 < sl->win ? sl->hi - w0 : sl->win;
+        s.w0 = (int32_t)w0;
         for (int t = 0; t < q->n && !q->broken; t++) {
-            run_window(&q->cs[t], &sl->runs[t], sl->acc, sl->seen, (int32_t)w0,
-                       (int32_t)(w0 + len), tp);
+            run_window(&q->cs[t], &sl->runs[t], &s, (int32_t)(w0 + len), tp);
         }
-        if (!q->broken) {
+        if (q->broken) {
+            break;
+        }
+        if (pos) {
+            matches += take_positive(q, &pool, sl->acc, (int32_t)w0, len, scratch);
+            memset(sl->acc, 0, sizeof(double) * (size_t)len);
+        }
+        else {
             matches += take_window(q, &pool, sl->acc, sl->seen, (int32_t)w0, len);
         }
     }
+    free(scratch);
     for (int t = 0; t < q->n; t++) {
         run_end(&q->cs[t], &sl->runs[t], 0); /* a fill still open (the search broke) is dropped */
     }
-    if (pool.c) {
-        int r = q->broken ? 0 : keep_best(h, pool.c, pool.n);
-        free(pool.c);
-        if (r < 0) {
-            return;
-        }
+    if (pool_close(q, &pool, !q->broken) < 0) { /* (broken: the caller raises) */
+        return;
     }
     sl->matches = matches;
 }
@@ -398,15 +313,15 @@ slice_run(Slice *sl)
  * win each, zeroed. Returns the matches, or -1 when out of memory. */
 long long
 exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
-                   int take, int nsl)
+                   int take, int nsl, int pos)
 {
     if (nsl > 1) {
-        long long m = split_windows(q, ndocs, win, acc, seen, take, nsl);
+        long long m = split_windows(q, ndocs, win, acc, seen, take, nsl, pos);
         if (m != -2) {
             return m;
         }
     }
-    Slice sl = {q, {0}, {0}, NULL, 0, ndocs, win, acc, seen, take, 0};
+    Slice sl = {q, {0}, {0}, NULL, 0, ndocs, win, acc, seen, take, pos, 0};
     sl.runs = malloc(sizeof(Run) * (size_t)(q->n ? q->n : 1));
     if (!sl.runs) {
         return -1;
