@@ -378,18 +378,8 @@ work_free(Work *w)
 static Py_ssize_t
 put_sorted(Work *w, int64_t *od, double *os)
 {
-    Heap *h = &w->h;
-    Py_ssize_t m = h->size;
-    int sorted = 1;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        w->es[i].s = h->s[i];
-        w->es[i].d = h->d[i];
-        w->es[i].slot = i;
-        sorted = sorted && (i == 0 || entry_before(&w->es[i - 1], &w->es[i]));
-    }
-    if (!sorted) {
-        sort_entries(w->es, m);
-    }
+    Py_ssize_t m = w->h.size;
+    heap_best_first(&w->h, w->es);
     for (Py_ssize_t i = 0; i < m; i++) {
         od[i] = w->es[i].d;
         os[i] = w->es[i].s;

@@ -508,42 +508,12 @@ xq_run(const XQ *x, XWork *w)
 static PyObject *
 xq_result(const XQ *x, XWork *w, long long matches)
 {
-    Heap *h = &w->h;
-    Py_ssize_t m = h->size, nc = x->rows ? x->n : 0;
-    int sorted = 1;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        w->es[i].s = h->s[i];
-        w->es[i].d = h->d[i];
-        w->es[i].slot = h->slot[i];
-        sorted = sorted && (i == 0 || entry_before(&w->es[i - 1], &w->es[i]));
-    }
-    if (!sorted) {
-        sort_entries(w->es, m);
-    }
-    PyObject *bd = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(int64_t)));
-    PyObject *bs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
-    PyObject *bt = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * nc * sizeof(int32_t)));
-    PyObject *bp = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * nc * sizeof(double)));
-    if (!bd || !bs || !bt || !bp) {
-        Py_XDECREF(bd);
-        Py_XDECREF(bs);
-        Py_XDECREF(bt);
-        Py_XDECREF(bp);
+    PyObject *b[4];
+    heap_best_first(&w->h, w->es);
+    if (entries_bytes(w->es, w->h.size, x->rows ? x->n : 0, w->rows_tf, w->rows_tp, b) < 0) {
         return NULL;
     }
-    int64_t *od = (int64_t *)PyBytes_AS_STRING(bd);
-    double *os = (double *)PyBytes_AS_STRING(bs);
-    int32_t *ot = (int32_t *)PyBytes_AS_STRING(bt);
-    double *op = (double *)PyBytes_AS_STRING(bp);
-    for (Py_ssize_t i = 0; i < m; i++) {
-        od[i] = w->es[i].d;
-        os[i] = w->es[i].s;
-        if (nc) {
-            memcpy(ot + i * nc, w->rows_tf + w->es[i].slot * nc, sizeof(int32_t) * nc);
-            memcpy(op + i * nc, w->rows_tp + w->es[i].slot * nc, sizeof(double) * nc);
-        }
-    }
-    return Py_BuildValue("(NNNNL)", bd, bs, bt, bp, matches);
+    return Py_BuildValue("(NNNNL)", b[0], b[1], b[2], b[3], matches);
 }
 
 /* The segments (a tuple of Segment) and the allow mask over all of them. */

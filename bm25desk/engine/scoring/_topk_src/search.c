@@ -536,52 +536,73 @@ sort_entries(Entry *e, Py_ssize_t n)
     }
 }
 
+void
+heap_best_first(const Heap *h, Entry *es)
+{
+    int sorted = 1;
+    for (Py_ssize_t i = 0; i < h->size; i++) {
+        es[i].s = h->s[i];
+        es[i].d = h->d[i];
+        es[i].slot = h->slot[i];
+        sorted = sorted && (i == 0 || entry_before(&es[i - 1], &es[i]));
+    }
+    if (!sorted) {
+        sort_entries(es, h->size);
+    }
+}
+
+int
+entries_bytes(const Entry *es, Py_ssize_t m, Py_ssize_t nc, const int32_t *rows_tf,
+              const double *rows_tp, PyObject *out[4])
+{
+    const size_t widths[4] = {sizeof(int64_t), sizeof(double), sizeof(int32_t) * (size_t)nc,
+                              sizeof(double) * (size_t)nc};
+    for (int i = 0; i < 4; i++) {
+        out[i] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((size_t)m * widths[i]));
+        if (!out[i]) {
+            for (int j = 0; j <= i; j++) {
+                Py_CLEAR(out[j]);
+            }
+            return -1;
+        }
+    }
+    int64_t *od = (int64_t *)PyBytes_AS_STRING(out[0]);
+    double *os = (double *)PyBytes_AS_STRING(out[1]);
+    int32_t *ot = (int32_t *)PyBytes_AS_STRING(out[2]);
+    double *op = (double *)PyBytes_AS_STRING(out[3]);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        od[i] = es[i].d;
+        os[i] = es[i].s;
+        if (nc) {
+            memcpy(ot + i * nc, rows_tf + es[i].slot * nc, sizeof(int32_t) * (size_t)nc);
+            memcpy(op + i * nc, rows_tp + es[i].slot * nc, sizeof(double) * (size_t)nc);
+        }
+    }
+    return 0;
+}
+
 /* Step 8: the top k sorted (score descending, docno ascending) as bytes: docnos (int64),
  * scores (float64), and rows of ncols tfs (int32) and tf parts (float64). */
 static PyObject *
 build_result(Search *s)
 {
-    Py_ssize_t m = s->h.size, nc = s->ncols;
+    Py_ssize_t m = s->h.size;
     Entry *es = arena_alloc(&s->arena, sizeof(Entry) * (m ? m : 1), 0);
+    PyObject *b[4];
     if (!es) {
         return PyErr_NoMemory();
     }
-    for (Py_ssize_t i = 0; i < m; i++) {
-        es[i].s = s->h.s[i];
-        es[i].d = s->h.d[i];
-        es[i].slot = s->h.slot[i];
-    }
-    sort_entries(es, m);
-    PyObject *bd = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(int64_t)));
-    PyObject *bs = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * sizeof(double)));
-    PyObject *bt = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * nc * sizeof(int32_t)));
-    PyObject *bp = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m * nc * sizeof(double)));
-    if (!bd || !bs || !bt || !bp) {
-        Py_XDECREF(bd);
-        Py_XDECREF(bs);
-        Py_XDECREF(bt);
-        Py_XDECREF(bp);
+    heap_best_first(&s->h, es);
+    if (entries_bytes(es, m, s->ncols, s->rows_tf, s->rows_tp, b) < 0) {
         return NULL;
-    }
-    int64_t *od = (int64_t *)PyBytes_AS_STRING(bd);
-    double *os = (double *)PyBytes_AS_STRING(bs);
-    int32_t *ot = (int32_t *)PyBytes_AS_STRING(bt);
-    double *op = (double *)PyBytes_AS_STRING(bp);
-    for (Py_ssize_t i = 0; i < m; i++) {
-        od[i] = es[i].d;
-        os[i] = es[i].s;
-        if (nc) {
-            memcpy(ot + i * nc, s->rows_tf + es[i].slot * nc, sizeof(int32_t) * nc);
-            memcpy(op + i * nc, s->rows_tp + es[i].slot * nc, sizeof(double) * nc);
-        }
     }
     const Query *q = &s->q;
     if (s->want_stats) {
-        return Py_BuildValue("(NNNN{s:L,s:L,s:L,s:L})", bd, bs, bt, bp, "candidates",
+        return Py_BuildValue("(NNNN{s:L,s:L,s:L,s:L})", b[0], b[1], b[2], b[3], "candidates",
                              (long long)q->n_cand, "scored", (long long)q->n_scored, "skips",
                              (long long)q->n_skips, "seeded", (long long)q->n_seeded);
     }
-    return Py_BuildValue("(NNNN)", bd, bs, bt, bp);
+    return Py_BuildValue("(NNNN)", b[0], b[1], b[2], b[3]);
 }
 
 /* The exhaustive traversal (exhaustive.c) instead of the pruning one: the result of

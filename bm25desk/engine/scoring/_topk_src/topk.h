@@ -721,6 +721,13 @@ partition_entries(Entry *e, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t *pi, Py_ssi
 
 /* Sort e[0..n) best first (search.c; also bm25f.c's result). */
 void sort_entries(Entry *e, Py_ssize_t n);
+/* h's entries into es best first (a selection leaves them so: checked, sorted only if not). */
+void heap_best_first(const Heap *h, Entry *es);
+/* es[0..m) as a result's bytes in out: docnos (int64), scores (float64) and, per entry, the nc
+ * tfs (int32) and tf parts (float64) of the rows at its slot. 0, or -1 (out of memory; out is
+ * then all NULL). */
+int entries_bytes(const Entry *es, Py_ssize_t m, Py_ssize_t nc, const int32_t *rows_tf,
+                  const double *rows_tp, PyObject *out[4]);
 
 /* ------------------------------------------------------------------------------------------ */
 /* exhaustive.c: every posting added into a score array                                        */
