@@ -268,7 +268,9 @@ def test_a_table_of_the_wrong_size_or_type_is_refused(tmp_path: Path, bad: np.nd
         Lexicon(tmp_path / "lex")
 
 
-@pytest.mark.skipif(not blocks.compiled(), reason="the compiled look-up's own checks")
+@pytest.mark.skipif(
+    not blocks.compiled(), reason="the C kernel is not loaded (the compiled look-up's own checks)"
+)
 def test_the_compiled_look_up_checks_what_it_is_given(tmp_path: Path) -> None:
     terms = _write(tmp_path / "lex", [f"t{i}" for i in range(50)])
     lex = Lexicon(tmp_path / "lex")
