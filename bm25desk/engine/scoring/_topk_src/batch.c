@@ -387,23 +387,6 @@ put_sorted(Work *w, int64_t *od, double *os)
     return m;
 }
 
-/* Make the previous segments' top k a heap again (root = worst): a segment whose k best were
- * selected from an array leaves them best first, and the next one may push into the heap. */
-static void
-reheap(Work *w)
-{
-    Heap *h = &w->h;
-    Py_ssize_t m = h->size;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        w->es[i].s = h->s[i];
-        w->es[i].d = h->d[i];
-    }
-    h->size = 0;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        heap_push(h, w->es[i].s, w->es[i].d);
-    }
-}
-
 /* Rank query q over every segment into od/os: its size, or -1 (out of memory), or -2 (the
  * postings changed). */
 static Py_ssize_t
@@ -444,7 +427,7 @@ run_query(const Batch *b, Work *w, Py_ssize_t q, int64_t *od, double *os, long l
         if (!n) {
             continue;
         }
-        reheap(w);
+        heap_rebuild(&w->h, w->es);
         Q.cs = w->cs;
         Q.n = n;
         Q.allow = allow ? allow + sg->base : NULL;

@@ -457,23 +457,6 @@ xwork_alloc(const XQ *x, XWork *w)
     return w->h.s && w->h.d && w->h.slot && w->es && w->sheet ? 0 : -1;
 }
 
-/* Make the top k a heap again (root = worst): a segment whose k best were selected from an
- * array leaves them best first, and the next one may push into the heap. */
-static void
-xq_reheap(XWork *w)
-{
-    Heap *h = &w->h;
-    Py_ssize_t m = h->size;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        w->es[i].s = h->s[i];
-        w->es[i].d = h->d[i];
-    }
-    h->size = 0;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        heap_push(h, w->es[i].s, w->es[i].d);
-    }
-}
-
 /* Every segment in turn (without the GIL): the matches, -1 (out of memory) or -2 (the postings
  * changed). */
 static long long
@@ -487,7 +470,7 @@ xq_run(const XQ *x, XWork *w)
             continue;
         }
         if (!x->rows && w->h.cap > 64) { /* (a selection may have left it best first) */
-            xq_reheap(w);
+            heap_rebuild(&w->h, w->es);
         }
         Py_ssize_t win = w->win[s];
         long long m = exhaustive(&Q, x->segs[s]->ndocs, win, x->rows, sh->acc, sh->seen,

@@ -551,6 +551,20 @@ heap_best_first(const Heap *h, Entry *es)
     }
 }
 
+void
+heap_rebuild(Heap *h, Entry *es)
+{
+    Py_ssize_t m = h->size;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        es[i].s = h->s[i];
+        es[i].d = h->d[i];
+    }
+    h->size = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        heap_push(h, es[i].s, es[i].d);
+    }
+}
+
 int
 entries_bytes(const Entry *es, Py_ssize_t m, Py_ssize_t nc, const int32_t *rows_tf,
               const double *rows_tp, PyObject *out[4])

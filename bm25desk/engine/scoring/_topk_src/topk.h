@@ -723,6 +723,9 @@ partition_entries(Entry *e, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t *pi, Py_ssi
 void sort_entries(Entry *e, Py_ssize_t n);
 /* h's entries into es best first (a selection leaves them so: checked, sorted only if not). */
 void heap_best_first(const Heap *h, Entry *es);
+/* Make h a heap again (root = worst) through es (room for h->size): a segment whose k best were
+ * selected from an array leaves them best first, and the next segment may push into the heap. */
+void heap_rebuild(Heap *h, Entry *es);
 /* es[0..m) as a result's bytes in out: docnos (int64), scores (float64) and, per entry, the nc
  * tfs (int32) and tf parts (float64) of the rows at its slot. 0, or -1 (out of memory; out is
  * then all NULL). */
