@@ -349,12 +349,25 @@ class Index:
 
         For a batch of searches that reads every term's blocks right after (an evaluation
         run's thousands of new terms, one read-ahead request each otherwise): :meth:`term_id`
-        then answers from memory.
+        then answers from memory. The new ones are found in one compiled call per 50,000
+        (:meth:`Lexicon.find_many`), not several Python calls each: ~5 % of an evaluation run's
+        CPU at k = 1000 (1,000 long queries, ~49,000 distinct terms).
         """
         cache = self._tid_cache
-        for term in terms:
-            if term not in cache:
+        new = [t for t in dict.fromkeys(terms) if t not in cache]
+        if self._lexicon is None or len(new) < 2:
+            for term in new:
                 self._look_up(term)
+            return
+        df = self._term_df
+        step = 50_000  # the look-up's memo and this cache stay bounded
+        for a in range(0, len(new), step):
+            chunk = new[a : a + step]
+            ids = self._lexicon.find_many(chunk)  # one compiled call: _look_up's ids, no prefetch
+            if len(cache) + len(chunk) > 100_000:
+                cache.clear()
+            for term, tid in zip(chunk, ids, strict=True):
+                cache[term] = tid if tid >= 0 and df(tid) > 0 else -1
 
     def _look_up(self, term: str) -> int:
         """Return the global term id of ``term`` (-1: none) from the lexicon, and remember it."""

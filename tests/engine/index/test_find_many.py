@@ -11,12 +11,13 @@ damaged lexicons (an error, never a read past the data).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import numpy as np
 import pytest
 
-from bm25desk.engine import IndexStore, build_index
+from bm25desk.engine import IndexStore, add_documents, build_index, remove_documents
 from bm25desk.engine.index import blocks
 from bm25desk.engine.index.arrays import IndexCorruptError
 from bm25desk.engine.index.segment import Segment
@@ -179,3 +180,73 @@ def test_kernel_arrays_are_views_of_the_segment_s_arrays(store_dir: Path) -> Non
             assert view.nbytes == memoryview(arr).nbytes
             raw = np.frombuffer(arr, dtype=np.uint8)
             assert not view.nbytes or np.shares_memory(np.asarray(view), raw)
+
+
+def _no_read_ahead() -> Any:
+    """Patch the segments' read-ahead to fail the test: look_up asks for none."""
+    fail = AssertionError("read ahead")
+    return (
+        mock.patch.object(Segment, "prefetch", side_effect=fail),
+        mock.patch.object(Segment, "prefetch_many", side_effect=fail),
+    )
+
+
+def test_look_up_remembers_term_id_s_ids_without_reading_ahead(store_dir: Path) -> None:
+    """Index.look_up (an evaluation run's new terms, in one compiled call where it can be)."""
+    with IndexStore(store_dir).open("s") as a, IndexStore(store_dir).open("s") as b:
+        probes = _probes(a.segments[0].lexicon.terms())
+        one, many = _no_read_ahead()
+        with one, many:
+            a.look_up([*probes, *probes[:50]])  # repeated terms: looked up once
+        assert a._tid_cache == {t: b.term_id(t) for t in probes}
+        assert any(v >= 0 for v in a._tid_cache.values())
+        assert any(v < 0 for v in a._tid_cache.values())
+
+
+def test_look_up_keeps_its_cache_bounded_and_right(store_dir: Path) -> None:
+    with IndexStore(store_dir).open("s") as a, IndexStore(store_dir).open("s") as b:
+        probes = _probes(a.segments[0].lexicon.terms())
+        a._tid_cache.update((f"filler{i}", -1) for i in range(99_990))
+        a.look_up(probes)
+        assert len(a._tid_cache) <= 100_000
+        assert {t: a._tid_cache[t] for t in probes} == {t: b.term_id(t) for t in probes}
+
+
+def test_look_up_of_a_term_only_deleted_documents_hold(tmp_path: Path) -> None:
+    """A term whose documents were all removed is in no document: -1, as term_id says, in one
+    segment (its lexicon still lists the term) and after a second segment is added."""
+    src = tmp_path / "docs.tsv"
+    src.write_text("d0\talpha beta\nd1\tbeta gamma\nd2\tgamma solo\n", encoding="utf-8")
+    store = IndexStore(tmp_path / "store")
+    build_index(src, name="e", fmt="msmarco-passages", store=store)
+    remove_documents("e", ["d2"], store=store)
+    terms = ["alpha", "beta", "gamma", "solo", "delta", "absent"]
+    for step in ("removed", "added"):
+        if step == "added":
+            more = tmp_path / "more.tsv"
+            more.write_text("d3\tdelta alpha\n", encoding="utf-8")
+            add_documents("e", more, store=store)  # a second segment
+        with store.open("e") as a, store.open("e") as b:
+            if step == "removed":
+                assert a.segments[0].lexicon.find("solo") >= 0  # listed, in no live document
+            one, many = _no_read_ahead()
+            with one, many:
+                a.look_up(terms)
+            want = {t: b.term_id(t) for t in terms}
+            assert {t: a._tid_cache[t] for t in terms} == want
+            assert [want[t] for t in ("solo", "absent")] == [-1, -1]
+            assert want["alpha"] >= 0
+
+
+def test_look_up_counts_a_listed_term_of_df_0_as_absent(store_dir: Path) -> None:
+    """As _look_up does: a term the lexicon lists but no live document holds is -1."""
+    with IndexStore(store_dir).open("s") as a, IndexStore(store_dir).open("s") as b:
+        vocab = a.segments[0].lexicon.terms()
+        gone = {a.segments[0].lexicon.find(t) for t in vocab[::4]}
+        for index in (a, b):
+            real = index._term_df
+            index._term_df = lambda tid, real=real: 0 if tid in gone else real(tid)
+        a.look_up(vocab)
+        want = {t: b.term_id(t) for t in vocab}
+        assert a._tid_cache == want
+        assert sum(v == -1 for v in want.values()) == len(gone)
