@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 from bm25desk.engine import IndexStore, Searcher, build_index
-from bm25desk.engine.index import arrays, integrity
+from bm25desk.engine.index import arrays, blocks, integrity
 from bm25desk.engine.index import reader as reader_mod
+from bm25desk.engine.index import segment as segment_mod
 from bm25desk.engine.index.arrays import IndexCorruptError, load_array, parse_header
 from bm25desk.engine.index.check import check_index
 from bm25desk.engine.index.integrity import checksum_entries
@@ -246,6 +247,58 @@ def test_prefetch_is_only_a_hint(store: IndexStore, built: Path) -> None:
         seg = index.segments[0]
         for tid in (-1, 0, len(seg.lexicon) - 1, len(seg.lexicon), 10**9):
             seg.prefetch(tid)
+        assert _hits(index) == expected
+
+
+class _Asked:
+    """Stands in for the compiled codec's read-ahead calls, recording what is asked for."""
+
+    def __init__(self, real: object) -> None:
+        self.real = real
+        self.asked: list[tuple[str, int]] = []
+
+    def prefetch(self, data: object, off: object, bptr: object, t: int, end: int) -> int:
+        self.asked.append(("prefetch", t))
+        return 0
+
+    def prefetch_many(self, data: object, off: object, bptr: object, ids: list[int]) -> int:
+        self.asked.extend(("prefetch_many", t) for t in ids)
+        return 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_a_small_postings_file_is_asked_for_whole_at_open_and_not_per_term(
+    store: IndexStore, built: Path, monkeypatch: pytest.MonkeyPatch, small: bool
+) -> None:
+    """Up to WHOLE_READ_AHEAD, one WILLNEED over blocks.bin at open and no request per term;
+    above it, none at open and each term's blocks asked for. The same hits either way."""
+    with store.open("s") as index:
+        expected = _hits(index)
+    if not small:
+        monkeypatch.setattr(segment_mod, "WHOLE_READ_AHEAD", 0)
+    advised: list[tuple[int, int | None]] = []
+    real_advise = segment_mod.advise
+    monkeypatch.setattr(
+        segment_mod,
+        "advise",
+        lambda data, advice: advised.append((len(data), advice)) or real_advise(data, advice),
+    )
+    with store.open("s") as index:
+        seg = index.segments[0]
+        assert seg.read_ahead_whole is small
+        whole = (len(seg.blocks), arrays.WILLNEED)
+        assert (whole in advised) is (small and arrays.WILLNEED is not None)
+        fake = _Asked(blocks._blocks)
+        monkeypatch.setattr(blocks, "_blocks", fake)
+        seg.prefetch(0)
+        seg.prefetch_many([1, 2])
+        if arrays.WILLNEED is not None:  # (elsewhere nothing is ever asked for)
+            assert fake.asked == ([] if small else [("prefetch", 0), ("prefetch_many", 1),
+                                                    ("prefetch_many", 2)])  # fmt: skip
+        monkeypatch.setattr(blocks, "_blocks", fake.real)
         assert _hits(index) == expected
 
 
