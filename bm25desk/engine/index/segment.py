@@ -63,6 +63,7 @@ __all__ = [
     "TermIds",
     "load_array",
     "name_bytes",
+    "read_ahead_small",
     "read_json",
     "read_meta",
     "save_array",
@@ -76,9 +77,21 @@ __all__ = [
 
 
 WHOLE_READ_AHEAD = 16 << 20
-"""A segment's ``blocks.bin`` up to this size is asked for whole when the segment is opened, and
-its terms' blocks are then not asked for one by one (:meth:`Segment.prefetch`); a larger one
-(a 1 M-passage segment's is ~94 MB) is read a term at a time, as its queries need it."""
+"""An index whose segments' ``blocks.bin`` files add up to at most this has them asked for whole
+when it is opened for searching, and its terms' blocks are then not asked for one by one
+(:meth:`Segment.prefetch`: a system call per new term, ~4 µs of a SciFact query's ~90 on its
+first pass). A larger one (1 M passages: ~94 MB) is read a term at a time, as its queries need
+it; so is any index of many small segments, whose sum is what a cold open would read."""
+
+
+def read_ahead_small(segments: list[Segment]) -> None:
+    """Ask for every segment's blocks.bin whole if together they are small (see above)."""
+    maps = [s.blocks for s in segments if s.format >= 3 and isinstance(s.blocks, mmap.mmap)]
+    if not maps or len(maps) < len(segments) or sum(map(len, maps)) > WHOLE_READ_AHEAD:
+        return
+    for seg in segments:
+        advise(seg.blocks, WILLNEED)
+        seg.read_ahead_whole = True
 
 
 class Segment:
@@ -89,7 +102,7 @@ class Segment:
     """
 
     read_ahead_whole = False
-    """Whether blocks.bin was asked for whole at open (small: see :data:`WHOLE_READ_AHEAD`)."""
+    """Whether blocks.bin was asked for whole (a small index: :func:`read_ahead_small`)."""
 
     def __init__(self, directory: Path) -> None:
         self.path = directory
@@ -141,14 +154,6 @@ class Segment:
         self.blk_last: I32 = load_array(directory / "blk_last.npy")
         self.blk_off: I64 = load_array(directory / "blk_off.npy")
         self.blocks = map_file(directory / "blocks.bin", advice=RANDOM)
-        # A small postings file is asked for whole, once: the first queries read much of it,
-        # and asking for each new term's blocks (a system call each) would cost more than the
-        # read (SciFact: ~4 µs of a first query's ~90).
-        self.read_ahead_whole = (
-            isinstance(self.blocks, mmap.mmap) and len(self.blocks) <= WHOLE_READ_AHEAD
-        )
-        if self.read_ahead_whole:
-            advise(self.blocks, WILLNEED)
         self.ovf: I64 = load_array(directory / "ovf.npy")
         self.ovf_doc: I32 = load_array(directory / "ovf_doc.npy")
         self.ovf_tf: I32 = load_array(directory / "ovf_tf.npy")
@@ -200,7 +205,7 @@ class Segment:
         reads a few terms' blocks, not megabytes around each): whatever reads blocks through
         the map asks for them first. A hint: nothing is read or checked here, and term ids or
         offsets out of range are ignored (decoding checks them and reports the damage).
-        Nothing when the whole file was asked for at open (:attr:`read_ahead_whole`).
+        Nothing when the whole file was asked for (:attr:`read_ahead_whole`).
         """
         data = self.blocks if self.format >= 3 else None
         end = term_id + 1 if end is None else end

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bm25desk.engine import IndexStore, Searcher, build_index
+from bm25desk.engine import IndexStore, Searcher, add_documents, build_index
 from bm25desk.engine.index import arrays, blocks, integrity
 from bm25desk.engine.index import reader as reader_mod
 from bm25desk.engine.index import segment as segment_mod
@@ -270,7 +270,7 @@ class _Asked:
 
 
 @pytest.mark.parametrize("small", [True, False])
-def test_a_small_postings_file_is_asked_for_whole_at_open_and_not_per_term(
+def test_a_small_index_s_postings_are_asked_for_whole_at_open_and_not_per_term(
     store: IndexStore, built: Path, monkeypatch: pytest.MonkeyPatch, small: bool
 ) -> None:
     """Up to WHOLE_READ_AHEAD, one WILLNEED over blocks.bin at open and no request per term;
@@ -300,6 +300,27 @@ def test_a_small_postings_file_is_asked_for_whole_at_open_and_not_per_term(
                                                     ("prefetch_many", 2)])  # fmt: skip
         monkeypatch.setattr(blocks, "_blocks", fake.real)
         assert _hits(index) == expected
+
+
+def test_many_small_segments_are_read_ahead_only_if_small_together(
+    store: IndexStore, built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget is the index's: segments small one by one but not together are read a term
+    at a time (a cold open would otherwise read them all); opening a segment alone (builds,
+    checks, merges) asks for nothing."""
+    more = tmp_path / "more.tsv"
+    more.write_text("x1\tw1 w2 extra words\nx2\tw7 w30 more words\n", encoding="utf-8")
+    add_documents("s", more, store=store)
+    with store.open("s") as index:
+        sizes = [len(s.blocks) for s in index.segments]
+        assert len(sizes) == 2
+        assert all(s.read_ahead_whole for s in index.segments)
+    monkeypatch.setattr(segment_mod, "WHOLE_READ_AHEAD", sum(sizes) - 1)  # each fits, not both
+    with store.open("s") as index:
+        assert not any(s.read_ahead_whole for s in index.segments)
+        assert max(sizes) <= segment_mod.WHOLE_READ_AHEAD
+    first = next(p for p in store.path("s").iterdir() if p.name.startswith("seg"))
+    assert not segment_mod.Segment(first).read_ahead_whole
 
 
 class _FakeMap:
