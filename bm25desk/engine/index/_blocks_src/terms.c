@@ -73,6 +73,21 @@ check_offsets(const Offsets *off, Py_ssize_t size)
     return 0;
 }
 
+/* Take a blob's data (v[0]) and its records' offsets (v[1]), the offsets checked to fit the data:
+ * 0, or -1 with an exception ("<who>: offsets do not fit the data" when they do not). */
+static int
+take_records(PyObject *data_o, PyObject *off_o, View *v, Offsets *off, const char *who)
+{
+    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], off) < 0) {
+        return -1;
+    }
+    if (off->n < 0 || check_offsets(off, v[0].v.len) < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: offsets do not fit the data", who);
+        return -1;
+    }
+    return 0;
+}
+
 /* Binary search of key among records [lo, hi): *at = its index, or -1. -1 (ValueError) when an
  * offset read is negative, out of order or past the data (a negative start read before the map:
  * a crash on a damaged lexicon, seen once in CI). */
@@ -116,15 +131,11 @@ blocks_find(PyObject *Py_UNUSED(module), PyObject *args)
     memset(v, 0, sizeof(v));
     Offsets off;
     PyObject *result = NULL;
-    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
+    if (take_records(data_o, off_o, v, &off, "find") < 0) {
         goto done;
     }
     const uint8_t *data = v[0].v.buf;
     Py_ssize_t n = off.n, lo = first, hi = last < 0 ? (n > 0 ? n : 0) : last;
-    if (n < 0 || check_offsets(&off, v[0].v.len) < 0) {
-        PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
-        goto done;
-    }
     if (lo < 0 || lo > hi || hi > n) {
         PyErr_SetString(PyExc_ValueError, "find: the range is not within the records");
         goto done;
@@ -303,15 +314,11 @@ blocks_find_many(PyObject *Py_UNUSED(module), PyObject *args)
     memset(v, 0, sizeof(v));
     Offsets off;
     PyObject *result = NULL, *out = NULL;
-    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
+    if (take_records(data_o, off_o, v, &off, "find") < 0) {
         goto done;
     }
     const uint8_t *data = v[0].v.buf;
     Py_ssize_t n = off.n, nt = PyList_GET_SIZE(terms);
-    if (n < 0 || check_offsets(&off, v[0].v.len) < 0) {
-        PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
-        goto done;
-    }
     out = PyList_New(nt);
     if (out == NULL) {
         goto done;
@@ -502,11 +509,7 @@ blocks_hash_find(PyObject *Py_UNUSED(module), PyObject *args)
     const uint32_t *t;
     Py_ssize_t len;
     PyObject *result = NULL, *out = NULL;
-    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
-        goto done;
-    }
-    if (off.n < 0 || check_offsets(&off, v[0].v.len) < 0) {
-        PyErr_SetString(PyExc_ValueError, "find: offsets do not fit the data");
+    if (take_records(data_o, off_o, v, &off, "find") < 0) {
         goto done;
     }
     if (take_table(table_o, &v[2], off.n, &s, &t, &len) < 0) {
@@ -559,15 +562,11 @@ blocks_terms_hash(PyObject *Py_UNUSED(module), PyObject *args)
     Offsets off;
     PyObject *result = NULL;
     uint32_t *next = NULL;
-    if (view_take(data_o, &v[0], 1, "data") < 0 || take_offsets(off_o, &v[1], &off) < 0) {
+    if (take_records(data_o, off_o, v, &off, "terms_hash") < 0) {
         goto done;
     }
     const uint8_t *data = v[0].v.buf;
     Py_ssize_t n = off.n, size = v[0].v.len;
-    if (n < 0 || check_offsets(&off, size) < 0) {
-        PyErr_SetString(PyExc_ValueError, "terms_hash: offsets do not fit the data");
-        goto done;
-    }
     if (n >= TH_MAX_TERMS) {
         PyErr_SetString(PyExc_OverflowError, "terms_hash: too many terms for a hash");
         goto done;
