@@ -41,7 +41,7 @@ from bm25desk.engine.index.manifest import (
     verify_manifest_checksum,
 )
 from bm25desk.engine.index.reserved import is_reserved, reserved_bounds
-from bm25desk.engine.index.segment import Segment, read_ahead_small
+from bm25desk.engine.index.segment import Segment, plan_read_ahead
 from bm25desk.engine.index.snapshot import ReaderLease
 from bm25desk.engine.index.stats import CollectionStats, TermStats
 
@@ -118,7 +118,7 @@ class Index:
         self._base_list: list[int] = self.bases.tolist()
         self._open_lexicon(path, manifest.get("lexicon"))
         trusted = self._verify(path, manifest, entries)
-        read_ahead_small(self.segments)
+        plan_read_ahead(self.segments)
         self._tid_cache: dict[str, int] = {}
         n_terms = manifest["stats"].get("n_terms")
         if trusted and isinstance(n_terms, int) and not isinstance(n_terms, bool):

@@ -257,13 +257,20 @@ class _Asked:
         self.real = real
         self.asked: list[tuple[str, int]] = []
 
-    def prefetch(self, data: object, off: object, bptr: object, t: int, end: int) -> int:
+    def prefetch(
+        self, data: object, off: object, bptr: object, t: int, end: int, resident: object = None
+    ) -> int:
         self.asked.append(("prefetch", t))
         return 0
 
-    def prefetch_many(self, data: object, off: object, bptr: object, ids: list[int]) -> int:
+    def prefetch_many(
+        self, data: object, off: object, bptr: object, ids: list[int], resident: object = None
+    ) -> int:
         self.asked.extend(("prefetch_many", t) for t in ids)
         return 0
+
+    def resident(self, data: object) -> None:
+        return None  # no residency map: every term is asked for
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.real, name)

@@ -483,12 +483,16 @@ static PyMethodDef blocks_methods[] = {
     {"term_hash", (PyCFunction)blocks_term_hash, METH_VARARGS,
      "term_hash(key) -> the 64-bit hash of bytes the lexicon's hash uses (FNV-1a, fmix64)."},
     {"prefetch_many", (PyCFunction)blocks_prefetch_many, METH_VARARGS,
-     "prefetch_many(blocks, blk_off, bptr, ids) -> bytes asked for: prefetch(blocks, blk_off, "
-     "bptr, i, i + 1) for each term id i of the list ids."},
+     "prefetch_many(blocks, blk_off, bptr, ids, resident=None) -> bytes asked for: "
+     "prefetch(blocks, blk_off, bptr, i, i + 1, resident) for each term id i of the list ids."},
     {"prefetch", (PyCFunction)blocks_prefetch, METH_VARARGS,
-     "prefetch(blocks, blk_off, bptr, first, end) -> bytes asked for: MADV_WILLNEED over the "
-     "blocks of terms [first, end) of a mapped blocks.bin (a hint; out of range: nothing; "
-     "blk_off and bptr uint32 or int64)."},
+     "prefetch(blocks, blk_off, bptr, first, end, resident=None) -> bytes asked for: "
+     "MADV_WILLNEED over the blocks of terms [first, end) of a mapped blocks.bin (a hint; out "
+     "of range: nothing; blk_off and bptr uint32 or int64); nothing for a range of at most 16 "
+     "pages that the residency map resident (resident(blocks)'s bytes) shows in memory."},
+    {"resident", (PyCFunction)blocks_resident, METH_O,
+     "resident(map) -> bytes, a byte per page of the map, bit 0 set when the page is in memory "
+     "(mincore); None where the system cannot tell."},
     {NULL, NULL, 0, NULL},
 };
 

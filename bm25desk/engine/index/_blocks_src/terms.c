@@ -23,6 +23,12 @@ typedef struct {
     Py_ssize_t n; /* records (offsets - 1) */
 } Offsets;
 
+/* A residency map of a blocks.bin map (resident()'s bytes), or none (map NULL). */
+typedef struct {
+    const unsigned char *map;
+    Py_ssize_t n; /* pages */
+} Resident;
+
 static inline int64_t
 off_at(const Offsets *o, Py_ssize_t i)
 {
@@ -186,9 +192,35 @@ done:
 
 /* MADV_WILLNEED over the blocks of terms [first, end) of a mapped blocks.bin; the bytes asked
  * for. A hint: term ids or offsets out of range ask for nothing (decoding checks and reports). */
+/* Ranges of at most this many pages that a residency map shows in memory are not asked for: the
+ * system call would find every page there and read nothing (~1.5 µs a rare term). Longer ones
+ * are always asked: were they dropped since the map was taken, faulting them back a page at a
+ * time (blocks.bin is mapped without read-around) would cost far more than the call. */
+#define RESIDENT_SKIP_PAGES 16
+
+/* Whether every page of [lo, hi) (addresses in the map at base) is marked in memory in the
+ * residency map (mincore's: a byte per page, bit 0 set when in memory) of n pages. */
+static int
+all_resident(const Resident *r, uintptr_t base, uintptr_t lo, uintptr_t hi, uintptr_t page)
+{
+    if (r == NULL || r->map == NULL) {
+        return 0;
+    }
+    uintptr_t p0 = (lo - base) / page, p1 = (hi - base + page - 1) / page;
+    if (p1 - p0 > RESIDENT_SKIP_PAGES || p1 > (uintptr_t)r->n) {
+        return 0;
+    }
+    for (uintptr_t i = p0; i < p1; i++) {
+        if (!(r->map[i] & 1)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static long
 advise_terms(const Py_buffer *data, const Offsets *off, const Offsets *bptr, Py_ssize_t first,
-             Py_ssize_t end)
+             Py_ssize_t end, const Resident *resident)
 {
     long asked = 0;
     if (0 <= first && first < end && end <= bptr->n) {
@@ -201,6 +233,9 @@ advise_terms(const Py_buffer *data, const Offsets *off, const Offsets *bptr, Py_
                 uintptr_t lo = (uintptr_t)data->buf + (uintptr_t)a;
                 uintptr_t hi = (uintptr_t)data->buf + (uintptr_t)z;
                 lo -= lo % page;
+                if (all_resident(resident, (uintptr_t)data->buf, lo, hi, page)) {
+                    return 0;
+                }
                 for (uintptr_t p = lo; p < hi; p += (uintptr_t)WILLNEED_STEP) {
                     size_t n = hi - p < (uintptr_t)WILLNEED_STEP ? hi - p : (size_t)WILLNEED_STEP;
                     (void)madvise((void *)p, n, MADV_WILLNEED); /* best effort */
@@ -231,21 +266,79 @@ take_advice_views(PyObject *data_o, PyObject *off_o, PyObject *bptr_o, View v[3]
     return 0;
 }
 
+/* The residency map given (bytes, or None: none) as a Resident. */
+static int
+take_resident(PyObject *o, Resident *r)
+{
+    r->map = NULL;
+    r->n = 0;
+    if (o == NULL || o == Py_None) {
+        return 0;
+    }
+    if (!PyBytes_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "prefetch: resident must be bytes or None");
+        return -1;
+    }
+    r->map = (const unsigned char *)PyBytes_AS_STRING(o);
+    r->n = PyBytes_GET_SIZE(o);
+    return 0;
+}
+
+PyObject *
+blocks_resident(PyObject *Py_UNUSED(module), PyObject *data_o)
+{
+#if defined(__linux__) || defined(__APPLE__)
+    Py_buffer v;
+    if (PyObject_GetBuffer(data_o, &v, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    PyObject *out = NULL;
+    if (v.len > 0 && (uintptr_t)v.buf % page == 0) {
+        Py_ssize_t n = (Py_ssize_t)(((uintptr_t)v.len + page - 1) / page);
+        out = PyBytes_FromStringAndSize(NULL, n);
+        if (out != NULL) {
+            int rc;
+            Py_BEGIN_ALLOW_THREADS /* ~0.4 ms for 94 MB */
+            rc = mincore(v.buf, (size_t)v.len, (void *)PyBytes_AS_STRING(out));
+            Py_END_ALLOW_THREADS
+            if (rc != 0) {
+                Py_CLEAR(out); /* the system cannot tell: no map (every range is asked for) */
+            }
+        }
+        else {
+            PyErr_Clear();
+        }
+    }
+    PyBuffer_Release(&v);
+    if (out != NULL) {
+        return out;
+    }
+#else
+    (void)data_o;
+#endif
+    Py_RETURN_NONE;
+}
+
 PyObject *
 blocks_prefetch(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *data_o, *off_o, *bptr_o;
+    PyObject *data_o, *off_o, *bptr_o, *res_o = NULL;
     Py_ssize_t first, end;
-    if (!PyArg_ParseTuple(args, "OOOnn", &data_o, &off_o, &bptr_o, &first, &end)) {
+    if (!PyArg_ParseTuple(args, "OOOnn|O", &data_o, &off_o, &bptr_o, &first, &end, &res_o)) {
         return NULL;
     }
     View v[3];
     Offsets off, bptr;
+    Resident res;
     PyObject *result = NULL;
+    if (take_resident(res_o, &res) < 0) {
+        return NULL;
+    }
     if (take_advice_views(data_o, off_o, bptr_o, v, &off, &bptr) < 0) {
         goto done;
     }
-    long asked = advise_terms(&v[0].v, &off, &bptr, first, end);
+    long asked = advise_terms(&v[0].v, &off, &bptr, first, end, &res);
     result = PyLong_FromLong(asked);
 done:
     view_drop(v, 3);
@@ -358,13 +451,18 @@ done:
 PyObject *
 blocks_prefetch_many(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *data_o, *off_o, *bptr_o, *ids;
-    if (!PyArg_ParseTuple(args, "OOOO!", &data_o, &off_o, &bptr_o, &PyList_Type, &ids)) {
+    PyObject *data_o, *off_o, *bptr_o, *ids, *res_o = NULL;
+    if (!PyArg_ParseTuple(args, "OOOO!|O", &data_o, &off_o, &bptr_o, &PyList_Type, &ids,
+                          &res_o)) {
         return NULL;
     }
     View v[3];
     Offsets off, bptr;
+    Resident res;
     PyObject *result = NULL;
+    if (take_resident(res_o, &res) < 0) {
+        return NULL;
+    }
     if (take_advice_views(data_o, off_o, bptr_o, v, &off, &bptr) < 0) {
         goto done;
     }
@@ -374,7 +472,7 @@ blocks_prefetch_many(PyObject *Py_UNUSED(module), PyObject *args)
         if (id == -1 && PyErr_Occurred()) {
             goto done;
         }
-        asked += advise_terms(&v[0].v, &off, &bptr, id, id + 1);
+        asked += advise_terms(&v[0].v, &off, &bptr, id, id + 1, &res);
     }
     result = PyLong_FromLong(asked);
 done:
