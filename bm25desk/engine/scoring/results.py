@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,9 +57,11 @@ class Hit:
     tie_group: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class QueryAnalysis:
-    """The query as the searcher understood it: tokens with status and role, terms, constraints."""
+class QueryAnalysis(NamedTuple):
+    """The query as the searcher understood it: tokens with status and role, terms, constraints.
+
+    Immutable; a named tuple, as :class:`SearchResult` is (every search makes one).
+    """
 
     parsed: ParsedQuery
     tokens: tuple[QueryToken, ...]  # with status "unknown" for terms in no document
@@ -72,9 +74,12 @@ class QueryAnalysis:
         return self.parsed.terms
 
 
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """A ranking: the top hits, how many documents matched, and the query as analysed."""
+class SearchResult(NamedTuple):
+    """A ranking: the top hits, how many documents matched, and the query as analysed.
+
+    Immutable (it crosses threads by signal); a named tuple rather than a frozen dataclass
+    because every search makes one: ~0.3 µs against ~0.95 for nine fields.
+    """
 
     query: str
     analysis: QueryAnalysis

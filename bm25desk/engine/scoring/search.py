@@ -723,7 +723,7 @@ def analysis_of(parsed: ParsedQuery, missing: Sequence[str]) -> QueryAnalysis:
 
 
 _UNKNOWN: dict[QueryToken, QueryToken] = {}
-"""A token's "unknown" twin, made once (tokens are immutable; ``dataclasses.replace`` is slow)."""
+"""A token's "unknown" twin, made once (tokens are immutable)."""
 
 
 def _unknown(tok: QueryToken) -> QueryToken:

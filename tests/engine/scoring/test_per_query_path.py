@@ -1,7 +1,7 @@
 """The single query's fixed costs: its analysis, its new terms' weightings, its hits' arrays.
 
 Each shortcut of the per-query path is compared with the plain computation it replaces: the
-query analysis with one made with ``dataclasses.replace`` (random queries: punctuation, unicode,
+query analysis with one made with ``_replace`` (random queries: punctuation, unicode,
 CJK, stop words, unknown words, syntax), the idfs computed a chunk of dfs at a time with
 ``Variant.weigh`` bit for bit (every variant weighed by df, small and large collections), the bag
 of words' counts with a ``Counter``.
@@ -9,7 +9,6 @@ of words' counts with a ``Counter``.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections import Counter
 
@@ -46,8 +45,7 @@ def _reference_analysis(searcher: Searcher, parsed: ParsedQuery) -> QueryAnalysi
     unknown: list[str] = []
     if missing:
         tokens = tuple(
-            dataclasses.replace(tok, status="unknown") if tok.term in missing else tok
-            for tok in tokens
+            tok._replace(status="unknown") if tok.term in missing else tok for tok in tokens
         )
         unknown = [tok.term for tok in tokens if tok.term in missing]  # type: ignore[misc]
     stopped = [t.surface for t in parsed.tokens if t.status == "stop"]
@@ -102,13 +100,13 @@ def test_an_unknown_token_is_shared_and_equal_to_a_replaced_one(tiny_index: Inde
     assert a.unknown == ("nosuchword",)
     assert b.unknown == ("nosuchword",)
     assert a.tokens[0] is a.tokens[1] is b.tokens[0]  # made once
-    assert a.tokens[0] == dataclasses.replace(a.parsed.tokens[0], status="unknown")
+    assert a.tokens[0] == a.parsed.tokens[0]._replace(status="unknown")
     assert a.tokens[2].status == "ok"
 
 
 def test_analysis_of_a_hand_made_parsed_query(tiny_index: Index) -> None:
     # A ParsedQuery built by a caller may have tokens that are not scored terms.
-    parsed = dataclasses.replace(parse_terms(["fox"]), tokens=parse_terms(["fox", "zzz"]).tokens)
+    parsed = parse_terms(["fox"])._replace(tokens=parse_terms(["fox", "zzz"]).tokens)
     searcher = Searcher(tiny_index)
     assert searcher.analyze(parsed) == _reference_analysis(searcher, parsed)
 
