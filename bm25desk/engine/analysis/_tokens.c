@@ -284,8 +284,111 @@ static PyTypeObject TokenTableType = {
     .tp_methods = TokenTable_methods,
 };
 
+/* bag(text, mode, memo): a query's words as a bag (query.parse_bag), in one pass over the text.
+ * The tokens are split as TokenTable splits them (mode 0: \w+, 1: str.split()); each is looked up
+ * in memo (surface -> token, a tuple whose item 1 is its term or None). When every one is there:
+ * (tokens, scored), the tuple of their tokens and the tuple of (term, count) of the terms that are
+ * not None, in first-occurrence order. Else the list of the surface tokens (the caller makes the
+ * new ones' tokens). */
+static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *text, *memo;
+    int mode;
+    if (!PyArg_ParseTuple(args, "UiO!", &text, &mode, &PyDict_Type, &memo))
+        return NULL;
+    if (mode != 0 && mode != 1) {
+        PyErr_SetString(PyExc_ValueError, "mode must be 0 (word) or 1 (whitespace)");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t size = PyUnicode_GET_LENGTH(text), i = 0;
+    PyObject *raw = PyList_New(0), *found = PyList_New(0), *counts = PyDict_New();
+    PyObject *result = NULL;
+    int all = 1;
+    if (!raw || !found || !counts)
+        goto done;
+    while (i < size) {
+        if (!is_token_char(mode, PyUnicode_READ(kind, data, i))) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < size && is_token_char(mode, PyUnicode_READ(kind, data, i)))
+            i++;
+        PyObject *surface = PyUnicode_Substring(text, start, i);
+        if (!surface || PyList_Append(raw, surface) < 0) {
+            Py_XDECREF(surface);
+            goto done;
+        }
+        PyObject *tok = all ? PyDict_GetItemWithError(memo, surface) : NULL; /* borrowed */
+        Py_DECREF(surface);
+        if (!tok) {
+            if (PyErr_Occurred())
+                goto done;
+            all = 0; /* a new word: only the surfaces from here on */
+            continue;
+        }
+        if (!PyTuple_Check(tok) || PyTuple_GET_SIZE(tok) < 2) {
+            PyErr_SetString(PyExc_TypeError, "bag: memo values must be tokens");
+            goto done;
+        }
+        if (PyList_Append(found, tok) < 0) /* (a reference of its own before any allocation) */
+            goto done;
+        PyObject *term = PyTuple_GET_ITEM(tok, 1);
+        if (term == Py_None)
+            continue;
+        PyObject *c = PyDict_GetItemWithError(counts, term);
+        if (!c && PyErr_Occurred())
+            goto done;
+        long n = c ? PyLong_AsLong(c) + 1 : 1;
+        PyObject *nc = PyLong_FromLong(n);
+        if (!nc || PyDict_SetItem(counts, term, nc) < 0) {
+            Py_XDECREF(nc);
+            goto done;
+        }
+        Py_DECREF(nc);
+    }
+    if (!all) {
+        result = Py_NewRef(raw);
+        goto done;
+    }
+    PyObject *tokens = PyList_AsTuple(found);
+    PyObject *scored = tokens ? PyTuple_New(PyDict_GET_SIZE(counts)) : NULL;
+    if (!scored) {
+        Py_XDECREF(tokens);
+        goto done;
+    }
+    Py_ssize_t pos = 0, j = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(counts, &pos, &key, &value)) {
+        PyObject *pair = PyTuple_Pack(2, key, value);
+        if (!pair) {
+            Py_DECREF(tokens);
+            Py_DECREF(scored);
+            goto done;
+        }
+        PyTuple_SET_ITEM(scored, j++, pair);
+    }
+    result = PyTuple_Pack(2, tokens, scored);
+    Py_DECREF(tokens);
+    Py_DECREF(scored);
+done:
+    Py_XDECREF(raw);
+    Py_XDECREF(found);
+    Py_XDECREF(counts);
+    return result;
+}
+
+static PyMethodDef module_methods[] = {
+    {"bag", (PyCFunction)tokens_bag, METH_VARARGS,
+     "bag(text, mode, memo) -> (tokens, scored), or the list of surface tokens when one is not "
+     "in memo: a query's bag of words in one pass (see the source)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, .m_name = "_tokens", .m_doc = "Token → id tables for bulk indexing.", .m_size = -1,
+    PyModuleDef_HEAD_INIT, .m_name = "_tokens", .m_doc = "Token → id tables for bulk indexing; a query's bag of words.", .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__tokens(void) {

@@ -454,21 +454,25 @@ def parse_bag(text: str, analyzer: Analyzer, warnings: tuple[str, ...] = ()) -> 
     once per analyser and kept in its :attr:`~Analyzer.surface_memo`, so a word seen before
     costs one dictionary look-up; linear in the query's length.
     """
-    memo = analyzer.surface_memo
-    raw = analyzer.raw_tokens(text)
-    try:
-        tokens = [memo[surface] for surface in raw]
-    except KeyError:  # a word not seen before
-        tokens = _new_tokens(analyzer, raw)
-    counts: dict[str, int] = {}  # first-occurrence order (a dict counts faster than Counter)
-    get = counts.get
-    for tok in tokens:
-        term = tok.term
-        if term is not None:
-            counts[term] = get(term, 0) + 1
+    got = analyzer.memo_bag(text)
+    if not isinstance(got, list):  # every word seen before: its tokens and counts made in C
+        tokens, scored = got
+    else:
+        memo = analyzer.surface_memo
+        try:
+            made = [memo[surface] for surface in got]
+        except KeyError:  # a word not seen before
+            made = _new_tokens(analyzer, got)
+        counts: dict[str, int] = {}  # first-occurrence order (a dict counts faster than Counter)
+        get = counts.get
+        for tok in made:
+            term = tok.term
+            if term is not None:
+                counts[term] = get(term, 0) + 1
+        tokens, scored = tuple(made), tuple(counts.items())
     if warnings:
-        return ParsedQuery(text, tuple(tokens), tuple(counts.items()), warnings=warnings)
-    return ParsedQuery(text, tuple(tokens), tuple(counts.items()))
+        return ParsedQuery(text, tokens, scored, warnings=warnings)
+    return ParsedQuery(text, tokens, scored)
 
 
 def _new_tokens(analyzer: Analyzer, raw: list[str]) -> list[QueryToken]:

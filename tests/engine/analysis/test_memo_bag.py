@@ -1,0 +1,112 @@
+"""A query's bag of words in one compiled pass (``_tokens.bag``, ``Analyzer.memo_bag``).
+
+``parse_bag`` looks each surface word up in the analyser's memo of query tokens and counts the
+terms; the compiled pass splits the text as ``re.findall(r"\\w+")`` or ``str.split()`` does and
+does both. These tests compare it with the Python it replaces on random texts around the edges of
+both splits, with memos holding every word, some or none, and ``parse_bag`` with and without it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bm25desk.engine.analysis import analyzer as analysis
+from bm25desk.engine.analysis.analyzer import Analyzer
+from bm25desk.engine.scoring.query import QueryToken, parse_bag
+
+needs_bag = pytest.mark.skipif(
+    analysis._tokens is None, reason="the C kernel is not loaded (the compiled bag of words)"
+)
+
+ALPHABET = [*"aZé_9-'.,  \t\n\x00\x1c\x1f\x85\xa0\u2028\u3000ßİıΣσς٣߀€中𝄞\u0301ǅ"]
+
+
+def _split(text: str, mode: int) -> list[str]:
+    return re.findall(r"\w+", text) if mode == 0 else text.split()
+
+
+def _python_bag(text: str, mode: int, memo: dict[str, QueryToken]) -> object:
+    raw = _split(text, mode)
+    if any(s not in memo for s in raw):
+        return raw
+    counts: dict[str, int] = {}
+    for s in raw:
+        term = memo[s].term
+        if term is not None:
+            counts[term] = counts.get(term, 0) + 1
+    return tuple(memo[s] for s in raw), tuple(counts.items())
+
+
+def _token(surface: str, salt: int) -> QueryToken:
+    """A token whose term is None for some surfaces, shared by others (stems, case folding)."""
+    h = hash(surface) % 5
+    term = None if (h + salt) % 5 == 0 else surface.lower()[: 1 + (h % 3)]
+    return QueryToken(surface, term, "ok" if term else "stop", "optional")
+
+
+@needs_bag
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.text(alphabet=ALPHABET, max_size=80),
+    mode=st.integers(0, 1),
+    keep=st.floats(0.0, 1.0),
+    salt=st.integers(0, 4),
+)
+def test_the_compiled_bag_is_the_python_one(text: str, mode: int, keep: float, salt: int) -> None:
+    words = _split(text, mode)
+    memo = {s: _token(s, salt) for i, s in enumerate(words) if (i * 0.37) % 1 <= keep}
+    got = analysis._tokens.bag(text, mode, memo)
+    assert got == _python_bag(text, mode, memo)
+    if isinstance(got, tuple):
+        assert all(a is b for a, b in zip(got[0], (memo[s] for s in words), strict=True))
+
+
+@needs_bag
+def test_counts_are_in_first_occurrence_order_and_repeat() -> None:
+    memo = {w: QueryToken(w, w.lower(), "ok", "optional") for w in ("b", "A", "a", "c")}
+    memo["the"] = QueryToken("the", None, "stop", "optional")
+    tokens, scored = analysis._tokens.bag("b a A the c b the", 0, memo)
+    assert [t.surface for t in tokens] == ["b", "a", "A", "the", "c", "b", "the"]
+    assert scored == (("b", 2), ("a", 2), ("c", 1))
+    assert analysis._tokens.bag("", 0, memo) == ((), ())
+    assert analysis._tokens.bag("b zz a", 0, memo) == ["b", "zz", "a"]  # zz is new
+
+
+@needs_bag
+def test_bad_arguments_raise() -> None:
+    bag = analysis._tokens.bag
+    with pytest.raises(TypeError):
+        bag(b"bytes", 0, {})
+    with pytest.raises(TypeError):
+        bag("a", 0, [])
+    with pytest.raises(ValueError, match="mode"):
+        bag("a", 2, {})
+    with pytest.raises(TypeError, match="memo values must be tokens"):
+        bag("a", 0, {"a": "a"})
+    with pytest.raises(TypeError, match="memo values must be tokens"):
+        bag("a", 0, {"a": ("a",)})
+
+
+@pytest.mark.parametrize(
+    "analyzer",
+    [
+        Analyzer(),
+        Analyzer(tokenizer="whitespace", lowercase=False),
+        Analyzer.create(stopwords="en", stemmer="porter", min_length=2),
+    ],
+)
+def test_parse_bag_is_the_same_with_and_without_the_compiled_pass(
+    analyzer: Analyzer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = ["The cats and the Dogs, the_end 42", "dogs DOGS dogs é ß", "", "!!! ???", "of the"]
+    compiled = [parse_bag(t, analyzer) for t in texts]  # new words, then known ones
+    again = [parse_bag(t, analyzer) for t in texts]
+    monkeypatch.setattr(analysis, "_tokens", None)
+    analyzer.surface_memo.clear()
+    plain = [parse_bag(t, analyzer) for t in texts]
+    assert compiled == again == plain
+    assert parse_bag("the cats", analyzer, ("careful",)).warnings == ("careful",)
