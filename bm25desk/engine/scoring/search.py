@@ -353,13 +353,17 @@ class Searcher:
     ) -> tuple[list[topk.TermSpec], list[str]]:
         """Return :meth:`_weighted`, and the scored terms left out (no weighting) in order."""
         table = self._table(variant, feedback)
-        missing = [term for term, _ in parsed.scored if term not in table]
+        scored = parsed.scored
+        missing = [term for term, _ in scored if term not in table]
         if missing:
             self._weigh_many(table, missing, variant, feedback)
         out: list[topk.TermSpec] = []
         unknown: list[str] = []
-        for term, qtf in parsed.scored:
-            w = table[term] if term in table else self._weigh(table, term, variant, feedback)
+        get = table.get
+        for term, qtf in scored:
+            w = get(term, _UNWEIGHED)
+            if w is _UNWEIGHED:  # (a bounded table may have been cleared meanwhile)
+                w = self._weigh(table, term, variant, feedback)
             if w is None:
                 unknown.append(term)
             else:
@@ -707,6 +711,10 @@ class Searcher:
     ) -> Explanation:
         """Explain the score of ``docno`` for a parsed query (see :meth:`explain`)."""
         return explain_document(self, parsed, docno, variant or Lucene(), feedback, with_rank)
+
+
+_UNWEIGHED: Any = object()
+"""What a weight table gives for a term not weighed yet (None: weighed, in no document)."""
 
 
 def analysis_of(parsed: ParsedQuery, missing: Sequence[str]) -> QueryAnalysis:
