@@ -5,7 +5,12 @@
  * ranges, overflow and frontier checks as stored(); the frontier read only when the pruning
  * traversal runs: the short path needs no bounds), no PostingList object and no previous
  * segment. None when a term has postings with tf > cap: their tf parts come from numpy, so the
- * caller runs search() instead. (What it shares with search() is declared in search.h.) */
+ * caller runs search() instead. (What it shares with search() is declared in search.h.)
+ *
+ * ranked_terms(): the same for the query's TermSpecs (text, qtf, weighting) and the lexicon's
+ * memo of term -> id, read here as topk.py's ranked() read them (ranked_specs): no Python loop
+ * and no lists of ids and weights per query. What it does not take (a term the memo lacks, a
+ * per-term k1, a value of another type) it hands back (NotImplemented) to that loop. */
 #include "search.h"
 
 /* The term ids and weights: two sequences of n numbers (ints; finite floats). */
@@ -278,68 +283,81 @@ done:
     return result;
 }
 
+/* tids and qws (ranked()) as C arrays; *ft and *fq: references to release. */
+static int
+read_ids(TermArrays *ta, PyObject *tids, PyObject *qws, PyObject **ft, PyObject **fq)
+{
+    Py_ssize_t n = 0;
+    if (ranked_sequences(tids, qws, ft, fq, &n) < 0 || term_arrays(ta, n, 1) < 0) {
+        return -1;
+    }
+    ta->n = n;
+    convert_sequences(ta, *ft, *fq);
+    return 0;
+}
+
+/* The TermSpecs and the memo (ranked_terms()) as C arrays, or a decline code (ranked_specs);
+ * *specs: a reference to release. */
+static int
+read_specs(TermArrays *ta, PyObject *terms, PyObject *memo, PyObject **specs)
+{
+    if (!PyDict_Check(memo)) {
+        PyErr_SetString(PyExc_TypeError, "memo must be a dict");
+        return -1;
+    }
+    /* (a tuple of ours: reading a weighting's attributes may run code that changes a list) */
+    *specs = PySequence_Tuple(terms);
+    if (!*specs) {
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(*specs) > MAX_COLUMNS) {
+        PyErr_SetString(PyExc_ValueError, "too many terms (at most a million)");
+        return -1;
+    }
+    if (term_arrays(ta, PyTuple_GET_SIZE(*specs), 0) < 0) {
+        return -1;
+    }
+    return ranked_specs(ta, *specs, memo);
+}
+
+/* ranked() (by_specs 0: tids and qws) and ranked_terms() (1: terms and memo). */
+static PyObject *
+ranked_call(PyObject *args, PyObject *kwds, int by_specs)
+{
+    static char *by_ids[] = {"arrays", "dl_index", "tids",  "qws",   "table", "k",
+                             "allow",  "deny",     "cap",   "shift", NULL};
+    static char *by_terms[] = {"arrays", "dl_index", "terms", "memo",  "table", "k",
+                               "allow",  "deny",     "cap",   "shift", NULL};
+    PyObject *arrays, *dli, *a, *b, *table, *k, *allow = Py_None, *deny = Py_None;
+    PyObject *cap_o = NULL, *shift_o = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|OOOO", by_specs ? by_terms : by_ids,
+                                     &arrays, &dli, &a, &b, &table, &k, &allow, &deny, &cap_o,
+                                     &shift_o)) {
+        return NULL;
+    }
+    PyObject *ra = NULL, *rb = NULL, *result = NULL;
+    TermArrays ta;
+    ta.tid = NULL;
+    int r = by_specs ? read_specs(&ta, a, b, &ra) : read_ids(&ta, a, b, &ra, &rb);
+    if (r == 0) {
+        result = ranked_run(arrays, dli, &ta, table, k, allow, deny, cap_o, shift_o);
+    } else if (r > 0) {
+        result = Py_NewRef(r == SPECS_NONE ? Py_None : Py_NotImplemented);
+    }
+    term_arrays_free(&ta);
+    Py_XDECREF(ra);
+    Py_XDECREF(rb);
+    return result;
+}
+
 PyObject *
 topk_ranked(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"arrays", "dl_index", "tids",  "qws",   "table", "k",
-                             "allow",  "deny",     "cap",   "shift", NULL};
-    PyObject *arrays, *dli, *tids, *qws, *table, *k, *allow = Py_None, *deny = Py_None;
-    PyObject *cap_o = NULL, *shift_o = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|OOOO", kwlist, &arrays, &dli, &tids,
-                                     &qws, &table, &k, &allow, &deny, &cap_o, &shift_o)) {
-        return NULL;
-    }
-    PyObject *ft = NULL, *fq = NULL, *result = NULL;
-    TermArrays ta;
-    Py_ssize_t n = 0;
-    ta.tid = NULL;
-    if (ranked_sequences(tids, qws, &ft, &fq, &n) < 0 || term_arrays(&ta, n, 1) < 0) {
-        goto done;
-    }
-    ta.n = n;
-    convert_sequences(&ta, ft, fq);
-    result = ranked_run(arrays, dli, &ta, table, k, allow, deny, cap_o, shift_o);
-done:
-    term_arrays_free(&ta);
-    Py_XDECREF(ft);
-    Py_XDECREF(fq);
-    return result;
+    return ranked_call(args, kwds, 0);
 }
 
 PyObject *
 topk_ranked_terms(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"arrays", "dl_index", "terms", "memo",  "table", "k",
-                             "allow",  "deny",     "cap",   "shift", NULL};
-    PyObject *arrays, *dli, *terms, *memo, *table, *k, *allow = Py_None, *deny = Py_None;
-    PyObject *cap_o = NULL, *shift_o = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO!OO|OOOO", kwlist, &arrays, &dli, &terms,
-                                     &PyDict_Type, &memo, &table, &k, &allow, &deny, &cap_o,
-                                     &shift_o)) {
-        return NULL;
-    }
-    /* (a tuple of ours: reading a weighting's attributes may run code that changes a list) */
-    PyObject *specs = PySequence_Tuple(terms), *result = NULL;
-    TermArrays ta;
-    ta.tid = NULL;
-    if (!specs || PyTuple_GET_SIZE(specs) > MAX_COLUMNS) {
-        if (specs) {
-            PyErr_SetString(PyExc_ValueError, "too many terms (at most a million)");
-        }
-        goto done;
-    }
-    int r = -1;
-    if (term_arrays(&ta, PyTuple_GET_SIZE(specs), 0) < 0 ||
-        (r = ranked_specs(&ta, specs, memo)) < 0) {
-        goto done;
-    }
-    if (r) {
-        result = Py_NewRef(r == SPECS_NONE ? Py_None : Py_NotImplemented);
-        goto done;
-    }
-    result = ranked_run(arrays, dli, &ta, table, k, allow, deny, cap_o, shift_o);
-done:
-    term_arrays_free(&ta);
-    Py_XDECREF(specs);
-    return result;
+    return ranked_call(args, kwds, 1);
 }
