@@ -49,10 +49,11 @@ bytes) so that terms recurring across queries are decoded once; a query is one k
 (``_topk.exhaustive_query``) that reads them from the cache itself.
 
 **One call** (:func:`ranked`): a search that needs ids and scores only, on an index of one stored
-segment whose query terms share one weight table, is ranked by one compiled call from the terms'
-ids and weights: the lists are set up from the segment's arrays inside it (what ``stored()``
-checks, without a Python object per term), then the same traversal. A query's new term then
-costs no Python object on this path.
+segment whose query terms share one weight table, is ranked by one compiled call
+(``_topk.ranked_terms``) from the query's TermSpecs and the lexicon's memo of term ids: the
+weights, their checks and the ids are read inside it, and the lists set up from the segment's
+arrays (what ``stored()`` checks, without a Python object per term), then the same traversal. A
+query's new term then costs no Python object on this path.
 
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
