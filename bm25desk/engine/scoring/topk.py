@@ -49,10 +49,11 @@ bytes) so that terms recurring across queries are decoded once; a query is one k
 (``_topk.exhaustive_query``) that reads them from the cache itself.
 
 **One call** (:func:`ranked`): a search that needs ids and scores only, on an index of one stored
-segment whose query terms share one weight table, is ranked by one compiled call from the terms'
-ids and weights: the lists are set up from the segment's arrays inside it (what ``stored()``
-checks, without a Python object per term), then the same traversal. A query's new term then
-costs no Python object on this path.
+segment whose query terms share one weight table, is ranked by one compiled call
+(``_topk.ranked_terms``) from the query's TermSpecs and the lexicon's memo of term ids: the
+weights, their checks and the ids are read inside it, and the lists set up from the segment's
+arrays (what ``stored()`` checks, without a Python object per term), then the same traversal. A
+query's new term then costs no Python object on this path.
 
 Without the compiled extension (``HAVE_KERNEL`` is False: no compiler at install time, or
 ``BM25DESK_NO_EXTENSIONS=1`` in the environment) the same functions run the dense numpy path, with
@@ -116,6 +117,8 @@ class TopK(NamedTuple):
     parts: F64
 
 
+_I64 = np.dtype(np.int64)  # (np.frombuffer takes a dtype by position in half the time)
+_F64 = np.dtype(np.float64)
 _MAX_LISTS = 4096  # posting lists kept per index (stored ones are views: a few hundred bytes)
 _MAX_TABLES = 256
 _MAX_OVERFLOW = 4096
@@ -556,51 +559,73 @@ def ranked(
     terms' lists are set up from the segment's stored arrays inside the call. For the common
     case only: one stored segment, one weight table for every term (not BM25Adpt's per-term
     k1*), no postings with tf > cap; None otherwise (the caller runs :func:`top_k`).
+
+    The call reads the terms themselves (each weight ``qtf * idf`` as Python computes it, each
+    id from the lexicon's memo: the analysis looked the terms up already); a term the memo
+    lacks, or a per-term k1, is left to the loop here, which declines or looks terms up as the
+    call would.
     """
     st = _state(index)
     if not HAVE_KERNEL or not st.stored or len(st.segments) != 1:
         return None
     k = _check_k(k)
-    sg = st.segments[0]
-    find = sg.seg.lexicon.find  # remembered per term: the analysis looked it up already
-    tids: list[int] = []
-    qws: list[float] = []
-    first = terms[0][2] if terms else None
-    for _term, qtf, w in terms:
-        if w.k1 != first.k1:  # type: ignore[union-attr]  # per-term tables (BM25Adpt)
-            return None
-        qw = qtf * w.idf
-        if not math.isfinite(qw):
-            return None
-        tid = find(_term)
-        if tid >= 0:
-            tids.append(tid)
-            qws.append(qw)
-    if not tids or first is None:
+    if not terms:
         return None
-    table = st.table(first, sg.cap)
+    sg = st.segments[0]
+    first = terms[0][2]
+    got: Any = NotImplemented
+    if first.k1 is None:  # (else BM25Adpt: the loop compares the terms' k1)
+        memo = sg.seg.lexicon._found  # term -> id, or -1: remembered by find()
+        got = _ranked_call(index, st, sg, first, _topk.ranked_terms, terms, memo, k, allowed)
+    if got is NotImplemented:
+        find = sg.seg.lexicon.find
+        tids: list[int] = []
+        qws: list[float] = []
+        for _term, qtf, w in terms:
+            if w.k1 != first.k1:  # per-term tables (BM25Adpt)
+                return None
+            qw = qtf * w.idf
+            if not math.isfinite(qw):
+                return None
+            tid = find(_term)
+            if tid >= 0:
+                tids.append(tid)
+                qws.append(qw)
+        if not tids:
+            return None
+        got = _ranked_call(index, st, sg, first, _topk.ranked, tids, qws, k, allowed)
+    if got is None:
+        return None
+    return np.frombuffer(got[0], _I64), np.frombuffer(got[1], _F64)  # (dtype by position: faster)
+
+
+def _ranked_call(
+    index: Index,
+    st: _State,
+    sg: Any,
+    w: TermWeight,
+    call: Any,
+    terms: Any,
+    ids: Any,
+    k: int,
+    allowed: Any,
+) -> Any:
+    """Return ``call``'s result (``_topk.ranked`` or ``ranked_terms``) under ``w``'s table.
+
+    None when the table is not one the kernel can take.
+    """
+    table = st.table(w, sg.cap)
     if not table.ok:
         return None
     allow = None if allowed is None else _as_mask(allowed, index.n_slots)
     try:
-        got = _topk.ranked(
-            sg.seg.kernel_arrays,
-            sg.dli,
-            tids,
-            qws,
-            table.kernel,
-            k,
-            allow,
-            sg.deny,
-            sg.cap,
+        return call(
+            sg.seg.kernel_arrays, sg.dli, terms, ids, table.kernel, k, allow, sg.deny, sg.cap,
             sg.shift,
-        )
+        )  # fmt: skip
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise
-    if got is None:
-        return None
-    return np.frombuffer(got[0], dtype=np.int64), np.frombuffer(got[1], dtype=np.float64)
 
 
 def _result(prev: Any, ncols: int, rows: bool) -> TopK:

@@ -7,6 +7,7 @@ PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* windows.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* ranked.c */
+PyObject *topk_ranked_terms(PyObject *module, PyObject *args, PyObject *kwds); /* ranked.c */
 PyObject *topk_exhaustive_threads(PyObject *module, PyObject *args);    /* split.c */
 PyObject *topk_parts_wide(PyObject *module, PyObject *args);            /* parts.c */
 PyObject *topk_parts(PyObject *module, PyObject *args, PyObject *kwds); /* parts.c */
@@ -61,6 +62,15 @@ static PyMethodDef topk_methods[] = {
      "tids, in query order, with weights qws (qtf * idf) and one Table: what search() does with "
      "stored(arrays, tid, ...) per term, in one call and without PostingList objects. None when "
      "a term has postings with tf > cap (their tf parts come from numpy: use search())."},
+    {"ranked_terms", (PyCFunction)(void (*)(void))topk_ranked_terms, METH_VARARGS | METH_KEYWORDS,
+     "ranked_terms(arrays, dl_index, terms, memo, table, k, allow=None, deny=None, cap=32, "
+     "shift=7)\n-> ranked()'s result, None or NotImplemented\n\n"
+     "ranked() for the query's terms (text, qtf, weighting) in query order, their ids read from "
+     "memo (a dict of text -> id, the lexicon's; ids < 0: not in the vocabulary, left out) and "
+     "their weights qtf * idf computed as Python does. None as ranked(), and when a weight is "
+     "not finite or no term is in the vocabulary; NotImplemented when a term is not in memo, a "
+     "weighting's k1 is not None, or a qtf or idf is not an int or float (the caller's loop then "
+     "reads the terms). TypeError when a term is not a tuple (str, qtf, weighting)."},
     {"exhaustive_query", (PyCFunction)(void (*)(void))topk_exhaustive_query,
      METH_VARARGS | METH_KEYWORDS,
      "exhaustive_query(segments, maps, terms, k, allow=None, rows=False, miss=None, groups=None)\n"
