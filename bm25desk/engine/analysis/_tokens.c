@@ -284,19 +284,73 @@ static PyTypeObject TokenTableType = {
     .tp_methods = TokenTable_methods,
 };
 
-/* bag(text, mode, memo): a query's words as a bag (query.parse_bag), in one pass over the text.
- * The tokens are split as TokenTable splits them (mode 0: \w+, 1: str.split()); each is looked up
- * in memo (surface -> token, a tuple whose item 1 is its term or None). When every one is there:
- * (tokens, scored), the tuple of their tokens and the tuple of (term, count) of the terms that are
- * not None, in first-occurrence order. Else the list of the surface tokens (the caller makes the
- * new ones' tokens). */
+/* bag(text, mode, memo, fate=None): a query's words as a bag (query.parse_bag), in one pass over
+ * the text. The tokens are split as TokenTable splits them (mode 0: \w+, 1: str.split()); each is
+ * looked up in memo (surface -> token, a tuple whose item 1 is its term or None). A word not there
+ * is analysed here when fate is given, (lowercase, min_length, stopwords or None, limit, make,
+ * role) for an analyser without a stemmer (Analyzer._fate's steps: lowercased, "short" below
+ * min_length, "stop" when its lowercase form is a stop word, else "ok" with the word as its term):
+ * its token is make(surface, term, status, role), kept in memo while memo holds fewer than limit.
+ * When every word has its token: (tokens, scored), the tuple of the tokens and the tuple of (term,
+ * count) of the terms that are not None, in first-occurrence order. Else (a new word, no fate)
+ * the list of the surface tokens (the caller makes the new ones' tokens). */
+
+static PyObject *s_ok, *s_short, *s_stop, *s_lower;
+
+/* The token of a surface not in memo, made as Analyzer._fate and query._new_tokens make it and
+ * kept in memo (NULL with an exception set on error). */
+static PyObject *new_token(PyObject *surface, PyObject *memo, PyObject *fate) {
+    int lowercase = PyObject_IsTrue(PyTuple_GET_ITEM(fate, 0));
+    Py_ssize_t min_length = PyLong_AsSsize_t(PyTuple_GET_ITEM(fate, 1));
+    PyObject *stop = PyTuple_GET_ITEM(fate, 2);
+    Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(fate, 3));
+    if (lowercase < 0 || PyErr_Occurred())
+        return NULL;
+    PyObject *word = lowercase ? PyObject_CallMethodNoArgs(surface, s_lower) : Py_NewRef(surface);
+    if (!word)
+        return NULL;
+    PyObject *term = word, *status = s_ok;
+    if (PyUnicode_GET_LENGTH(word) < min_length) {
+        term = Py_None;
+        status = s_short;
+    }
+    else if (stop != Py_None) {
+        PyObject *key = lowercase ? Py_NewRef(word) : PyObject_CallMethodNoArgs(word, s_lower);
+        int in = key ? PySet_Contains(stop, key) : -1;
+        Py_XDECREF(key);
+        if (in < 0) {
+            Py_DECREF(word);
+            return NULL;
+        }
+        if (in) {
+            term = Py_None;
+            status = s_stop;
+        }
+    }
+    PyObject *tok = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(fate, 4), surface, term, status,
+                                                 PyTuple_GET_ITEM(fate, 5), NULL);
+    Py_DECREF(word);
+    if (tok && PyDict_GET_SIZE(memo) < limit && PyDict_SetItem(memo, surface, tok) < 0)
+        Py_CLEAR(tok);
+    return tok;
+}
+
 static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
-    PyObject *text, *memo;
+    PyObject *text, *memo, *fate = Py_None;
     int mode;
-    if (!PyArg_ParseTuple(args, "UiO!", &text, &mode, &PyDict_Type, &memo))
+    if (!PyArg_ParseTuple(args, "UiO!|O", &text, &mode, &PyDict_Type, &memo, &fate))
         return NULL;
     if (mode != 0 && mode != 1) {
         PyErr_SetString(PyExc_ValueError, "mode must be 0 (word) or 1 (whitespace)");
+        return NULL;
+    }
+    if (fate != Py_None &&
+        (!PyTuple_Check(fate) || PyTuple_GET_SIZE(fate) != 6 ||
+         !PyLong_Check(PyTuple_GET_ITEM(fate, 1)) || !PyLong_Check(PyTuple_GET_ITEM(fate, 3)) ||
+         (PyTuple_GET_ITEM(fate, 2) != Py_None && !PyAnySet_Check(PyTuple_GET_ITEM(fate, 2))) ||
+         !PyCallable_Check(PyTuple_GET_ITEM(fate, 4)))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bag: fate must be (lowercase, min_length, stopwords, limit, make, role)");
         return NULL;
     }
     int kind = PyUnicode_KIND(text);
@@ -321,6 +375,12 @@ static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
             goto done;
         }
         PyObject *tok = all ? PyDict_GetItemWithError(memo, surface) : NULL; /* borrowed */
+        if (tok) {
+            Py_INCREF(tok); /* (a reference of its own before any allocation) */
+        }
+        else if (!PyErr_Occurred() && all && fate != Py_None) {
+            tok = new_token(surface, memo, fate);
+        }
         Py_DECREF(surface);
         if (!tok) {
             if (PyErr_Occurred())
@@ -329,10 +389,13 @@ static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
             continue;
         }
         if (!PyTuple_Check(tok) || PyTuple_GET_SIZE(tok) < 2) {
+            Py_DECREF(tok);
             PyErr_SetString(PyExc_TypeError, "bag: memo values must be tokens");
             goto done;
         }
-        if (PyList_Append(found, tok) < 0) /* (a reference of its own before any allocation) */
+        int appended = PyList_Append(found, tok);
+        Py_DECREF(tok);
+        if (appended < 0)
             goto done;
         PyObject *term = PyTuple_GET_ITEM(tok, 1);
         if (term == Py_None)
@@ -381,8 +444,9 @@ done:
 
 static PyMethodDef module_methods[] = {
     {"bag", (PyCFunction)tokens_bag, METH_VARARGS,
-     "bag(text, mode, memo) -> (tokens, scored), or the list of surface tokens when one is not "
-     "in memo: a query's bag of words in one pass (see the source)."},
+     "bag(text, mode, memo, fate=None) -> (tokens, scored), or the list of surface tokens when "
+     "one is not in memo and no fate is given: a query's bag of words in one pass (see the "
+     "source)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -393,6 +457,12 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__tokens(void) {
     if (PyType_Ready(&TokenTableType) < 0)
+        return NULL;
+    s_ok = PyUnicode_InternFromString("ok");
+    s_short = PyUnicode_InternFromString("short");
+    s_stop = PyUnicode_InternFromString("stop");
+    s_lower = PyUnicode_InternFromString("lower");
+    if (!s_ok || !s_short || !s_stop || !s_lower)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)

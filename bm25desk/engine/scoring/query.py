@@ -454,7 +454,7 @@ def parse_bag(text: str, analyzer: Analyzer, warnings: tuple[str, ...] = ()) -> 
     once per analyser and kept in its :attr:`~Analyzer.surface_memo`, so a word seen before
     costs one dictionary look-up; linear in the query's length.
     """
-    got = analyzer.memo_bag(text)
+    got = analyzer.memo_bag(text, QueryToken)
     if not isinstance(got, list):  # every word seen before: its tokens and counts made in C
         tokens, scored = got
     else:

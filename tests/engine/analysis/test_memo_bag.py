@@ -110,3 +110,66 @@ def test_parse_bag_is_the_same_with_and_without_the_compiled_pass(
     plain = [parse_bag(t, analyzer) for t in texts]
     assert compiled == again == plain
     assert parse_bag("the cats", analyzer, ("careful",)).warnings == ("careful",)
+
+
+WORDS = ["The", "the", "AND", "of", "Σίσυφος", "İstanbul", "ǅemal", "a_b", "x", "Ab", "ab"]
+
+ANALYZERS = [
+    Analyzer(),
+    Analyzer(lowercase=False),
+    Analyzer(tokenizer="whitespace"),
+    Analyzer.create(stopwords="en", min_length=2),
+    Analyzer.create(lowercase=False, stopwords="en", min_length=3),
+    Analyzer.create(tokenizer="whitespace", lowercase=False, stopwords="en"),
+    Analyzer.create(stopwords="en", stemmer="porter"),  # (a stemmer: new words in Python)
+]
+
+
+@needs_bag
+@settings(max_examples=150, deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(WORDS) | st.text(alphabet=ALPHABET, max_size=12), max_size=12),
+        min_size=1,
+        max_size=5,
+    ),
+    which=st.integers(0, len(ANALYZERS) - 1),
+)
+def test_new_words_analysed_in_c_are_the_python_tokens(texts: list[list[str]], which: int) -> None:
+    """parse_bag with new words analysed in the compiled pass, and all in Python, from empty
+    memos over the same run of queries: the same ParsedQuery each time and the same memo."""
+    spec = ANALYZERS[which].spec()
+    compiled, plain = Analyzer.from_spec(spec), Analyzer.from_spec(spec)
+    queries = [" ".join(words) for words in texts]
+    got = [parse_bag(q, compiled) for q in queries]
+    saved = analysis._tokens
+    analysis._tokens = None
+    try:
+        want = [parse_bag(q, plain) for q in queries]
+    finally:
+        analysis._tokens = saved
+    assert got == want
+    assert compiled.surface_memo == plain.surface_memo
+
+
+@needs_bag
+def test_the_memo_stays_within_its_limit_and_bad_fates_raise() -> None:
+    memo: dict[str, QueryToken] = {}
+    fate = (True, 1, None, 2, QueryToken, "optional")
+    tokens, scored = analysis._tokens.bag("a B c a d", 0, memo, fate)
+    assert [t.term for t in tokens] == ["a", "b", "c", "a", "d"]
+    assert scored == (("a", 2), ("b", 1), ("c", 1), ("d", 1))
+    assert list(memo) == ["a", "B"]  # kept while it held fewer than 2
+    stop = frozenset({"the"})
+    tokens, scored = analysis._tokens.bag("The x", 0, {}, (False, 2, stop, 9, QueryToken, "r"))
+    assert tokens == (QueryToken("The", None, "stop", "r"), QueryToken("x", None, "short", "r"))
+    assert scored == ()
+    bad_fates = [
+        (True, 1, None, 2, QueryToken),
+        (True, "1", None, 2, QueryToken, "o"),
+        (True, 1, ["the"], 2, QueryToken, "o"),
+        (True, 1, None, 2, "QueryToken", "o"),
+    ]
+    for bad in bad_fates:
+        with pytest.raises(TypeError, match="fate must be"):
+            analysis._tokens.bag("a", 0, {}, bad)
