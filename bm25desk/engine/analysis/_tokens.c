@@ -297,26 +297,46 @@ static PyTypeObject TokenTableType = {
 
 static PyObject *s_ok, *s_short, *s_stop, *s_lower;
 
+/* The analysis of a new word (bag's fate), read once per call. */
+typedef struct {
+    int lowercase;
+    Py_ssize_t min_length, limit;
+    PyObject *stop, *make, *role; /* borrowed from the fate tuple */
+} Fate;
+
+/* Fill f from fate (0), or raise TypeError (-1). */
+static int read_fate(PyObject *fate, Fate *f) {
+    if (!PyTuple_Check(fate) || PyTuple_GET_SIZE(fate) != 6 ||
+        !PyLong_Check(PyTuple_GET_ITEM(fate, 1)) || !PyLong_Check(PyTuple_GET_ITEM(fate, 3)) ||
+        (PyTuple_GET_ITEM(fate, 2) != Py_None && !PyAnySet_Check(PyTuple_GET_ITEM(fate, 2))) ||
+        !PyCallable_Check(PyTuple_GET_ITEM(fate, 4))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bag: fate must be (lowercase, min_length, stopwords, limit, make, role)");
+        return -1;
+    }
+    f->lowercase = PyObject_IsTrue(PyTuple_GET_ITEM(fate, 0));
+    f->min_length = PyLong_AsSsize_t(PyTuple_GET_ITEM(fate, 1));
+    f->stop = PyTuple_GET_ITEM(fate, 2);
+    f->limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(fate, 3));
+    f->make = PyTuple_GET_ITEM(fate, 4);
+    f->role = PyTuple_GET_ITEM(fate, 5);
+    return f->lowercase < 0 || PyErr_Occurred() ? -1 : 0;
+}
+
 /* The token of a surface not in memo, made as Analyzer._fate and query._new_tokens make it and
  * kept in memo (NULL with an exception set on error). */
-static PyObject *new_token(PyObject *surface, PyObject *memo, PyObject *fate) {
-    int lowercase = PyObject_IsTrue(PyTuple_GET_ITEM(fate, 0));
-    Py_ssize_t min_length = PyLong_AsSsize_t(PyTuple_GET_ITEM(fate, 1));
-    PyObject *stop = PyTuple_GET_ITEM(fate, 2);
-    Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(fate, 3));
-    if (lowercase < 0 || PyErr_Occurred())
-        return NULL;
-    PyObject *word = lowercase ? PyObject_CallMethodNoArgs(surface, s_lower) : Py_NewRef(surface);
+static PyObject *new_token(PyObject *surface, PyObject *memo, const Fate *f) {
+    PyObject *word = f->lowercase ? PyObject_CallMethodNoArgs(surface, s_lower) : Py_NewRef(surface);
     if (!word)
         return NULL;
     PyObject *term = word, *status = s_ok;
-    if (PyUnicode_GET_LENGTH(word) < min_length) {
+    if (PyUnicode_GET_LENGTH(word) < f->min_length) {
         term = Py_None;
         status = s_short;
     }
-    else if (stop != Py_None) {
-        PyObject *key = lowercase ? Py_NewRef(word) : PyObject_CallMethodNoArgs(word, s_lower);
-        int in = key ? PySet_Contains(stop, key) : -1;
+    else if (f->stop != Py_None) {
+        PyObject *key = f->lowercase ? Py_NewRef(word) : PyObject_CallMethodNoArgs(word, s_lower);
+        int in = key ? PySet_Contains(f->stop, key) : -1;
         Py_XDECREF(key);
         if (in < 0) {
             Py_DECREF(word);
@@ -327,10 +347,9 @@ static PyObject *new_token(PyObject *surface, PyObject *memo, PyObject *fate) {
             status = s_stop;
         }
     }
-    PyObject *tok = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(fate, 4), surface, term, status,
-                                                 PyTuple_GET_ITEM(fate, 5), NULL);
+    PyObject *tok = PyObject_CallFunctionObjArgs(f->make, surface, term, status, f->role, NULL);
     Py_DECREF(word);
-    if (tok && PyDict_GET_SIZE(memo) < limit && PyDict_SetItem(memo, surface, tok) < 0)
+    if (tok && PyDict_GET_SIZE(memo) < f->limit && PyDict_SetItem(memo, surface, tok) < 0)
         Py_CLEAR(tok);
     return tok;
 }
@@ -344,15 +363,10 @@ static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "mode must be 0 (word) or 1 (whitespace)");
         return NULL;
     }
-    if (fate != Py_None &&
-        (!PyTuple_Check(fate) || PyTuple_GET_SIZE(fate) != 6 ||
-         !PyLong_Check(PyTuple_GET_ITEM(fate, 1)) || !PyLong_Check(PyTuple_GET_ITEM(fate, 3)) ||
-         (PyTuple_GET_ITEM(fate, 2) != Py_None && !PyAnySet_Check(PyTuple_GET_ITEM(fate, 2))) ||
-         !PyCallable_Check(PyTuple_GET_ITEM(fate, 4)))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "bag: fate must be (lowercase, min_length, stopwords, limit, make, role)");
+    Fate f = {0, 0, 0, NULL, NULL, NULL};
+    int analyse = fate != Py_None;
+    if (analyse && read_fate(fate, &f) < 0)
         return NULL;
-    }
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t size = PyUnicode_GET_LENGTH(text), i = 0;
@@ -370,7 +384,8 @@ static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
         while (i < size && is_token_char(mode, PyUnicode_READ(kind, data, i)))
             i++;
         PyObject *surface = PyUnicode_Substring(text, start, i);
-        if (!surface || PyList_Append(raw, surface) < 0) {
+        /* (the surfaces are kept only for the caller that may have to make tokens itself) */
+        if (!surface || (!analyse && PyList_Append(raw, surface) < 0)) {
             Py_XDECREF(surface);
             goto done;
         }
@@ -378,8 +393,8 @@ static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
         if (tok) {
             Py_INCREF(tok); /* (a reference of its own before any allocation) */
         }
-        else if (!PyErr_Occurred() && all && fate != Py_None) {
-            tok = new_token(surface, memo, fate);
+        else if (!PyErr_Occurred() && analyse) {
+            tok = new_token(surface, memo, &f);
         }
         Py_DECREF(surface);
         if (!tok) {
@@ -394,7 +409,7 @@ static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
             goto done;
         }
         int appended = PyList_Append(found, tok);
-        Py_DECREF(tok);
+        Py_DECREF(tok); /* (found holds it) */
         if (appended < 0)
             goto done;
         PyObject *term = PyTuple_GET_ITEM(tok, 1);

@@ -60,6 +60,16 @@ class Lexicon:
         return self._blob.offsets
 
     @property
+    def memo(self) -> dict[str, int]:
+        """Return the terms looked up so far -> their ids (-1: absent), as :meth:`find` keeps them.
+
+        For compiled callers that read a query's ids themselves (``_topk.ranked_terms``, the
+        exhaustive path's ``fresh`` terms): the same dict, never copied; only :meth:`find` and
+        :meth:`find_many` write it.
+        """
+        return self._found
+
+    @property
     def hash_table(self) -> termhash.U32 | None:
         """Return the lexicon's hash (uint32 slots, mapped), or None when it was written without."""
         return self._table

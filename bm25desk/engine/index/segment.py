@@ -98,17 +98,16 @@ def plan_read_ahead(segments: list[Segment]) -> None:
     Else take the map of which of their pages are in memory (:meth:`Segment._resident_map`) at
     open rather than in the first query (~1 ms for 94 MB): terms in memory are not asked for.
     """
-    maps = [s.blocks for s in segments if s.format >= 3 and isinstance(s.blocks, mmap.mmap)]
-    if not maps:
+    mapped = [s for s in segments if s.format >= 3 and isinstance(s.blocks, mmap.mmap)]
+    if not mapped:
         return
-    if len(maps) < len(segments) or sum(map(len, maps)) > WHOLE_READ_AHEAD:
+    if len(mapped) < len(segments) or sum(len(s.blocks) for s in mapped) > WHOLE_READ_AHEAD:
         fast = blocks._blocks
         if fast is not None and WILLNEED is not None:
-            for seg in segments:
-                if seg.format >= 3 and isinstance(seg.blocks, mmap.mmap):
-                    seg._resident_map(fast)
+            for seg in mapped:
+                seg._resident_map(fast)
         return
-    for seg in segments:
+    for seg in mapped:
         advise(seg.blocks, WILLNEED)
         seg.read_ahead_whole = True
 

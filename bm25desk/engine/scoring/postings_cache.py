@@ -250,7 +250,7 @@ def _memos(st: Any) -> tuple[Any, ...]:
     cache: PartsCache = st.parts
     got = cache.memos
     if got is None:
-        memos = [getattr(sg.seg.lexicon, "_found", None) for sg in st.segments]
+        memos = [getattr(sg.seg.lexicon, "memo", None) for sg in st.segments]
         got = cache.memos = tuple(m if isinstance(m, dict) else None for m in memos)
     return got
 

@@ -575,7 +575,7 @@ def ranked(
     first = terms[0][2]
     got: Any = NotImplemented
     if first.k1 is None:  # (else BM25Adpt: the loop compares the terms' k1)
-        memo = sg.seg.lexicon._found  # term -> id, or -1: remembered by find()
+        memo = sg.seg.lexicon.memo  # term -> id, or -1: remembered by find()
         got = _ranked_call(index, st, sg, first, _topk.ranked_terms, terms, memo, k, allowed)
     if got is NotImplemented:
         find = sg.seg.lexicon.find
