@@ -299,10 +299,27 @@ static PyObject *s_ok, *s_short, *s_stop, *s_lower;
 
 /* The analysis of a new word (bag's fate), read once per call. */
 typedef struct {
-    int lowercase;
+    int lowercase, direct;
     Py_ssize_t min_length, limit;
     PyObject *stop, *make, *role; /* borrowed from the fate tuple */
 } Fate;
+
+/* Whether make is a named tuple's class of four fields: a subtype of tuple with _fields of length
+ * 4 (1), or not (0), or -1 with an exception. */
+static int named_tuple4(PyObject *make) {
+    if (!PyType_Check(make) || !PyType_IsSubtype((PyTypeObject *)make, &PyTuple_Type))
+        return 0;
+    PyObject *fields = PyObject_GetAttrString(make, "_fields");
+    if (!fields) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = PyTuple_Check(fields) && PyTuple_GET_SIZE(fields) == 4;
+    Py_DECREF(fields);
+    return ok;
+}
 
 /* Fill f from fate (0), or raise TypeError (-1). */
 static int read_fate(PyObject *fate, Fate *f) {
@@ -320,7 +337,24 @@ static int read_fate(PyObject *fate, Fate *f) {
     f->limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(fate, 3));
     f->make = PyTuple_GET_ITEM(fate, 4);
     f->role = PyTuple_GET_ITEM(fate, 5);
-    return f->lowercase < 0 || PyErr_Occurred() ? -1 : 0;
+    f->direct = named_tuple4(f->make);
+    return f->lowercase < 0 || f->direct < 0 || PyErr_Occurred() ? -1 : 0;
+}
+
+/* make(surface, term, status, role): a named tuple's class of four fields (direct: see
+ * named_tuple4) is filled here as its __new__ (tuple.__new__ over the fields) fills it, without
+ * running that Python __new__ (~2.6 K instructions a new word); any other callable is called. */
+static PyObject *make_token(PyObject *make, int direct, PyObject *surface, PyObject *term,
+                            PyObject *status, PyObject *role) {
+    if (!direct)
+        return PyObject_CallFunctionObjArgs(make, surface, term, status, role, NULL);
+    PyObject *tok = ((PyTypeObject *)make)->tp_alloc((PyTypeObject *)make, 4);
+    if (!tok)
+        return NULL;
+    PyObject *items[4] = {surface, term, status, role};
+    for (int i = 0; i < 4; i++)
+        PyTuple_SET_ITEM(tok, i, Py_NewRef(items[i]));
+    return tok;
 }
 
 /* The token of a surface not in memo, made as Analyzer._fate and query._new_tokens make it and
@@ -347,7 +381,7 @@ static PyObject *new_token(PyObject *surface, PyObject *memo, const Fate *f) {
             status = s_stop;
         }
     }
-    PyObject *tok = PyObject_CallFunctionObjArgs(f->make, surface, term, status, f->role, NULL);
+    PyObject *tok = make_token(f->make, f->direct, surface, term, status, f->role);
     Py_DECREF(word);
     if (tok && PyDict_GET_SIZE(memo) < f->limit && PyDict_SetItem(memo, surface, tok) < 0)
         Py_CLEAR(tok);
@@ -363,7 +397,7 @@ static PyObject *tokens_bag(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "mode must be 0 (word) or 1 (whitespace)");
         return NULL;
     }
-    Fate f = {0, 0, 0, NULL, NULL, NULL};
+    Fate f = {0, 0, 0, 0, NULL, NULL, NULL};
     int analyse = fate != Py_None;
     if (analyse && read_fate(fate, &f) < 0)
         return NULL;

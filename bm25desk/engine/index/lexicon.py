@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -127,6 +128,30 @@ class Lexicon:
             found.clear()
         found.update(zip(terms, ids, strict=True))
         return ids
+
+    def dfs_many(
+        self, terms: list[str], ptr: Any, cache: dict[str, int]
+    ) -> tuple[list[int], list[int]] | None:
+        """Return each term's df from ``ptr`` and the ids of those new to ``cache``, in one call.
+
+        For an index of this one segment (df: ``ptr[i + 1] - ptr[i]``): a term ``cache`` lacks
+        is found as :meth:`find` finds it (remembered alike) and kept in ``cache`` (its id, or
+        -1 when in no document); the second list holds the new ones' ids with df > 0. None
+        without the compiled look-up or the hash (the caller goes term by term).
+        """
+        find = blocks._blocks
+        if find is None or self._slots is None:
+            return None
+        found = self._found
+        if len(found) + len(terms) > self.REMEMBERED:
+            found.clear()
+        try:
+            got: tuple[list[int], list[int]] = find.hash_dfs(
+                self._data, self._offsets, self._slots, ptr, terms, found, cache
+            )
+        except ValueError as exc:
+            raise IndexCorruptError(f"index file damaged: terms ({exc})") from None
+        return got
 
     def _search(self, term: str) -> int:
         """Return the id of ``term`` through the hash, or by binary search (-1 when absent).

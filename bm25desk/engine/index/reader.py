@@ -402,9 +402,18 @@ class Index:
         A query's new terms: one compiled look-up of all of them in the lexicon
         (:meth:`Lexicon.find_many`) and one read-ahead request per term in one call
         (:meth:`Segment.prefetch_many`), instead of several Python calls per term; the same ids,
-        dfs and read-ahead as :meth:`term_df` term by term.
+        dfs and read-ahead as :meth:`term_df` term by term. An index of one segment with a
+        hash does it all in one call, dfs included (:meth:`Lexicon.dfs_many`).
         """
         cache = self._tid_cache
+        if len(self.segments) == 1 and self._ptr is not None:  # (the index's ids: the segment's)
+            if len(cache) + len(terms) > 100_000:
+                cache.clear()
+            fast = self._lexicon.dfs_many(terms, self._ptr, cache)
+            if fast is not None:
+                if fast[1]:
+                    self.segments[0].prefetch_many(fast[1])
+                return fast[0]
         new = [t for t in terms if t not in cache]
         got = (
             self._look_up_many(new)

@@ -31,6 +31,7 @@ from bm25desk.engine.index.arrays import F64
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.stats import CollectionStats, Statistics, TermStats
 from bm25desk.engine.scoring import batch, bm25f, impacts, topk
+from bm25desk.engine.scoring import by_df as by_df_module
 from bm25desk.engine.scoring.bm25f import BM25F
 from bm25desk.engine.scoring.constraints import ConstraintCheck, allowed_mask
 from bm25desk.engine.scoring.explain import Explanation, TermExplanation, explain_document
@@ -287,6 +288,17 @@ class Searcher:
         by_df, chunks = self._df_table(variant, stats)
         # A query's new terms looked up together (one compiled call): see Index.term_dfs.
         dfs = self.index.term_dfs(list(terms)) if own else list(map(_df_of(statistics), terms))
+        if own:  # the weightings by df into the table, the dfs into _dfs (by_df.remember)
+            if len(table) + len(terms) >= self.CACHE_SIZE:
+                table.clear()  # bounded; a search fills back what it needs
+            missing = by_df_module.remember(list(terms), dfs, by_df, None, table, self._dfs)
+            if missing:
+                new = by_df_module.weigh_dfs(variant, stats, missing, chunks)
+                if len(by_df) + len(new) >= self.CACHE_SIZE:
+                    by_df.clear()  # bounded; later searches fill back what they need
+                by_df.update(new)
+                by_df_module.remember(list(terms), dfs, by_df, new, table, self._dfs)
+            return
         found: list[tuple[str, int, TermWeight | None]] = []
         new_dfs: dict[int, None] = {}
         for term, df in zip(terms, dfs, strict=True):
@@ -295,7 +307,7 @@ class Searcher:
                 new_dfs[df] = None
             found.append((term, df, got))
         if new_dfs:
-            new = _weigh_dfs(variant, stats, list(new_dfs), chunks)
+            new = by_df_module.weigh_dfs(variant, stats, list(new_dfs), chunks)
             if len(by_df) + len(new) >= self.CACHE_SIZE:
                 by_df.clear()  # bounded; later searches fill back what they need
             by_df.update(new)
@@ -325,7 +337,7 @@ class Searcher:
     def _df_table(
         self, variant: Variant, stats: CollectionStats
     ) -> tuple[dict[int, TermWeight], dict[int, Any]]:
-        """Return :meth:`_by_df` and the idf chunks computed so far (see :func:`_weigh_dfs`)."""
+        """Return :meth:`_by_df` and the idf chunks computed so far (see ``by_df.weigh_dfs``)."""
         last = self._last_by_df  # a run of queries under one variant: no hash of it per query
         if last is not None and last[0] is variant and last[1] is stats:
             return last[2], last[3]
@@ -753,60 +765,6 @@ def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[An
         tfs[:, t] = tf
         parts[:, t] = part
     return tfs, parts
-
-
-IDF_RANGE = 65536
-"""Dfs up to this (and N) are weighed from idfs computed :data:`IDF_CHUNK` at a time."""
-
-IDF_CHUNK = 256
-"""Consecutive dfs whose idfs one vectorised call computes when the first of them is met: a
-query's new rare term then usually costs no numpy call of its own (a call costs ~10 µs whatever
-its length up to a few hundred). At most 2 KB per chunk, 512 KB per variant."""
-
-
-def _idf_chunk(variant: Variant, stats: CollectionStats, c: int) -> Any:
-    """Return the idfs of dfs ``c·IDF_CHUNK + 1`` ... (at most N) under ``variant``.
-
-    The idf of an element of a float64 array does not depend on the other elements (what
-    :meth:`Variant.weigh_many` rests on, tested for every variant), so each is
-    :meth:`Variant.weigh`'s number for that df, bit for bit.
-    """
-    lo = c * IDF_CHUNK + 1
-    hi = min(lo + IDF_CHUNK - 1, int(stats.n_docs))
-    dfs = np.arange(lo, hi + 1, dtype=np.float64)
-    return np.asarray(variant.idf(dfs, stats), dtype=np.float64)
-
-
-def _weigh_dfs(
-    variant: Variant, stats: CollectionStats, dfs: list[int], chunks: dict[int, Any]
-) -> dict[int, TermWeight]:
-    """Return the weightings of ``dfs`` (positive) under a variant that weighs by df alone.
-
-    ``chunks`` (chunk number -> idfs) is the variant's, filled here as needed; dfs above
-    :data:`IDF_RANGE` or N are weighed by :meth:`Variant.weigh_many` as before.
-    """
-    out: dict[int, TermWeight] = {}
-    rest = []
-    with_text_later = TermWeight.with_text_later
-    top = min(IDF_RANGE, int(stats.n_docs))
-    for df in dfs:
-        if df > top:
-            rest.append(df)
-            continue
-        c, i = divmod(df - 1, IDF_CHUNK)
-        idfs = chunks.get(c)  # read once: another search may be filling it
-        if idfs is None:
-            idfs = chunks[c] = _idf_chunk(variant, stats, c)
-        out[df] = with_text_later(variant, stats, float(idfs[i]), df)
-    if rest:
-        fresh = [TermStats("", df, 0, _no_postings) for df in rest]
-        out.update(zip(rest, variant.weigh_many(fresh, stats), strict=True))
-    return out
-
-
-def _no_postings() -> tuple[F64, F64]:
-    """Refuse: a :class:`TermStats` made for its df alone has no postings (none are asked)."""
-    raise AssertionError("a variant weighed by df asked for postings")
 
 
 def _df_of(statistics: Statistics) -> Any:

@@ -9,6 +9,7 @@ both splits, with memos holding every word, some or none, and ``parse_bag`` with
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -150,6 +151,8 @@ def test_new_words_analysed_in_c_are_the_python_tokens(texts: list[list[str]], w
         analysis._tokens = saved
     assert got == want
     assert compiled.surface_memo == plain.surface_memo
+    for memo in (compiled.surface_memo, plain.surface_memo):  # (named tuples equal plain ones)
+        assert {type(tok) for tok in memo.values()} <= {QueryToken}
 
 
 @needs_bag
@@ -173,3 +176,29 @@ def test_the_memo_stays_within_its_limit_and_bad_fates_raise() -> None:
     for bad in bad_fates:
         with pytest.raises(TypeError, match="fate must be"):
             analysis._tokens.bag("a", 0, {}, bad)
+
+
+@needs_bag
+def test_tokens_are_made_by_any_make_a_named_tuple_class_directly() -> None:
+    """QueryToken (a named tuple of four fields) is filled in C, field by field; any other
+    make is called, and its tokens are kept as it returns them."""
+    (tok,), _ = analysis._tokens.bag("Word", 0, {}, (True, 1, None, 9, QueryToken, "o"))
+    assert type(tok) is QueryToken
+    assert tok == QueryToken("Word", "word", "ok", "o")
+    assert (tok.surface, tok.term, tok.status, tok.role) == ("Word", "word", "ok", "o")
+    made: list[tuple[str, ...]] = []
+
+    def make(*fields: str) -> tuple[str, ...]:
+        made.append(fields)
+        return fields
+
+    class Three(NamedTuple):
+        surface: str
+        term: str
+        status: str
+
+    (tok,), _ = analysis._tokens.bag("Word", 0, {}, (True, 1, None, 9, make, "o"))
+    assert made == [("Word", "word", "ok", "o")]
+    assert tok == ("Word", "word", "ok", "o")
+    with pytest.raises(TypeError):  # (called: a three-field class refuses four)
+        analysis._tokens.bag("Word", 0, {}, (True, 1, None, 9, Three, "o"))

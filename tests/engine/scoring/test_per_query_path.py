@@ -18,7 +18,7 @@ import pytest
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.index.stats import CollectionStats, TermStats
-from bm25desk.engine.scoring import search as search_module
+from bm25desk.engine.scoring import by_df
 from bm25desk.engine.scoring.hits import Hits
 from bm25desk.engine.scoring.query import ParsedQuery, parse_bag, parse_query, parse_terms
 from bm25desk.engine.scoring.results import QueryAnalysis
@@ -134,16 +134,16 @@ def _no_postings() -> tuple[np.ndarray, np.ndarray]:
 def test_idfs_computed_together_equal_weigh(n_docs: int) -> None:
     stats = CollectionStats(n_docs, 12.5, n_docs * 12, lambda: np.zeros(0))
     rng = np.random.default_rng(n_docs)
-    top = min(n_docs, search_module.IDF_RANGE)
+    top = min(n_docs, by_df.IDF_RANGE)
     edges = {1, 255, 256, 257, 512, top, top + 1, n_docs}
     dfs = sorted(d for d in {*edges, *rng.integers(1, n_docs + 1, 60).tolist()} if d <= n_docs)
     assert _by_df_variants()
     for v in _by_df_variants():
         chunks: dict[int, np.ndarray] = {}
-        got = search_module._weigh_dfs(v, stats, dfs, chunks)
+        got = by_df.weigh_dfs(v, stats, dfs, chunks)
         assert list(got) == dfs
-        assert all(c * search_module.IDF_CHUNK < top for c in chunks)
-        again = search_module._weigh_dfs(v, stats, dfs[::-1], chunks)  # from the kept chunks
+        assert all(c * by_df.IDF_CHUNK < top for c in chunks)
+        again = by_df.weigh_dfs(v, stats, dfs[::-1], chunks)  # from the kept chunks
         for df in dfs:
             want = v.weigh(TermStats("", df, 0, _no_postings), stats)
             for w in (got[df], again[df]):
@@ -163,7 +163,7 @@ def test_every_df_of_a_collection_weighs_as_alone(cisi_index: Index) -> None:
     dfs = sorted({cisi_index.term_df(t) for t in cisi_index.vocabulary()})
     stats = cisi_index.stats
     for v in _by_df_variants():
-        got = search_module._weigh_dfs(v, stats, dfs, {})
+        got = by_df.weigh_dfs(v, stats, dfs, {})
         for df in dfs:
             want = v.weigh(TermStats("", df, 0, _no_postings), stats)
             assert np.float64(got[df].idf).tobytes() == np.float64(want.idf).tobytes()
@@ -177,7 +177,7 @@ def test_rankings_with_and_without_the_idf_range(
         if v.key == "bm25f":
             continue
         with_range = Searcher(cisi_index).search(" ".join(words), v, 20)
-        monkeypatch.setattr(search_module, "IDF_RANGE", 0)
+        monkeypatch.setattr(by_df, "IDF_RANGE", 0)
         without = Searcher(cisi_index).search(" ".join(words), v, 20)
         monkeypatch.undo()
         assert with_range.hits.docnos.tolist() == without.hits.docnos.tolist()

@@ -477,6 +477,11 @@ static PyMethodDef blocks_methods[] = {
      "hash_find(data, offsets, table, terms) -> the id of a term (str), or of each term of a "
      "list, in a blob through its hash table (termhash.py), or -1; ValueError when the table's "
      "size does not fit the records or a record's offsets are out of order."},
+    {"hash_dfs", (PyCFunction)blocks_hash_dfs, METH_VARARGS,
+     "hash_dfs(data, offsets, table, ptr, terms, memo, cache) -> (dfs, ids): the document "
+     "frequency (ptr[i + 1] - ptr[i], 0: none) of each term of a list, a term new to cache "
+     "(term -> id, or -1 when in no document) looked up in memo (the lexicon's: term -> id or "
+     "-1) or the hash and kept in both; ids: the new terms' ids with df > 0, in order."},
     {"terms_hash", (PyCFunction)blocks_terms_hash, METH_VARARGS,
      "terms_hash(data, offsets) -> the hash table of a blob's records (bytes of uint32: "
      "termhash.py's layout, the same bytes as its numpy build)."},

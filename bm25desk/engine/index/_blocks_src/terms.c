@@ -735,3 +735,91 @@ blocks_term_hash(PyObject *Py_UNUSED(module), PyObject *args)
     PyBuffer_Release(&key);
     return PyLong_FromUnsignedLongLong(h);
 }
+
+/* The id of a term looked up for the first time: the lexicon's memo (term -> id or -1), else the
+ * hash, the answer kept in the memo. -1: absent; -2 with an exception. */
+static Py_ssize_t
+memo_find(PyObject *term, PyObject *memo, const View *v, const Offsets *off, const uint32_t *t,
+          Py_ssize_t len, const HashShape *s)
+{
+    PyObject *raw = PyDict_GetItemWithError(memo, term); /* borrowed */
+    if (raw) {
+        Py_ssize_t tid = PyLong_AsSsize_t(raw);
+        return tid == -1 && PyErr_Occurred() ? -2 : tid;
+    }
+    Py_ssize_t klen;
+    PyObject *owned;
+    const char *key = PyErr_Occurred() ? NULL : term_utf8(term, &klen, &owned);
+    if (key == NULL) {
+        return -2;
+    }
+    Py_ssize_t tid = hash_search(v[0].v.buf, v[0].v.len, off, t, len, s, key, klen);
+    Py_XDECREF(owned);
+    PyObject *id = tid < -1 ? NULL : PyLong_FromSsize_t(tid);
+    int bad = !id || PyDict_SetItem(memo, term, id) < 0;
+    Py_XDECREF(id);
+    return bad ? -2 : tid;
+}
+
+PyObject *
+blocks_hash_dfs(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *data_o, *off_o, *table_o, *ptr_o, *terms, *memo, *cache;
+    if (!PyArg_ParseTuple(args, "OOOOO!O!O!", &data_o, &off_o, &table_o, &ptr_o, &PyList_Type,
+                          &terms, &PyDict_Type, &memo, &PyDict_Type, &cache)) {
+        return NULL;
+    }
+    View v[4];
+    memset(v, 0, sizeof(v));
+    Offsets off, ptr;
+    HashShape s;
+    const uint32_t *t;
+    Py_ssize_t len, nt = PyList_GET_SIZE(terms);
+    PyObject *result = NULL, *dfs = PyList_New(nt), *ids = PyList_New(0);
+    if (!dfs || !ids || take_records(data_o, off_o, v, &off, "find") < 0 ||
+        take_table(table_o, &v[2], off.n, &s, &t, &len) < 0 ||
+        take_offsets(ptr_o, &v[3], &ptr) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nt; k++) {
+        PyObject *term = PyList_GET_ITEM(terms, k);
+        if (!PyUnicode_Check(term)) {
+            PyErr_SetString(PyExc_TypeError, "hash_dfs: terms must be str");
+            goto done;
+        }
+        PyObject *known = PyDict_GetItemWithError(cache, term); /* borrowed */
+        if (!known && PyErr_Occurred()) {
+            goto done;
+        }
+        Py_ssize_t tid = known ? PyLong_AsSsize_t(known) : memo_find(term, memo, v, &off, t, len, &s);
+        if (tid < -1 || (tid == -1 && PyErr_Occurred())) {
+            goto done;
+        }
+        if (tid >= ptr.n) {
+            PyErr_SetString(PyExc_ValueError, "find: ptr does not fit the lexicon");
+            goto done;
+        }
+        int64_t df = tid >= 0 ? off_at(&ptr, tid + 1) - off_at(&ptr, tid) : 0;
+        if (!known) { /* kept: the id when the term is in some document, else -1 */
+            tid = df > 0 ? tid : -1;
+            PyObject *id = PyLong_FromSsize_t(tid);
+            int bad = !id || PyDict_SetItem(cache, term, id) < 0 ||
+                      (tid >= 0 && PyList_Append(ids, id) < 0);
+            Py_XDECREF(id);
+            if (bad) {
+                goto done;
+            }
+        }
+        PyObject *d = PyLong_FromLongLong(df);
+        if (!d) {
+            goto done;
+        }
+        PyList_SET_ITEM(dfs, k, d);
+    }
+    result = PyTuple_Pack(2, dfs, ids);
+done:
+    Py_XDECREF(dfs);
+    Py_XDECREF(ids);
+    view_drop(v, 4);
+    return result;
+}

@@ -27,6 +27,7 @@ PyObject *blocks_prefetch(PyObject *module, PyObject *args);
 PyObject *blocks_prefetch_many(PyObject *module, PyObject *args);
 PyObject *blocks_resident(PyObject *module, PyObject *data);
 PyObject *blocks_hash_find(PyObject *module, PyObject *args);
+PyObject *blocks_hash_dfs(PyObject *module, PyObject *args);
 PyObject *blocks_terms_hash(PyObject *module, PyObject *args);
 PyObject *blocks_term_hash(PyObject *module, PyObject *args);
 

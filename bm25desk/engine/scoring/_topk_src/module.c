@@ -13,6 +13,7 @@ PyObject *topk_parts_wide(PyObject *module, PyObject *args);            /* parts
 PyObject *topk_parts(PyObject *module, PyObject *args, PyObject *kwds); /* parts.c */
 PyObject *topk_exhaustive_query(PyObject *module, PyObject *args, PyObject *kwds); /* exquery.c */
 PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
+PyObject *topk_remember(PyObject *module, PyObject *args);              /* weights.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -40,6 +41,10 @@ static PyMethodDef topk_methods[] = {
      "window_shift([shift]) -> the exhaustive traversal's window (2**shift documents: a segment "
      "larger than that, with postings for a quarter of it or more, is scored window by window) "
      "before the call; with shift (4..30), set it (tests, measurement)."},
+    {"remember", (PyCFunction)topk_remember, METH_VARARGS,
+     "remember(terms, dfs, by_df, extra, table, memo) -> the dfs (> 0, distinct, in order) "
+     "that neither by_df nor extra (a dict or None) weighs; when none, every term's weighting "
+     "(its df's; None for df 0) was put in table and its df in memo (df > 0): see weights.c."},
     {"parts_wide", (PyCFunction)topk_parts_wide, METH_VARARGS,
      "parts_wide([wide]) -> whether Parts made from now on keep 32-bit codes whatever their "
      "table's size, before the call; with wide, set it (tests: the codes of tables of 64 K "

@@ -1,0 +1,105 @@
+"""A variant that weighs by df alone gives terms of the same df the same weighting.
+
+So a search keeps its weightings by df (``Searcher._by_df``): a query's new term costs a df
+look-up, and the new dfs are weighed together, from idfs computed :data:`IDF_CHUNK` at a time
+(:func:`weigh_dfs`, :meth:`Variant.weigh`'s numbers bit for bit). :func:`remember` then puts each
+term's weighting in the search's weight table and its df in the search's memo, in one compiled
+call when the kernel is there (``_topk_src/weights.c``), else here, term by term.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bm25desk.engine.index.arrays import F64
+from bm25desk.engine.index.stats import CollectionStats, TermStats
+from bm25desk.engine.scoring.topk import _topk
+from bm25desk.engine.scoring.variant import TermWeight, Variant
+
+IDF_RANGE = 65536
+"""Dfs up to this (and N) are weighed from idfs computed :data:`IDF_CHUNK` at a time."""
+
+IDF_CHUNK = 256
+"""Consecutive dfs whose idfs one vectorised call computes when the first of them is met: a
+query's new rare term then usually costs no numpy call of its own (a call costs ~10 µs whatever
+its length up to a few hundred). At most 2 KB per chunk, 512 KB per variant."""
+
+
+def idf_chunk(variant: Variant, stats: CollectionStats, c: int) -> Any:
+    """Return the idfs of dfs ``c·IDF_CHUNK + 1`` ... (at most N) under ``variant``.
+
+    The idf of an element of a float64 array does not depend on the other elements (what
+    :meth:`Variant.weigh_many` rests on, tested for every variant), so each is
+    :meth:`Variant.weigh`'s number for that df, bit for bit.
+    """
+    lo = c * IDF_CHUNK + 1
+    hi = min(lo + IDF_CHUNK - 1, int(stats.n_docs))
+    dfs = np.arange(lo, hi + 1, dtype=np.float64)
+    return np.asarray(variant.idf(dfs, stats), dtype=np.float64)
+
+
+def weigh_dfs(
+    variant: Variant, stats: CollectionStats, dfs: list[int], chunks: dict[int, Any]
+) -> dict[int, TermWeight]:
+    """Return the weightings of ``dfs`` (positive) under a variant that weighs by df alone.
+
+    ``chunks`` (chunk number -> idfs) is the variant's, filled here as needed; dfs above
+    :data:`IDF_RANGE` or N are weighed by :meth:`Variant.weigh_many` as before.
+    """
+    out: dict[int, TermWeight] = {}
+    rest = []
+    with_text_later = TermWeight.with_text_later
+    top = min(IDF_RANGE, int(stats.n_docs))
+    for df in dfs:
+        if df > top:
+            rest.append(df)
+            continue
+        c, i = divmod(df - 1, IDF_CHUNK)
+        idfs = chunks.get(c)  # read once: another search may be filling it
+        if idfs is None:
+            idfs = chunks[c] = idf_chunk(variant, stats, c)
+        out[df] = with_text_later(variant, stats, float(idfs[i]), df)
+    if rest:
+        fresh = [TermStats("", df, 0, no_postings) for df in rest]
+        out.update(zip(rest, variant.weigh_many(fresh, stats), strict=True))
+    return out
+
+
+def no_postings() -> tuple[F64, F64]:
+    """Refuse: a :class:`TermStats` made for its df alone has no postings (none are asked)."""
+    raise AssertionError("a variant weighed by df asked for postings")
+
+
+def remember_python(
+    terms: list[str],
+    dfs: list[int],
+    by_df: dict[int, TermWeight],
+    extra: dict[int, TermWeight] | None,
+    table: dict[str, TermWeight | None],
+    memo: dict[str, int],
+) -> list[int]:
+    """Return the dfs (> 0, distinct, in order) that neither ``by_df`` nor ``extra`` weighs.
+
+    When there are none, each term's weighting (its df's; None for df 0: in no document) is
+    put in ``table``, and its df in ``memo`` (df > 0); else nothing is written.
+    """
+    weights = [
+        None if df <= 0 else by_df.get(df, _NONE if extra is None else extra.get(df, _NONE))
+        for df in dfs
+    ]
+    if _NONE in weights:
+        return list(dict.fromkeys(df for df, w in zip(dfs, weights, strict=True) if w is _NONE))
+    for term, df, w in zip(terms, dfs, weights, strict=True):
+        table[term] = w
+        if w is not None:
+            memo[term] = df
+    return []
+
+
+_NONE: Any = object()
+
+remember: Callable[..., list[int]] = getattr(_topk, "remember", None) or remember_python
+"""What a search calls (see :func:`remember_python`): compiled when the kernel is there."""
