@@ -143,7 +143,7 @@ class Lexicon:
         if find is None or self._slots is None:
             return None
         found = self._found
-        if len(found) + len(terms) > self.REMEMBERED:
+        if len(found) > self.REMEMBERED:  # (bounded by that and one call's new terms)
             found.clear()
         try:
             got: tuple[list[int], list[int]] = find.hash_dfs(

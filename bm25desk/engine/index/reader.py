@@ -407,7 +407,7 @@ class Index:
         """
         cache = self._tid_cache
         if len(self.segments) == 1 and self._ptr is not None:  # (the index's ids: the segment's)
-            if len(cache) + len(terms) > 100_000:
+            if len(cache) > 100_000:  # (bounded by that and one call's new terms)
                 cache.clear()
             fast = self._lexicon.dfs_many(terms, self._ptr, cache)
             if fast is not None:

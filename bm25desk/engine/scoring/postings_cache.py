@@ -305,7 +305,7 @@ def exhaustive(
         cache.last = (tks, maps)
 
     def miss(missing: list[tuple[int, int]]) -> list[Any]:
-        return _fill(st, doclen, terms, maps, None, missing)
+        return _fill(st, doclen, terms, maps, None, missing, fresh=False)
 
     added: list[tuple[Key, int]] = []
     fresh = (cache.memos or _memos(st), cache.short, _ENTRY_BYTES, added)
@@ -319,7 +319,7 @@ def exhaustive(
         groups, maps = grouped
 
         def miss_grouped(missing: list[tuple[int, int]]) -> list[Any]:
-            return _fill(st, doclen, terms, maps, groups, missing)
+            return _fill(st, doclen, terms, maps, groups, missing, fresh=False)
 
         got = _topk.exhaustive_query(
             views, maps, terms, k, allow, rows, miss_grouped, groups, fresh
@@ -376,10 +376,13 @@ def _fill(
     maps: tuple[Any, ...],
     groups: list[int] | None,
     missing: list[tuple[int, int]],
+    *,
+    fresh: bool = True,
 ) -> list[Any]:
     """Return the entries of the (segment, term position) pairs the kernel did not find.
 
-    A query's new terms, all kept at once (one lock). The common case inline: a stored segment,
+    A query's new terms, all kept at once (one lock). The common case in C (:func:`_fresh`;
+    ``fresh=False``: the caller's kernel call tried it already), else inline: a stored segment,
     a short list without postings above the cap (the others: :func:`_make`).
     """
     cache: PartsCache = st.parts
@@ -387,9 +390,14 @@ def _fill(
     new = []
     stored, views, segs, make = st.stored, _views(st), st.segments, _topk.parts
     short = cache.short  # admitted at once and fits the cap: no admission rule to apply
-    for s, col in missing:
+    made = _fresh(st, terms, maps, groups, missing) if stored and fresh else None
+    for i, (s, col) in enumerate(missing):
         term = terms[col][0]
         tk, m = maps[s][0 if groups is None else groups[col]]
+        got = _MISSING if made is None else made[i]
+        if got is not NotImplemented and got is not _MISSING:
+            out.append(got)
+            continue
         got = m.get(term, _MISSING)  # (another thread may have made it meanwhile)
         if got is _MISSING:
             if not stored:
@@ -407,6 +415,39 @@ def _fill(
         out.append(got)
     if new:
         cache.put_many(new)
+    return out
+
+
+def _fresh(
+    st: Any,
+    terms: Any,
+    maps: tuple[Any, ...],
+    groups: list[int] | None,
+    missing: list[tuple[int, int]],
+) -> list[Any]:
+    """Return the entries of ``missing`` the kernel makes and keeps itself (``_topk.fresh``).
+
+    As ``exhaustive_query`` makes a new term's: short lists of a stored segment whose term the
+    lexicon's memo holds, kept in the map and counted; NotImplemented for the others (the
+    caller makes them). One call per segment and table, not several Python lines per term.
+    """
+    cache: PartsCache = st.parts
+    memos, views = cache.memos or _memos(st), _views(st)
+    out: list[Any] = [NotImplemented] * len(missing)
+    by: dict[tuple[int, int], list[int]] = {}
+    for i, (s, col) in enumerate(missing):
+        by.setdefault((s, 0 if groups is None else groups[col]), []).append(i)
+    added: list[tuple[Key, int]] = []
+    for (s, g), places in by.items():
+        if memos[s] is None:
+            continue
+        tk, m = maps[s][g]
+        words = [terms[missing[i][1]][0] for i in places]
+        got = _topk.fresh(views[s], s, memos[s], tk, m, words, cache.short, _ENTRY_BYTES, added)
+        for i, entry in zip(places, got, strict=True):
+            out[i] = entry
+    if added:
+        cache.account(added)
     return out
 
 

@@ -221,3 +221,74 @@ def test_parts_reject_another_list_or_table(make_index: object) -> None:
         search([(p_a.pl, 1.0, table, None, None, 0, "parts")], sg.dli, 5, 1, exhaustive=True)
     with pytest.raises(TypeError):
         topk._topk.Parts(p_a.pl, "table")
+
+
+def _entries_and_accounts(index: Index, terms: list[topk.TermSpec], max_bytes: int) -> tuple:
+    cache = cache_of(index)
+    cache.clear()
+    cache.max_bytes = max_bytes
+    st_ = topk._state(index)
+    rows = postings_cache.entries(st_, index.doclen, terms)
+    assert rows is not None
+    shape = [[None if e is None else (e.n, e.nbytes, e.n_overflow) for e in row] for row in rows]
+    return shape, cache.nbytes, sorted(key[1:] for key, _ in cache.entries())  # (any order)
+
+
+def test_a_batchs_new_entries_made_in_c_are_the_python_ones(
+    make_index: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch path's new terms (postings_cache.entries): made by _topk.fresh where it can,
+    the rest in Python (long lists, past the admission length), with the same entries, bytes
+    and order of keys as all made in Python; and evaluation rankings equal the dense ones."""
+    texts = [f"a b {'c ' * (i % 5)} w{i % 7} {'d' if i % 3 else 'e'} r{i}" for i in range(400)]
+    index = make_index(texts)  # type: ignore[operator]
+    searcher = Searcher(index)
+    variant = get_variant("bm25l")
+    words = ["a", "c", "w3", "d", "r7", "zz", "e", "r399"]
+    terms = specs(searcher, words, variant)
+    made: list[int] = []
+    real = topk._topk.fresh
+
+    def counting(*args: object) -> list[object]:
+        got = real(*args)
+        made.extend(1 for e in got if e is not NotImplemented)
+        return got
+
+    monkeypatch.setattr(topk._topk, "fresh", counting, raising=False)
+    small = 4 * (postings_cache._ENTRY_BYTES + postings_cache.PART_BYTES * 150)  # short: ~150
+    got_c = _entries_and_accounts(index, terms, small)
+    assert 0 < sum(made) < len(terms)  # (some in C, the longest lists not)
+    monkeypatch.setattr(
+        postings_cache, "_fresh", lambda st, t, m, g, missing: [NotImplemented] * len(missing)
+    )
+    got_py = _entries_and_accounts(index, terms, small)
+    assert got_c == got_py
+    cache_of(index).max_bytes = postings_cache.MAX_BYTES
+    results = searcher.search_many([" ".join(words)], variant, 50, contributions=False)
+    ref = reference(searcher, words, variant, 50)
+    assert results[0].hits.docnos.tolist() == ref[0]
+
+
+def test_fresh_keeps_what_the_map_holds_and_declines_what_is_not_for_it(make_index: object) -> None:
+    index = make_index(["a b c", "a b", "a"])  # type: ignore[operator]
+    searcher = Searcher(index)
+    terms = specs(searcher, ["a", "b"], get_variant("lucene"))
+    st_ = topk._state(index)
+    cache = cache_of(index)
+    tk = st_.table(terms[0][2], st_.segments[0].cap).kernel
+    view = postings_cache._views(st_)[0]
+    memo = {"a": index.segments[0].lexicon.find("a"), "gone": -1}
+    kept = object()
+    added: list = []
+    got = topk._topk.fresh(view, 0, memo, tk, {"b": kept}, ["a", "b", "c", "gone"], 99, 7, added)
+    assert got[0].n == 3
+    assert got[1] is kept  # (already in the map)
+    assert got[2] is NotImplemented  # (not in the memo)
+    assert got[3] is None  # (in no document)
+    assert [note[0][1:] for note in added] == [(0, "a"), (0, "gone")]
+    assert [note[1] for note in added] == [7 + got[0].nbytes, 7]
+    got = topk._topk.fresh(view, 0, memo, tk, {}, ["a"], 3, 7, [])  # a list of 3 is not short
+    assert got == [NotImplemented]
+    with pytest.raises(TypeError):
+        topk._topk.fresh(view, 0, memo, tk, {}, [1], 99, 7, [])
+    assert cache is cache_of(index)

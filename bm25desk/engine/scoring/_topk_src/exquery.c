@@ -207,53 +207,19 @@ xq_put(XQ *x, Py_ssize_t s, Py_ssize_t t, PyObject *v)
     return 0;
 }
 
-/* What the caller lets this call make itself for the terms its maps lack (the common first use
- * of a term, without a call back): per segment the lexicon's memo of term -> id (a dict, or
- * None), the length under which a list needs no admission rule, the bytes an entry costs beside
- * its Parts, and the list where each entry made is noted, ((id of its table, segment, term),
- * its bytes), for the caller's accounts. */
-typedef struct {
-    PyObject *found, *added;
-    Py_ssize_t short_n, entry_bytes;
-} Fresh;
-
-/* Make the entry of term t in segment s here, keep it in the map and note it: 1; or 0 when it is
- * not for here (not in the memo, an unstored segment, a list too long or with postings above
- * the cap: miss() makes it); -1 with an exception. */
+/* Make the entry of term t in segment s here (parts_fresh), keep it in the map and note it: 1;
+ * or 0 when it is not for here (miss() makes it); -1 with an exception. */
 static int
 xq_make(XQ *x, Py_ssize_t s, Py_ssize_t t, PyObject *map, const Fresh *f)
 {
-    const SegView *sv = x->segs[s];
     PyObject *memo = f->found ? PyTuple_GET_ITEM(f->found, s) : Py_None;
-    if (sv->nviews != 9 || !PyDict_Check(memo)) {
-        return 0;
-    }
-    PyObject *word = x->word[t], *table = (PyObject *)x->tab[s * x->n + t];
-    PyObject *tido = PyDict_GetItemWithError(memo, word);
-    if (!tido || !PyLong_Check(tido)) {
+    PyObject *entry = parts_fresh((PyObject *)x->segs[s], memo, s, x->word[t],
+                                  (PyObject *)x->tab[s * x->n + t], map, f);
+    if (!entry) {
         return PyErr_Occurred() ? -1 : 0;
     }
-    Py_ssize_t tid = PyLong_AsSsize_t(tido);
-    if (tid == -1 && PyErr_Occurred()) {
-        return -1;
-    }
-    Parts *pa = tid >= 0 ? parts_stored((PyObject *)sv, tid, table, 1) : NULL;
-    if (tid >= 0 && !pa) {
-        return -1;
-    }
-    if (pa && (pa->n >= f->short_n || pa->novf)) {
-        Py_DECREF(pa);
-        return 0;
-    }
-    PyObject *entry = pa && pa->n ? (PyObject *)pa : Py_None;
-    Py_ssize_t bytes = f->entry_bytes + (entry == Py_None ? 0 : pa->n * (4 + (Py_ssize_t)pa->cw));
-    PyObject *note = Py_BuildValue("((NnO)n)", PyLong_FromVoidPtr(table), s, word, bytes);
-    int rc = -1;
-    if (note && PyDict_SetItem(map, word, entry) == 0) {
-        rc = PyList_Append(f->added, note) < 0 || xq_put(x, s, t, entry) < 0 ? -1 : 1;
-    }
-    Py_XDECREF(note);
-    Py_XDECREF(pa);
+    int rc = xq_put(x, s, t, entry) < 0 ? -1 : 1;
+    Py_DECREF(entry);
     return rc;
 }
 

@@ -14,6 +14,7 @@ PyObject *topk_parts(PyObject *module, PyObject *args, PyObject *kwds); /* parts
 PyObject *topk_exhaustive_query(PyObject *module, PyObject *args, PyObject *kwds); /* exquery.c */
 PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
 PyObject *topk_remember(PyObject *module, PyObject *args);              /* weights.c */
+PyObject *topk_fresh(PyObject *module, PyObject *args);                 /* parts.c */
 
 static PyMethodDef topk_methods[] = {
     {"search", (PyCFunction)(void (*)(void))topk_search, METH_VARARGS | METH_KEYWORDS,
@@ -41,6 +42,11 @@ static PyMethodDef topk_methods[] = {
      "window_shift([shift]) -> the exhaustive traversal's window (2**shift documents: a segment "
      "larger than that, with postings for a quarter of it or more, is scored window by window) "
      "before the call; with shift (4..30), set it (tests, measurement)."},
+    {"fresh", (PyCFunction)topk_fresh, METH_VARARGS,
+     "fresh(segment, s, memo, table, map, words, short, entry_bytes, added) -> per word its "
+     "entry (a Parts or None) made, kept in map and noted in added as exhaustive_query makes a "
+     "new term's, or NotImplemented where the caller must make it (not in memo, a list of short "
+     "postings or more, or with postings above the cap): see parts.c."},
     {"remember", (PyCFunction)topk_remember, METH_VARARGS,
      "remember(terms, dfs, by_df, extra, table, memo) -> the dfs (> 0, distinct, in order) "
      "that neither by_df nor extra (a dict or None) weighs; when none, every term's weighting "

@@ -169,6 +169,80 @@ topk_parts(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     return (PyObject *)parts_stored(sobj, tid, tobj, fill);
 }
 
+PyObject *
+parts_fresh(PyObject *sobj, PyObject *memo, Py_ssize_t s, PyObject *word, PyObject *tobj,
+            PyObject *map, const Fresh *f)
+{
+    const SegView *sv = (const SegView *)sobj;
+    if (sv->nviews != 9 || !PyDict_Check(memo)) {
+        return NULL;
+    }
+    PyObject *tido = PyDict_GetItemWithError(memo, word);
+    if (!tido || !PyLong_Check(tido)) {
+        return NULL;
+    }
+    Py_ssize_t tid = PyLong_AsSsize_t(tido);
+    if (tid == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Parts *pa = tid >= 0 ? parts_stored(sobj, tid, tobj, 1) : NULL;
+    if (tid >= 0 && !pa) {
+        return NULL;
+    }
+    if (pa && (pa->n >= f->short_n || pa->novf)) {
+        Py_DECREF(pa);
+        return NULL;
+    }
+    PyObject *entry = pa && pa->n ? (PyObject *)pa : Py_None;
+    Py_ssize_t bytes = f->entry_bytes + (entry == Py_None ? 0 : pa->n * (4 + (Py_ssize_t)pa->cw));
+    PyObject *note = Py_BuildValue("((NnO)n)", PyLong_FromVoidPtr(tobj), s, word, bytes);
+    int bad = !note || PyDict_SetItem(map, word, entry) < 0 || PyList_Append(f->added, note) < 0;
+    Py_XDECREF(note);
+    Py_INCREF(entry);
+    Py_XDECREF(pa);
+    if (bad) {
+        Py_DECREF(entry);
+        return NULL;
+    }
+    return entry;
+}
+
+PyObject *
+topk_fresh(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *sobj, *memo, *tobj, *map, *words;
+    Py_ssize_t s;
+    Fresh f = {NULL, NULL, 0, 0};
+    if (!PyArg_ParseTuple(args, "O!nO!O!O!O!nnO!", &SegViewType, &sobj, &s, &PyDict_Type, &memo,
+                          &TableType, &tobj, &PyDict_Type, &map, &PyList_Type, &words,
+                          &f.short_n, &f.entry_bytes, &PyList_Type, &f.added)) {
+        return NULL;
+    }
+    if (!((Table *)tobj)->ready) {
+        PyErr_SetString(PyExc_ValueError, "a Table must be initialised");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(words);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *word = PyList_GET_ITEM(words, i);
+        if (!PyUnicode_Check(word)) {
+            PyErr_SetString(PyExc_TypeError, "fresh: words must be str");
+            Py_CLEAR(out);
+            break;
+        }
+        PyObject *entry = PyDict_GetItemWithError(map, word); /* (made meanwhile: kept) */
+        entry = entry ? Py_NewRef(entry)
+                      : PyErr_Occurred() ? NULL : parts_fresh(sobj, memo, s, word, tobj, map, &f);
+        if (!entry && PyErr_Occurred()) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, entry ? entry : Py_NewRef(Py_NotImplemented));
+    }
+    return out;
+}
+
 static void
 parts_dealloc(Parts *self)
 {
