@@ -364,6 +364,11 @@ class Index:
         step = 50_000  # the look-up's memo and this cache stay bounded
         for a in range(0, len(new), step):
             chunk = new[a : a + step]
+            if len(self.segments) == 1 and self._ptr is not None:  # ids and dfs in one call
+                if len(cache) > 100_000:
+                    cache.clear()
+                if self._lexicon.dfs_many(chunk, self._ptr, cache) is not None:
+                    continue
             ids = self._lexicon.find_many(chunk)  # one compiled call: _look_up's ids, no prefetch
             if len(cache) + len(chunk) > 100_000:
                 cache.clear()

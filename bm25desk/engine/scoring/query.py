@@ -120,8 +120,41 @@ class ParsedQuery(NamedTuple):
 
 
 def has_syntax(text: str) -> bool:
-    """Return whether ``text`` uses any query syntax (else it is a plain bag of words)."""
-    return _SYNTAX.search(text) is not None
+    """Return whether ``text`` uses any query syntax (else it is a plain bag of words).
+
+    ``_SYNTAX.search(text)`` (the definition, which a test compares this with), its parts tried
+    only when their characters are in the text: the regex tried every position of a long query
+    (~85 µs for an argument of 800 characters), the ``in`` tests are a scan each.
+    """
+    if '"' in text or "(" in text or ")" in text:
+        return True
+    if ("+" in text or "-" in text) and _starts_word(_SIGN, text):
+        return True
+    if "title:" in text and _starts_word(_TITLE, text):
+        return True
+    if "AND" in text or "OR" in text or "NOT" in text:
+        for m in _BOOLEAN.finditer(text):
+            i = m.start()
+            if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):  # (\b before it)
+                return True
+    return False
+
+
+_SIGN = re.compile(r"[+-]\S")
+_TITLE = re.compile("title:")
+_BOOLEAN = re.compile(r"(?:AND|OR|NOT)\b")
+
+
+def _starts_word(pattern: re.Pattern[str], text: str) -> bool:
+    """Return whether ``pattern`` matches at the start of ``text`` or after a space or "(".
+
+    (A "(" has been ruled out by the caller: the text holds none.)
+    """
+    for m in pattern.finditer(text):
+        i = m.start()
+        if i == 0 or text[i - 1].isspace():
+            return True
+    return False
 
 
 _TERM_TOKENS: dict[str, QueryToken] = {}

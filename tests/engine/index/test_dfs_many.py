@@ -97,3 +97,18 @@ def test_term_dfs_asks_for_the_new_terms_blocks_once(
     ix.term_dfs(["cat", "dog", "mat"])
     lex = ix._lexicon
     assert asked == [[lex.find("cat"), lex.find("dog")], [lex.find("mat")]]
+
+
+@needs_codec
+def test_look_up_remembers_what_term_by_term_look_ups_remember(
+    index: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, slow = _fresh(index), _fresh(index)
+    asked: list[object] = []
+    monkeypatch.setattr(fast.segments[0], "prefetch_many", asked.append)
+    fast.look_up([*WORDS, "cat"])
+    for t in WORDS:
+        slow.term_df(t)
+    assert fast._tid_cache == slow._tid_cache
+    assert fast._lexicon.memo == slow._lexicon.memo
+    assert asked == []  # (a batch reads every list right after: no read-ahead)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bm25desk.engine.analysis.analyzer import Analyzer
 from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring import impacts, topk
+from bm25desk.engine.scoring import query as query_module
 from bm25desk.engine.scoring.hits import Hits
 from bm25desk.engine.scoring.query import (
     _Collector,
@@ -286,3 +287,16 @@ def test_tie_groups_vectorised_equal_the_rule() -> None:
                     expected[i] = run[0] + 1
             assert tie_groups(scores, nxt) == expected
             assert tie_groups(scores.tolist(), nxt) == expected
+
+
+SYNTAX_PIECES = [
+    "a", "AND", "OR", "NOT", "NOTE", "ORB", "xAND", "_OR", "title:", "xtitle:", "+", "-", "+a",
+    "-b", "(", ")", '"', " ", "\t", "\n", "\u00a0", "\u2003", "\x1c", "é", "٣", "ǅ", "_", "1",
+]  # fmt: skip
+
+
+@MANY
+@given(st.lists(st.sampled_from(SYNTAX_PIECES), max_size=10).map("".join))
+def test_has_syntax_is_its_regex(text: str) -> None:
+    """has_syntax tries the regex's parts only where their characters are: the same answer."""
+    assert has_syntax(text) == (query_module._SYNTAX.search(text) is not None), repr(text)
