@@ -90,7 +90,7 @@ def remember_python(
         None if df <= 0 else by_df.get(df, _NONE if extra is None else extra.get(df, _NONE))
         for df in dfs
     ]
-    if _NONE in weights:
+    if any(w is _NONE for w in weights):  # (identity: no weighting's __eq__)
         return list(dict.fromkeys(df for df, w in zip(dfs, weights, strict=True) if w is _NONE))
     for term, df, w in zip(terms, dfs, weights, strict=True):
         table[term] = w

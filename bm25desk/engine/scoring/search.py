@@ -291,13 +291,14 @@ class Searcher:
         if own:  # the weightings by df into the table, the dfs into _dfs (by_df.remember)
             if len(table) + len(terms) >= self.CACHE_SIZE:
                 table.clear()  # bounded; a search fills back what it needs
-            missing = by_df_module.remember(list(terms), dfs, by_df, None, table, self._dfs)
+            words = list(terms)
+            missing = by_df_module.remember(words, dfs, by_df, None, table, self._dfs)
             if missing:
                 new = by_df_module.weigh_dfs(variant, stats, missing, chunks)
                 if len(by_df) + len(new) >= self.CACHE_SIZE:
                     by_df.clear()  # bounded; later searches fill back what they need
                 by_df.update(new)
-                by_df_module.remember(list(terms), dfs, by_df, new, table, self._dfs)
+                by_df_module.remember(words, dfs, by_df, new, table, self._dfs)
             return
         found: list[tuple[str, int, TermWeight | None]] = []
         new_dfs: dict[int, None] = {}
