@@ -169,6 +169,22 @@ topk_parts(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     return (PyObject *)parts_stored(sobj, tid, tobj, fill);
 }
 
+/* ((id of the table, s, word), bytes): Py_BuildValue's tuples without parsing its format (a new
+ * term each). NULL with an exception. */
+static PyObject *
+fresh_note(PyObject *tobj, Py_ssize_t s, PyObject *word, Py_ssize_t bytes)
+{
+    PyObject *id = PyLong_FromVoidPtr(tobj), *seg = PyLong_FromSsize_t(s);
+    PyObject *size = PyLong_FromSsize_t(bytes);
+    PyObject *key = id && seg ? PyTuple_Pack(3, id, seg, word) : NULL;
+    PyObject *note = key && size ? PyTuple_Pack(2, key, size) : NULL;
+    Py_XDECREF(id);
+    Py_XDECREF(seg);
+    Py_XDECREF(size);
+    Py_XDECREF(key);
+    return note;
+}
+
 PyObject *
 parts_fresh(PyObject *sobj, PyObject *memo, Py_ssize_t s, PyObject *word, PyObject *tobj,
             PyObject *map, const Fresh *f)
@@ -195,7 +211,7 @@ parts_fresh(PyObject *sobj, PyObject *memo, Py_ssize_t s, PyObject *word, PyObje
     }
     PyObject *entry = pa && pa->n ? (PyObject *)pa : Py_None;
     Py_ssize_t bytes = f->entry_bytes + (entry == Py_None ? 0 : pa->n * (4 + (Py_ssize_t)pa->cw));
-    PyObject *note = Py_BuildValue("((NnO)n)", PyLong_FromVoidPtr(tobj), s, word, bytes);
+    PyObject *note = fresh_note(tobj, s, word, bytes);
     int bad = !note || PyDict_SetItem(map, word, entry) < 0 || PyList_Append(f->added, note) < 0;
     Py_XDECREF(note);
     Py_INCREF(entry);
