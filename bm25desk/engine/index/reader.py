@@ -364,11 +364,8 @@ class Index:
         step = 50_000  # the look-up's memo and this cache stay bounded
         for a in range(0, len(new), step):
             chunk = new[a : a + step]
-            if len(self.segments) == 1 and self._ptr is not None:  # ids and dfs in one call
-                if len(cache) > 100_000:
-                    cache.clear()
-                if self._lexicon.dfs_many(chunk, self._ptr, cache) is not None:
-                    continue
+            if self._one_call_dfs(chunk) is not None:  # ids and dfs in one call
+                continue
             ids = self._lexicon.find_many(chunk)  # one compiled call: _look_up's ids, no prefetch
             if len(cache) + len(chunk) > 100_000:
                 cache.clear()
@@ -410,15 +407,12 @@ class Index:
         dfs and read-ahead as :meth:`term_df` term by term. An index of one segment with a
         hash does it all in one call, dfs included (:meth:`Lexicon.dfs_many`).
         """
+        fast = self._one_call_dfs(terms)
+        if fast is not None:
+            if fast[1]:
+                self.segments[0].prefetch_many(fast[1])  # the index's ids are the segment's
+            return fast[0]
         cache = self._tid_cache
-        if len(self.segments) == 1 and self._ptr is not None:  # (the index's ids: the segment's)
-            if len(cache) > 100_000:  # (bounded by that and one call's new terms)
-                cache.clear()
-            fast = self._lexicon.dfs_many(terms, self._ptr, cache)
-            if fast is not None:
-                if fast[1]:
-                    self.segments[0].prefetch_many(fast[1])
-                return fast[0]
         new = [t for t in terms if t not in cache]
         got = (
             self._look_up_many(new)
@@ -436,6 +430,19 @@ class Index:
                 d = df(tid) if tid >= 0 else 0
             out.append(d)
         return out
+
+    def _one_call_dfs(self, terms: list[str]) -> tuple[list[int], list[int]] | None:
+        """Return :meth:`Lexicon.dfs_many` of ``terms`` into the term-id cache, or None.
+
+        For an index of one segment without deletions (df off its ``ptr``) whose lexicon has a
+        hash; the cache stays bounded by 100,000 terms and one call's new ones.
+        """
+        if len(self.segments) != 1 or self._ptr is None:
+            return None
+        cache = self._tid_cache
+        if len(cache) > 100_000:
+            cache.clear()
+        return self._lexicon.dfs_many(terms, self._ptr, cache)
 
     def _look_up_many(self, terms: list[str]) -> dict[str, int]:
         """Look up and remember ``terms`` (new, distinct); return the df of each (0: none).
