@@ -435,12 +435,12 @@ class Index:
         """Return :meth:`Lexicon.dfs_many` of ``terms`` into the term-id cache, or None.
 
         For an index of one segment without deletions (df off its ``ptr``) whose lexicon has a
-        hash; the cache stays bounded by 100,000 terms and one call's new ones.
+        hash; the cache stays within 100,000 terms, as :meth:`_look_up` keeps it.
         """
         if len(self.segments) != 1 or self._ptr is None:
             return None
         cache = self._tid_cache
-        if len(cache) > 100_000:
+        if len(cache) + len(terms) > 100_000:
             cache.clear()
         return self._lexicon.dfs_many(terms, self._ptr, cache)
 
