@@ -46,8 +46,8 @@ def weigh_dfs(
 ) -> dict[int, TermWeight]:
     """Return the weightings of ``dfs`` (positive) under a variant that weighs by df alone.
 
-    ``chunks`` (chunk number -> idfs) is the variant's, filled here as needed; dfs above
-    :data:`IDF_RANGE` or N are weighed by :meth:`Variant.weigh_many` as before.
+    ``chunks`` (chunk number -> its idfs, a list of floats) is the variant's, filled here as
+    needed; dfs above :data:`IDF_RANGE` or N are weighed by :meth:`Variant.weigh_many` as before.
     """
     out: dict[int, TermWeight] = {}
     rest = []
@@ -57,11 +57,11 @@ def weigh_dfs(
         if df > top:
             rest.append(df)
             continue
-        c, i = divmod(df - 1, IDF_CHUNK)
+        c = (df - 1) // IDF_CHUNK
         idfs = chunks.get(c)  # read once: another search may be filling it
-        if idfs is None:
-            idfs = chunks[c] = idf_chunk(variant, stats, c)
-        out[df] = with_text_later(variant, stats, float(idfs[i]), df)
+        if idfs is None:  # kept as floats: reading one is a list index, not a numpy scalar
+            idfs = chunks[c] = idf_chunk(variant, stats, c).tolist()
+        out[df] = with_text_later(variant, stats, idfs[df - 1 - c * IDF_CHUNK], df)
     if rest:
         fresh = [TermStats("", df, 0, no_postings) for df in rest]
         out.update(zip(rest, variant.weigh_many(fresh, stats), strict=True))

@@ -134,7 +134,7 @@ class Searcher:
             None
         )
         # variant -> (the statistics, df -> weighting): terms of one df share a weighting.
-        # With the idfs of dfs 1..IDF_RANGE, computed IDF_CHUNK at a time (chunk -> idfs).
+        # With the idfs of dfs 1..IDF_RANGE, computed IDF_CHUNK at a time (chunk -> idfs, a list).
         self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight], Any]]
         self._df_weights = OrderedDict()
         self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight], Any] | None = None
@@ -264,12 +264,15 @@ class Searcher:
         weighed in one vectorised idf call (:meth:`Variant.weigh_many`, :meth:`Variant.weigh`'s
         numbers bit for bit).
         """
+        statistics = self.statistics
+        own = statistics is self.index
+        if own and feedback is None and _weighs_by_df(variant):  # the common case, tested first
+            self._weigh_own_by_df(table, terms, variant)
+            return
         if feedback is not None or isinstance(variant, BM25F):
             for term in terms:
                 self._weigh(table, term, variant, feedback)
             return
-        statistics = self.statistics
-        own = statistics is self.index
         if type(variant).weigh is not Variant.weigh:  # weighed per term (BM25Adpt)
             if len(terms) < 2:
                 for term in terms:
@@ -284,22 +287,10 @@ class Searcher:
                 weighed[st.term] = (st.term, st.df, w)
             self._remember(table, list(weighed.values()), own)
             return
+        # (own statistics were weighed above): a shard's terms, dfs from the whole collection
         stats = statistics.stats
         by_df, chunks = self._df_table(variant, stats)
-        # A query's new terms looked up together (one compiled call): see Index.term_dfs.
-        dfs = self.index.term_dfs(list(terms)) if own else list(map(_df_of(statistics), terms))
-        if own:  # the weightings by df into the table, the dfs into _dfs (by_df.remember)
-            if len(table) + len(terms) >= self.CACHE_SIZE:
-                table.clear()  # bounded; a search fills back what it needs
-            words = list(terms)
-            missing = by_df_module.remember(words, dfs, by_df, None, table, self._dfs)
-            if missing:
-                new = by_df_module.weigh_dfs(variant, stats, missing, chunks)
-                if len(by_df) + len(new) >= self.CACHE_SIZE:
-                    by_df.clear()  # bounded; later searches fill back what they need
-                by_df.update(new)
-                by_df_module.remember(words, dfs, by_df, new, table, self._dfs)
-            return
+        dfs = list(map(_df_of(statistics), terms))
         found: list[tuple[str, int, TermWeight | None]] = []
         new_dfs: dict[int, None] = {}
         for term, df in zip(terms, dfs, strict=True):
@@ -314,6 +305,29 @@ class Searcher:
             by_df.update(new)
             found = [(t, df, new[df] if got is None and df > 0 else got) for t, df, got in found]
         self._remember(table, found, own)
+
+    def _weigh_own_by_df(
+        self, table: dict[str, TermWeight | None], terms: Sequence[str], variant: Variant
+    ) -> None:
+        """Do :meth:`_weigh_many` for a variant that weighs by df alone, with the index's stats.
+
+        The new terms' dfs in one compiled call (:meth:`Index.term_dfs`), their weightings by df
+        into ``table`` and their dfs into ``_dfs`` in another (``by_df.remember``); only dfs
+        never met are weighed here (``by_df.weigh_dfs``).
+        """
+        stats = self.index.stats
+        by_df, chunks = self._df_table(variant, stats)
+        words = terms if type(terms) is list else list(terms)
+        dfs = self.index.term_dfs(words)
+        if len(table) + len(words) >= self.CACHE_SIZE:
+            table.clear()  # bounded; a search fills back what it needs
+        missing = by_df_module.remember(words, dfs, by_df, None, table, self._dfs)
+        if missing:
+            new = by_df_module.weigh_dfs(variant, stats, missing, chunks)
+            if len(by_df) + len(new) >= self.CACHE_SIZE:
+                by_df.clear()  # bounded; later searches fill back what they need
+            by_df.update(new)
+            by_df_module.remember(words, dfs, by_df, new, table, self._dfs)
 
     def _remember(
         self,
@@ -766,6 +780,22 @@ def _matrices(index: Index, terms: list[topk.TermSpec], docnos: Any) -> tuple[An
         tfs[:, t] = tf
         parts[:, t] = part
     return tfs, parts
+
+
+_BY_DF: dict[type, bool] = {}
+
+
+def _weighs_by_df(variant: Variant) -> bool:
+    """Return whether ``variant`` weighs a term by its df alone, one field (memo by type).
+
+    Every variant but BM25Adpt (k1* fitted per term) and BM25F (dfs over fields); the test of
+    the type is made once: ``isinstance`` on an ABC costs ~1 µs a query.
+    """
+    kind = type(variant)
+    got = _BY_DF.get(kind)
+    if got is None:
+        got = _BY_DF[kind] = kind.weigh is Variant.weigh and not issubclass(kind, BM25F)
+    return got
 
 
 def _df_of(statistics: Statistics) -> Any:

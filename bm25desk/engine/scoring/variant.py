@@ -104,11 +104,15 @@ class TermWeight:
         writes it, the first time ``idf_text`` is read (equality and ``repr`` read it too).
         """
         w = object.__new__(cls)
-        for name, value in (
-            ("variant", variant), ("stats", stats), ("idf", idf), ("k1", None), ("notes", ()),
-            ("_text_df", df),
-        ):  # fmt: skip
-            object.__setattr__(w, name, value)
+        # The slots' own setters (what object.__setattr__ finds for each name, looked up once):
+        # 0.5 µs instead of 1.2, for each new df of a query (see _SLOT_SETTERS)
+        set_variant, set_stats, set_idf, set_k1, set_notes, set_text_df = _SLOT_SETTERS
+        set_variant(w, variant)
+        set_stats(w, stats)
+        set_idf(w, idf)
+        set_k1(w, None)
+        set_notes(w, ())
+        set_text_df(w, df)
         return w
 
     def __getattr__(self, name: str) -> str:
@@ -130,6 +134,14 @@ class TermWeight:
     def tf_text(self, tf: float, dl: float) -> str:
         """Return the tf-part formula with this document's numbers filled in."""
         return self.variant.tf_text(tf, dl, self.stats, self.k1)
+
+
+_SLOT_SETTERS = tuple(
+    TermWeight.__dict__[name].__set__
+    for name in ("variant", "stats", "idf", "k1", "notes", "_text_df")
+)
+"""The setters of :class:`TermWeight`'s slots that :meth:`TermWeight.with_text_later` fills (a
+frozen dataclass: its own ``__setattr__`` refuses; the slots' descriptors do not)."""
 
 
 class Variant(ABC):

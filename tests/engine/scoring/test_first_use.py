@@ -74,3 +74,13 @@ def test_weightings_stay_right_when_their_caches_fill(cisi_index: Index) -> None
                 == np.float64(v.weigh(stats, cisi_index.stats).idf).tobytes()
             )
         assert len(searcher._by_df(v, cisi_index.stats)) <= 3 + len(group) + 1
+
+
+def test_only_variants_weighing_by_df_alone_take_the_by_df_path() -> None:
+    """BM25Adpt fits k1 per term and BM25F counts dfs over fields: neither is weighed by df."""
+    from bm25desk.engine.scoring.search import _weighs_by_df
+
+    for v in all_variants():
+        want = v.key not in ("bm25adpt", "bm25f")
+        assert _weighs_by_df(v) is want, v.key
+        assert _weighs_by_df(v) is want, v.key  # (the memo's answer too)
