@@ -9,7 +9,7 @@ call when the kernel is there (``_topk_src/weights.c``), else here, term by term
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -103,3 +103,35 @@ _NONE: Any = object()
 
 remember: Callable[..., list[int]] = getattr(_topk, "remember", None) or remember_python
 """What a search calls (see :func:`remember_python`): compiled when the kernel is there."""
+
+
+def weighed_python(
+    scored: Sequence[tuple[str, int]],
+    table: dict[str, TermWeight | None],
+    dfs: dict[str, int],
+) -> list[str] | tuple[list[tuple[str, int, TermWeight]], list[str], int]:
+    """Return a query's scored terms with their weightings from ``table``, or what it lacks.
+
+    The terms of ``scored`` (term, qtf) that ``table`` has no entry for, as a list, when there
+    are some (nothing else is made); else (term, qtf, weighting) of each weighed term in query
+    order, the terms weighed None (in no document), and the sum of the weighed terms' dfs in
+    ``dfs`` (0 for a term it lacks): what the ranking reads (``impacts.prefer``).
+    """
+    missing = [term for term, _ in scored if term not in table]
+    if missing:
+        return missing
+    out = []
+    unknown = []
+    postings = 0
+    for term, qtf in scored:
+        w = table[term]
+        if w is None:
+            unknown.append(term)
+        else:
+            out.append((term, qtf, w))
+            postings += dfs.get(term, 0)
+    return out, unknown, postings
+
+
+weighed: Callable[..., Any] = getattr(_topk, "weighed", None) or weighed_python
+"""What a search calls for every query (see :func:`weighed_python`): compiled when it can be."""

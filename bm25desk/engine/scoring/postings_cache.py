@@ -177,12 +177,9 @@ class PartsCache:
         """
         with self._lock:
             order = self._order
-            total = 0
-            for key, size in added:
-                if key not in order:
-                    order[key] = size
-                    total += size
-            self.nbytes += total
+            new = {key: size for key, size in added if key not in order}
+            order.update(new)  # (one call for the lot)
+            self.nbytes += sum(new.values())
             if self.nbytes > self.max_bytes:
                 self._evict()
 
@@ -434,9 +431,13 @@ def _fresh(
     cache: PartsCache = st.parts
     memos, views = cache.memos or _memos(st), _views(st)
     out: list[Any] = [NotImplemented] * len(missing)
-    by: dict[tuple[int, int], list[int]] = {}
-    for i, (s, col) in enumerate(missing):
-        by.setdefault((s, 0 if groups is None else groups[col]), []).append(i)
+    by: dict[tuple[int, int], list[int]]
+    if len(memos) == 1 and groups is None:  # one segment, one table: one group (the common case)
+        by = {(0, 0): list(range(len(missing)))}
+    else:
+        by = {}
+        for i, (s, col) in enumerate(missing):
+            by.setdefault((s, 0 if groups is None else groups[col]), []).append(i)
     added: list[tuple[Key, int]] = []
     for (s, g), places in by.items():
         if memos[s] is None:

@@ -379,11 +379,26 @@ class Searcher:
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
     ) -> tuple[list[topk.TermSpec], list[str]]:
         """Return :meth:`_weighted`, and the scored terms left out (no weighting) in order."""
+        got = self._weighed_postings(parsed, variant, feedback)
+        return got[0], got[1]
+
+    def _weighed_postings(
+        self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
+    ) -> tuple[list[topk.TermSpec], list[str], int | None]:
+        """Return :meth:`_weighed` and the weighed terms' postings here (None: not counted).
+
+        The postings (the sum of their dfs) are what :meth:`_rank` reads. A query whose terms
+        are all weighed already costs one compiled call (``by_df.weighed``).
+        """
         table = self._table(variant, feedback)
         scored = parsed.scored
-        missing = [term for term, _ in scored if term not in table]
-        if missing:
-            self._weigh_many(table, missing, variant, feedback)
+        got = by_df_module.weighed(scored, table, self._dfs)
+        if type(got) is tuple:
+            return got
+        self._weigh_many(table, got, variant, feedback)
+        got = by_df_module.weighed(scored, table, self._dfs)
+        if type(got) is tuple:
+            return got
         out: list[topk.TermSpec] = []
         unknown: list[str] = []
         get = table.get
@@ -395,7 +410,7 @@ class Searcher:
                 unknown.append(term)
             else:
                 out.append((term, qtf, w))
-        return out, unknown
+        return out, unknown, None
 
     # -- ranking ---------------------------------------------------------------------------------
 
@@ -446,9 +461,9 @@ class Searcher:
         k = self.check_k(k)
         if not parsed.scored:
             raise QueryError(_empty_reason(parsed))
-        terms, unknown = self._weighed(parsed, variant, None)
+        terms, unknown, postings = self._weighed_postings(parsed, variant, None)
         analysis = analysis_of(parsed, unknown)
-        hits, n_matches = self._rank(parsed, terms, k, contributions, count)
+        hits, n_matches = self._rank(parsed, terms, k, contributions, count, postings)
         stats = self.statistics.stats
         return SearchResult(
             parsed.text, analysis, variant, hits, n_matches, stats.n_docs, stats.avgdl,
@@ -605,8 +620,11 @@ class Searcher:
         k: int,
         contributions: bool,
         count: bool,
+        postings: int | None = None,
     ) -> tuple[Hits, int]:
         """Return the top ``k`` as lazy hits, and the match count (-1 unless ``count``).
+
+        ``postings``: the terms' postings in this index (their dfs), when the caller has them.
 
         Exhaustive scoring (in C from the stored blocks, or numpy over cached impacts without
         the kernel: :mod:`~bm25desk.engine.scoring.impacts`) on small collections, when the
@@ -615,10 +633,11 @@ class Searcher:
         """
         index = self.index
         allowed = self._allowed(parsed) if self.filters or parsed.has_constraints else None
-        dfs = self._dfs
-        postings = 0
-        for t in terms:
-            postings += dfs.get(t[0], 0)
+        if postings is None:
+            dfs = self._dfs
+            postings = 0
+            for t in terms:
+                postings += dfs.get(t[0], 0)
         detail: Any = None
         # One document more than asked for: whether the last hit ties with the next one.
         strategy = self.strategy

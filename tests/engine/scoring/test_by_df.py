@@ -77,3 +77,57 @@ def test_bad_arguments_raise() -> None:
         _topk.remember(["a"], ["1"], {}, None, {}, {})
     with pytest.raises(TypeError):
         _topk.remember(["a"], [1], {}, [], {}, {})
+
+
+def _weighed_case(
+    terms: list[tuple[str, int]], weighed: dict[str, int | None], dfs: dict[str, int]
+) -> tuple[tuple[tuple[str, int], ...], dict[str, Any], dict[str, int]]:
+    table = {t: (None if v is None else f"w{v}") for t, v in weighed.items()}
+    return tuple(terms), table, dfs
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(
+    terms=st.lists(
+        st.tuples(st.sampled_from("abcdefgh"), st.integers(1, 3)),
+        max_size=8,
+        unique_by=lambda p: p[0],
+    ),
+    weighed=st.dictionaries(st.sampled_from("abcdefgh"), st.none() | st.integers(1, 8)),
+    dfs=st.dictionaries(st.sampled_from("abcdefgh"), st.integers(0, 10**12)),
+)
+def test_the_compiled_weighed_is_the_python_one(
+    terms: list[tuple[str, int]], weighed: dict[str, int | None], dfs: dict[str, int]
+) -> None:
+    args = _weighed_case(terms, weighed, dfs)
+    got = _topk.weighed(*args)
+    assert got == by_df.weighed_python(*args)
+    if any(t not in weighed for t, _ in terms):  # the terms without an entry, in query order
+        assert got == [t for t, _ in terms if t not in weighed]
+    else:
+        out, unknown, postings = got
+        order = [t for t, _ in terms]
+        assert [t for t, _, _ in out] == [t for t in order if weighed[t] is not None]
+        assert unknown == [t for t in order if weighed[t] is None]
+        assert postings == sum(dfs.get(t, 0) for t, _, _ in out)
+
+
+def test_weighed_gives_terms_in_query_order_with_qtf_and_their_postings() -> None:
+    for fn in {by_df.weighed_python, by_df.weighed}:
+        args = _weighed_case([("b", 2), ("a", 1), ("z", 1)], {"a": 3, "b": 5, "z": None}, {"a": 7})
+        assert fn(*args) == ([("b", 2, "w5"), ("a", 1, "w3")], ["z"], 7)
+        args = _weighed_case([("b", 2), ("q", 1), ("r", 1)], {"b": 5}, {})
+        assert fn(*args) == ["q", "r"]
+
+
+@needs_kernel
+def test_weighed_refuses_what_is_not_pairs() -> None:
+    with pytest.raises(TypeError):
+        _topk.weighed([("a", 1, 2)], {"a": None}, {})
+    with pytest.raises(TypeError):
+        _topk.weighed(["a"], {"a": None}, {})
+    with pytest.raises(TypeError):
+        _topk.weighed(5, {}, {})
+    with pytest.raises(TypeError):
+        _topk.weighed([("a", 1)], {"a": "w"}, {"a": "many"})

@@ -14,6 +14,7 @@ PyObject *topk_parts(PyObject *module, PyObject *args, PyObject *kwds); /* parts
 PyObject *topk_exhaustive_query(PyObject *module, PyObject *args, PyObject *kwds); /* exquery.c */
 PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
 PyObject *topk_remember(PyObject *module, PyObject *args);              /* weights.c */
+PyObject *topk_weighed(PyObject *module, PyObject *args);               /* weights.c */
 PyObject *topk_fresh(PyObject *module, PyObject *args);                 /* parts.c */
 
 static PyMethodDef topk_methods[] = {
@@ -51,6 +52,10 @@ static PyMethodDef topk_methods[] = {
      "remember(terms, dfs, by_df, extra, table, memo) -> the dfs (> 0, distinct, in order) "
      "that neither by_df nor extra (a dict or None) weighs; when none, every term's weighting "
      "(its df's; None for df 0) was put in table and its df in memo (df > 0): see weights.c."},
+    {"weighed", (PyCFunction)topk_weighed, METH_VARARGS,
+     "weighed(scored, table, dfs) -> the terms of scored without an entry in table (a list), or "
+     "(the (term, qtf, weighting) of those weighed, the terms weighed None, the sum of their dfs) "
+     "(see by_df.weighed_python)"},
     {"parts_wide", (PyCFunction)topk_parts_wide, METH_VARARGS,
      "parts_wide([wide]) -> whether Parts made from now on keep 32-bit codes whatever their "
      "table's size, before the call; with wide, set it (tests: the codes of tables of 64 K "

@@ -33,6 +33,7 @@
  *   parts.c      Parts: a term's decoded tf parts kept for the exhaustive traversal;
  *   count.c      count(): documents in the union of posting lists;
  *   weights.c    remember(): a query's new terms' weightings by df into a search's tables;
+ *                weighed(): a query's terms with their weightings, in query order;
  *   module.c     the module and its types.
  *
  * A kernel that cannot crash: every entry point checks every argument (types, dtypes,
