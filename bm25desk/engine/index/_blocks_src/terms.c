@@ -761,46 +761,6 @@ memo_find(PyObject *term, PyObject *memo, const View *v, const Offsets *off, con
     return bad ? -2 : tid;
 }
 
-/* Ask the memory for what looking up terms[0..nt) will read, before any of it is read: each
- * term's home slot, then the offsets and ptr entries of the ids those slots name. A query's new
- * terms are mostly in no cache (a cold lexicon: each look-up is ~4 dependent misses); asked
- * together, their misses overlap instead of following one another. Only hints: nothing here is
- * relied on (the look-up checks everything again), and a term that is not str is skipped. */
-static void
-prefetch_lookups(PyObject *terms, Py_ssize_t nt, const Offsets *off, const uint32_t *t,
-                 Py_ssize_t len, const HashShape *s, const Offsets *ptr)
-{
-    enum { MAX_AHEAD = 64 };
-    Py_ssize_t home[MAX_AHEAD];
-    uint32_t fp[MAX_AHEAD];
-    Py_ssize_t m = nt < MAX_AHEAD ? nt : MAX_AHEAD;
-    for (Py_ssize_t k = 0; k < m; k++) {
-        PyObject *term = PyList_GET_ITEM(terms, k);
-        home[k] = -1;
-        if (!PyUnicode_Check(term) || !PyUnicode_IS_COMPACT_ASCII(term)) {
-            continue; /* (the look-up encodes it; no allocation here) */
-        }
-        uint64_t h = th_hash((const uint8_t *)PyUnicode_DATA(term), PyUnicode_GET_LENGTH(term));
-        home[k] = (Py_ssize_t)th_home(h, s->m);
-        fp[k] = (uint32_t)h & s->fpmask;
-        if (home[k] < len) {
-            __builtin_prefetch(&t[home[k]]);
-        }
-    }
-    for (Py_ssize_t k = 0; k < m; k++) {
-        if (home[k] < 0 || home[k] >= len) {
-            continue;
-        }
-        uint32_t v = t[home[k]];
-        Py_ssize_t id = (Py_ssize_t)(v & s->idmask) - 1;
-        if (v == 0 || (v >> s->idbits) != fp[k] || id < 0 || id >= off->n || id >= ptr->n) {
-            continue; /* (absent, or not at its home slot: left to the look-up) */
-        }
-        __builtin_prefetch((const uint8_t *)off->p + id * off->w);
-        __builtin_prefetch((const uint8_t *)ptr->p + id * ptr->w);
-    }
-}
-
 PyObject *
 blocks_hash_dfs(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -820,9 +780,6 @@ blocks_hash_dfs(PyObject *Py_UNUSED(module), PyObject *args)
         take_table(table_o, &v[2], off.n, &s, &t, &len) < 0 ||
         take_offsets(ptr_o, &v[3], &ptr) < 0) {
         goto done;
-    }
-    if (nt > 1) {
-        prefetch_lookups(terms, nt, &off, t, len, &s, &ptr);
     }
     for (Py_ssize_t k = 0; k < nt; k++) {
         PyObject *term = PyList_GET_ITEM(terms, k);
