@@ -31,14 +31,17 @@ def _run(fn: Any, terms: list[str], dfs: list[int], known: list[int], extra: lis
     return missing, table, memo
 
 
+def _distinct_terms_with(values: Any) -> Any:
+    """Return a strategy of a query's distinct terms, each with one of ``values``."""
+    return st.lists(
+        st.tuples(st.sampled_from("abcdefgh"), values), max_size=8, unique_by=lambda p: p[0]
+    )
+
+
 @needs_kernel
 @settings(max_examples=300, deadline=None)
 @given(
-    pairs=st.lists(
-        st.tuples(st.sampled_from("abcdefgh"), st.integers(0, 8)),
-        max_size=8,
-        unique_by=lambda p: p[0],
-    ),  # (a query's distinct terms)
+    pairs=_distinct_terms_with(st.integers(0, 8)),
     known=st.lists(st.integers(1, 8), max_size=8),
     extra=st.none() | st.lists(st.integers(1, 8), max_size=8),
 )
@@ -89,11 +92,7 @@ def _weighed_case(
 @needs_kernel
 @settings(max_examples=300, deadline=None)
 @given(
-    terms=st.lists(
-        st.tuples(st.sampled_from("abcdefgh"), st.integers(1, 3)),
-        max_size=8,
-        unique_by=lambda p: p[0],
-    ),
+    terms=_distinct_terms_with(st.integers(1, 3)),
     weighed=st.dictionaries(st.sampled_from("abcdefgh"), st.none() | st.integers(1, 8)),
     dfs=st.dictionaries(st.sampled_from("abcdefgh"), st.integers(0, 10**12)),
 )
