@@ -124,7 +124,9 @@ def weighed_python(
     unknown = []
     postings = 0
     for term, qtf in scored:
-        w = table[term]
+        w = table.get(term, _NONE)
+        if w is _NONE:  # (another search cleared the bounded table meanwhile: weigh again)
+            return [t for t, _ in scored if t not in table]
         if w is None:
             unknown.append(term)
         else:

@@ -130,3 +130,12 @@ def test_weighed_refuses_what_is_not_pairs() -> None:
         _topk.weighed(5, {}, {})
     with pytest.raises(TypeError):
         _topk.weighed([("a", 1)], {"a": "w"}, {"a": "many"})
+
+
+def test_weighed_python_asks_again_when_the_table_is_cleared_meanwhile() -> None:
+    class Cleared(dict):  # (its terms were there when looked for, gone when read)
+        def __contains__(self, key: object) -> bool:
+            return True
+
+    got = by_df.weighed_python((("a", 1), ("b", 2)), Cleared(), {})
+    assert isinstance(got, list)  # weigh again, never a KeyError
