@@ -273,7 +273,7 @@ class Searcher:
             for term in terms:
                 self._weigh(table, term, variant, feedback)
             return
-        if type(variant).weigh is not Variant.weigh:  # weighed per term (BM25Adpt)
+        if not _weighs_by_df(variant):  # weighed per term (BM25Adpt; BM25F went above)
             if len(terms) < 2:
                 for term in terms:
                     self._weigh(table, term, variant, feedback)
