@@ -1,8 +1,8 @@
 """The windowed exhaustive path split across threads (``_topk.exhaustive_threads``).
 
 A large windowed search without rows (one query, or an evaluation run's batch on one thread) may
-split its windows into slices, each on a thread of its
-own with its own cursors, sums and top k, merged exactly. These tests shrink the window and the
+split its windows into slices, each on a parked worker thread (``_topk_src/workers.c``) with its
+own cursors, sums (a spare set: ``sums.c``) and top k, merged exactly. These tests shrink the window and the
 postings a slice needs so that small corpora split, and check every ranking against the dense
 numpy float64 ranking (score descending, docno ascending, scores bit for bit, match counts) with
 1, 2 and 3 threads: several segments, deletions, masks, every variant, k from 1 to beyond the
@@ -12,6 +12,9 @@ once (damaged blocks met by a slice: test_exhaustive_windows.py).
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -149,6 +152,40 @@ def test_searches_at_once_share_the_parts_they_fill(make_index: Any, split: Spli
                 pool.map(lambda q: ranking(index, specs(searcher, q, variant), 100, None), qs)
             )
         assert got == want
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_splits_with_workers_of_its_own(make_index: Any, split: Split) -> None:
+    """The parent's parked workers are not in a child: it makes its own and does not hang."""
+    index = make_index(_texts(5, 3000, 30, 20))
+    searcher = Searcher(index)
+    variant = get_variant("lucene")
+    qs = [[f"t{i}" for i in range(j, j + 12)] for j in range(10)]
+    want = [reference(searcher, q, variant, 50) for q in qs]
+    split(2, 6)
+    assert [ranking(index, specs(searcher, q, variant), 50, None) for q in qs] == want
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only when every split ranking is right
+        ok = False
+        try:
+            cache_of(index).clear()
+            got = [ranking(index, specs(searcher, q, variant), 50, None) for q in qs]
+            ok = got == want
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung in a split search")
+        time.sleep(0.02)
+    assert os.waitstatus_to_exitcode(status) == 0
+    # and the parent's workers still serve it
+    assert [ranking(index, specs(searcher, q, variant), 50, None) for q in qs] == want
 
 
 def test_exhaustive_threads_is_checked() -> None:

@@ -1,6 +1,6 @@
 /* What the exhaustive traversal's sources share (exhaustive.c: a segment whole, and the entry
  * point; sums.c: the add loops and the top k of a range of sums; windows.c: window by window;
- * split.c: the windows split across threads; exquery.c and segview.c: one query over every
+ * split.c: the windows split across threads, run by workers.c's parked threads; exquery.c and segview.c: one query over every
  * segment in one call; parts.c: what a Parts needs of them). */
 #ifndef BM25DESK_EXHAUSTIVE_H
 #define BM25DESK_EXHAUSTIVE_H
@@ -256,9 +256,10 @@ long long take_positive(Query *q, Pool *p, const double *acc, int32_t w0, Py_ssi
                         double *scratch);
 Py_ssize_t take_scratch(Py_ssize_t len);
 
-/* Sums, marks and a list of touched documents kept from one exhaustive_query() to the next (one
- * spare set, taken and given back atomically: a call that finds none, or one too small,
- * allocates its own), so that a query does not allocate and clear a segment's worth of them;
+/* Sums, marks and a list of touched documents kept from one exhaustive_query() to the next (a
+ * few spare sets, each taken and given back atomically: a call that finds none large enough
+ * allocates its own; a split query takes one per slice), so that a query does not allocate and
+ * clear a segment's worth of them;
  * given back cleared, as exhaustive() leaves them (a call whose postings were broken drops
  * them). */
 typedef struct {
@@ -317,6 +318,7 @@ typedef struct {
     int take;
     int pos;           /* positive: no marks (see query_positive) */
     long long matches; /* -1: out of memory */
+    Sheet *sheet;      /* where acc and seen are (the slices after the first; else NULL) */
 } Slice;
 
 /* windows.c */
@@ -336,5 +338,11 @@ int split_count(const Query *q);
  * not split (the caller then runs it in one). */
 long long split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *seen,
                         int take, int nsl, int pos);
+
+/* workers.c */
+/* Run fn(args[i]) for i < n (n <= 64): args[0] on this thread, the others on parked worker
+ * threads (or here, after args[0], when no worker can be had); return when all are done. Called
+ * without the GIL. */
+void workers_run(void (*fn)(void *), void *const *args, int n);
 
 #endif

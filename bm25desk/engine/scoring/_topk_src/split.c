@@ -4,17 +4,19 @@
 #include "exhaustive.h"
 
 #ifndef _WIN32
-#include <pthread.h>
 #include <unistd.h>
 #endif
 
 /* Threads a large windowed traversal may use (0: as many as the machine has processors, at most
- * 4) and the postings each must have at least. A slice costs a thread and its own sums, marks,
- * candidates and cursors (measured: 0.3-1.4 ms of CPU a query on a loaded machine, against
- * ~3 ms for a 750 k-posting long query on 100 k passages): 2 M postings (1 M passages, long
- * queries: 5-10 M) keep that under a few percent. Settable (exhaustive_threads()). */
+ * 4) and the postings each must have at least. A slice costs a wake-up of a parked worker
+ * (workers.c), its cursors, candidates and a spare set of sums (sums.c). Measured on 100 k
+ * passages, long queries (~750 k postings, ~1.2 ms), first pass, 2 cores: split in two from
+ * 2^18 postings a slice, 10 % more queries a second for 18 % more CPU (k = 10); evaluation
+ * runs at k = 1000, 1-14 % for 25 %. (When a slice started a thread of its own and took fresh
+ * sums, the split cost 0.7 ms of CPU a query here: it was kept to 2 M postings a slice.)
+ * Settable (exhaustive_threads()). */
 static int ex_threads = 0;
-static long long ex_min_postings = (long long)1 << 21;
+static long long ex_min_postings = (long long)1 << 18;
 
 PyObject *
 topk_exhaustive_threads(PyObject *Py_UNUSED(module), PyObject *args)
@@ -84,14 +86,11 @@ blocks_ascend(const Query *q, Py_ssize_t ndocs)
     return 1;
 }
 
-#ifndef _WIN32
-static void *
-slice_thread(void *arg)
+static void
+slice_job(void *arg)
 {
     slice_run((Slice *)arg);
-    return NULL;
 }
-#endif
 
 /* Set up slice s of nsl (s > 0) as a copy of q: cursors with their own scratch, a heap, sums
  * and marks. Returns -1 when out of memory (what was allocated is in sl, for slice_free). */
@@ -108,13 +107,14 @@ slice_init(Slice *sl, Query *q, Py_ssize_t win, int take, int32_t *scratch)
     sl->heap.d = malloc(sizeof(int64_t) * (size_t)q->h->cap);
     sl->heap.slot = malloc(sizeof(Py_ssize_t) * (size_t)q->h->cap);
     sl->own.cs = malloc(sizeof(Cursor) * (size_t)q->n);
-    sl->acc = calloc((size_t)win, sizeof(double));
-    sl->seen = calloc((size_t)win, 1);
+    sl->sheet = sheet_take(win, 0); /* (a spare: see sums.c) */
     sl->win = win;
     sl->take = take;
-    if (!sl->heap.s || !sl->heap.d || !sl->heap.slot || !sl->own.cs || !sl->acc || !sl->seen) {
+    if (!sl->heap.s || !sl->heap.d || !sl->heap.slot || !sl->own.cs || !sl->sheet) {
         return -1;
     }
+    sl->acc = sl->sheet->acc;
+    sl->seen = sl->sheet->seen;
     for (int t = 0; t < q->n; t++) {
         Cursor *c = &sl->own.cs[t];
         *c = q->cs[t];
@@ -133,8 +133,9 @@ slice_free(Slice *sl)
     free(sl->heap.d);
     free(sl->heap.slot);
     free(sl->own.cs);
-    free(sl->acc);
-    free(sl->seen);
+    if (sl->sheet) { /* clean when the slice ran to its end: each window cleared its sums */
+        sheet_give(sl->sheet, sl->matches >= 0 && !sl->own.broken);
+    }
 }
 
 /* The slices' top k into q->h: with take (q->h then holds its k best, best first) selected from
@@ -175,7 +176,7 @@ slices_merge(Query *q, Slice *sls, int nsl, int take)
 }
 
 /* The windowed traversal in nsl slices of equal documents, the first on this thread, the others
- * on threads of their own (run here, after it, when a thread cannot start). Each slice decodes
+ * on parked worker threads (workers.c; run here, after it, when none can be had). Each slice decodes
  * the blocks its windows need: a Parts to fill is claimed here, each slice fills the blocks
  * from its first up to the next slice's first, and it is published when every slice did.
  * The slices' top k are merged exactly (score descending, docno ascending). Returns the
@@ -224,26 +225,11 @@ split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *
             run_start(&sls[s].q->cs[t], &sls[s].runs[t], (int32_t)sls[s].lo, claimed[t], end);
         }
     }
-#ifndef _WIN32
-    pthread_t tid[64];
-    int started[64] = {0};
-    for (int s = 1; s < nsl; s++) {
-        started[s] = pthread_create(&tid[s], NULL, slice_thread, &sls[s]) == 0;
-    }
-    slice_run(&sls[0]);
-    for (int s = 1; s < nsl; s++) {
-        if (started[s]) {
-            pthread_join(tid[s], NULL);
-        }
-        else {
-            slice_run(&sls[s]);
-        }
-    }
-#else
+    void *jobs[64];
     for (int s = 0; s < nsl; s++) {
-        slice_run(&sls[s]);
+        jobs[s] = &sls[s];
     }
-#endif
+    workers_run(slice_job, jobs, nsl);
     matches = 0;
     for (int s = 0; s < nsl; s++) {
         q->broken |= sls[s].q->broken;

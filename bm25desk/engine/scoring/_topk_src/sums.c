@@ -41,6 +41,7 @@ add_codes_t(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssiz
     int32_t *restrict touched = s->touched;
     Py_ssize_t nt = s->nt;
     const int32_t w0 = s->w0;
+    const uintptr_t accw = (uintptr_t)acc - (uintptr_t)w0 * sizeof(double);
 #pragma GCC unroll 4
     for (Py_ssize_t j = 0; j < m; j++) {
         uint32_t code = CW == 2 ? c16[j] : c32[j];
@@ -53,7 +54,15 @@ add_codes_t(Sums *s, const Parts *p, Py_ssize_t p0, const int32_t *docs, Py_ssiz
             touched[nt] = (int32_t)x;
             nt += !seen[x];
         }
-        acc[x] += qw * Tc[code];
+        if (WIN && MODE == SUMS_POS) {
+            /* acc[docs[j] - w0] as one address from a base kept in a register: no subtraction
+             * and no address arithmetic per posting (the loop of long queries on large
+             * collections). The base is an integer: it may point before acc. */
+            *(double *)(accw + (uintptr_t)(uint32_t)docs[j] * sizeof(double)) += qw * Tc[code];
+        }
+        else {
+            acc[x] += qw * Tc[code];
+        }
         if (MODE == SUMS_SEEN || MODE == SUMS_TOUCH) {
             seen[x] = 1;
         }
@@ -385,7 +394,12 @@ take_scratch(Py_ssize_t len)
 
 /* -- the spare sums: kept from one exhaustive_query() to the next ----------------------------- */
 
-static Sheet *spare_sheet = NULL;
+/* A few spares: a query split across threads takes one per slice (split.c), and concurrent
+ * searches one each. A slice's sums taken fresh from calloc were read, then written, page by
+ * page: each write replaced the zero page (copy on write) and flushed the other core's TLB, a
+ * fifth of the CPU of a 100 k-document query's first pass. */
+#define SPARE_SHEETS 8
+static Sheet *spare_sheets[SPARE_SHEETS];
 
 /* A sheet kept only up to this many bytes (1 M documents without windows: 13 MB). */
 #define SHEET_KEEP ((Py_ssize_t)32 << 20)
@@ -406,24 +420,38 @@ sheet_free(Sheet *w)
 Sheet *
 sheet_take(Py_ssize_t nacc, Py_ssize_t ntouch)
 {
-    Sheet *w = __atomic_exchange_n(&spare_sheet, NULL, __ATOMIC_ACQ_REL);
-    if (w && w->nacc >= nacc && w->ntouch >= ntouch) {
-        return w;
+    for (int i = 0; i < SPARE_SHEETS; i++) {
+        Sheet *w = __atomic_exchange_n(&spare_sheets[i], NULL, __ATOMIC_ACQ_REL);
+        if (w && w->nacc >= nacc && w->ntouch >= ntouch) {
+            return w;
+        }
+        if (w) { /* too small for this call: left for another (freed if its place was taken) */
+            Sheet *none = NULL;
+            if (!__atomic_compare_exchange_n(&spare_sheets[i], &none, w, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE)) {
+                sheet_free(w);
+            }
+        }
     }
-    sheet_free(w);
-    w = calloc(1, sizeof(Sheet));
+    Sheet *w = calloc(1, sizeof(Sheet));
     if (!w) {
         return NULL;
     }
     w->nacc = nacc;
     w->ntouch = ntouch;
-    w->acc = calloc((size_t)(nacc ? nacc : 1), sizeof(double));
-    w->seen = calloc((size_t)(nacc ? nacc : 1), 1);
+    size_t n1 = (size_t)(nacc ? nacc : 1);
+    w->acc = malloc(sizeof(double) * n1);
+    w->seen = malloc(n1);
     w->touched = malloc(sizeof(int32_t) * (size_t)(ntouch ? ntouch : 1));
     if (!w->acc || !w->seen || !w->touched) {
         sheet_free(w);
         return NULL;
     }
+    /* Zeroed by writing, not by calloc: fresh pages calloc leaves to the kernel are mapped to
+     * the zero page when first read, and the add loop's first write to each (acc[d] += ...)
+     * then copies it and flushes every other core's TLB. */
+    memset(w->acc, 0, sizeof(double) * n1);
+    memset(w->seen, 0, n1);
     return w;
 }
 
@@ -435,5 +463,12 @@ sheet_give(Sheet *w, int clean)
         sheet_free(w);
         return;
     }
-    sheet_free(__atomic_exchange_n(&spare_sheet, w, __ATOMIC_ACQ_REL));
+    for (int i = 0; i < SPARE_SHEETS; i++) {
+        Sheet *none = NULL;
+        if (__atomic_compare_exchange_n(&spare_sheets[i], &none, w, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            return;
+        }
+    }
+    sheet_free(__atomic_exchange_n(&spare_sheets[0], w, __ATOMIC_ACQ_REL)); /* (all taken) */
 }

@@ -26,7 +26,8 @@
  *   arena.c      their scratch: one block kept between calls;
  *   exhaustive.c the exhaustive traversal: every posting added into a score array;
  *   sums.c       ... its add loops and its top k of a range of sums (the spare sums);
- *   windows.c    ... window by window on a large segment; split.c: its windows across threads;
+ *   windows.c    ... window by window on a large segment; split.c: its windows across threads
+ *                (workers.c: the parked threads that run them);
  *   exquery.c    exhaustive_query(): one query over every segment in one call, reading the
  *                cache's maps (segview.c: Segment, what it needs of a segment);
  *                (exhaustive.h: what these share);
