@@ -176,10 +176,10 @@ slices_merge(Query *q, Slice *sls, int nsl, int take)
 }
 
 /* The windowed traversal in nsl slices of equal documents, the first on this thread, the others
- * on parked worker threads (workers.c; run here, after it, when none can be had). Each slice decodes
- * the blocks its windows need: a Parts to fill is claimed here, each slice fills the blocks
- * from its first up to the next slice's first, and it is published when every slice did.
- * The slices' top k are merged exactly (score descending, docno ascending). Returns the
+ * on parked worker threads (workers.c; run here, after it, when none can be had). Each slice
+ * decodes the blocks its windows need: a Parts to fill is claimed here, each slice fills the
+ * blocks from its first up to the next slice's first, and it is published when every slice
+ * did. The slices' top k are merged exactly (score descending, docno ascending). Returns the
  * matches, -1 when out of memory, -2 when not split (a single window, or block last docnos
  * that do not ascend: the one-slice traversal finds the damage). */
 long long

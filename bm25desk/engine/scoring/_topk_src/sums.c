@@ -401,8 +401,11 @@ take_scratch(Py_ssize_t len)
 #define SPARE_SHEETS 8
 static Sheet *spare_sheets[SPARE_SHEETS];
 
-/* A sheet kept only up to this many bytes (1 M documents without windows: 13 MB). */
+/* A sheet kept only up to this many bytes (1 M documents without windows: 13 MB), and only in
+ * the first place when above SHEET_SMALL (a window's: 288 KB): at most one large spare, as
+ * before there were several. */
 #define SHEET_KEEP ((Py_ssize_t)32 << 20)
+#define SHEET_SMALL ((Py_ssize_t)1 << 20)
 
 static void
 sheet_free(Sheet *w)
@@ -459,11 +462,12 @@ sheet_take(Py_ssize_t nacc, Py_ssize_t ntouch)
 void
 sheet_give(Sheet *w, int clean)
 {
-    if (!clean || w->nacc * 9 + w->ntouch * 4 > SHEET_KEEP) {
+    Py_ssize_t bytes = w->nacc * 9 + w->ntouch * 4;
+    if (!clean || bytes > SHEET_KEEP) {
         sheet_free(w);
         return;
     }
-    for (int i = 0; i < SPARE_SHEETS; i++) {
+    for (int i = 0; i < (bytes > SHEET_SMALL ? 1 : SPARE_SHEETS); i++) {
         Sheet *none = NULL;
         if (__atomic_compare_exchange_n(&spare_sheets[i], &none, w, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
