@@ -2,12 +2,13 @@
 
 A large windowed search without rows (one query, or an evaluation run's batch on one thread) may
 split its windows into slices, each on a parked worker thread (``_topk_src/workers.c``) with its
-own cursors, sums (a spare set: ``sums.c``) and top k, merged exactly. These tests shrink the window and the
-postings a slice needs so that small corpora split, and check every ranking against the dense
-numpy float64 ranking (score descending, docno ascending, scores bit for bit, match counts) with
-1, 2 and 3 threads: several segments, deletions, masks, every variant, k from 1 to beyond the
-collection, parts cold (filled by the slices together), warm and evicted, searches running at
-once (damaged blocks met by a slice: test_exhaustive_windows.py).
+own cursors, sums (a spare set: ``sums.c``) and top k, merged exactly. These tests shrink the
+window and the postings a slice needs so that small corpora split, and check every ranking
+against the dense numpy float64 ranking (score descending, docno ascending, scores bit for bit,
+match counts) with 1, 2 and 3 threads: several segments, deletions, masks, every variant, k from
+1 to beyond the collection, parts cold (filled by the slices together), warm and evicted,
+searches running at once, a forked child (damaged blocks met by a slice:
+test_exhaustive_windows.py).
 """
 
 from __future__ import annotations
