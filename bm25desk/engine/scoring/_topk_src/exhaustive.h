@@ -307,7 +307,7 @@ typedef struct {
 
 /* One slice of a windowed traversal: the windows of documents [lo, hi), over its own cursors
  * (q->cs), heap (q->h), sums and marks. The first slice works on the query itself; the others on
- * copies (own), run on threads of their own. */
+ * copies (own), run on parked worker threads (workers.c). */
 typedef struct {
     Query *q, own;
     Heap heap;
