@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +50,14 @@ thread still gets several chunks of a run to balance (results of a chunk are vie
 arrays: k places per query)."""
 
 
+class _CollectorHold:
+    """How many batches hold the collector off, and whether it was on before the first."""
+
+    lock = threading.Lock()
+    held = 0
+    was_on = False
+
+
 @contextlib.contextmanager
 def no_collection() -> Iterator[None]:
     """Hold off Python's cyclic garbage collector while a batch runs (then as it was).
@@ -56,15 +65,23 @@ def no_collection() -> Iterator[None]:
     A batch allocates several objects per query term and per query (tokens, results), nearly
     none of them in cycles; the collector's passes over everything alive (the analyser's and the
     searcher's memos hold hundreds of thousands of objects) took about 15 % of a run of long
-    queries at k = 1000. Nested or concurrent batches leave it on if it was on before the first.
+    queries at k = 1000. Nested or concurrent batches share one hold: the collector comes back
+    when the last of them ends, and only if it was on before the first (a batch ending while
+    another ran turned it back on under the other).
     """
-    was = gc.isenabled()
-    gc.disable()
+    hold = _CollectorHold
+    with hold.lock:
+        if hold.held == 0:
+            hold.was_on = gc.isenabled()
+            gc.disable()
+        hold.held += 1
     try:
         yield
     finally:
-        if was:
-            gc.enable()
+        with hold.lock:
+            hold.held -= 1
+            if hold.held == 0 and hold.was_on:
+                gc.enable()
 
 
 def default_threads() -> int:

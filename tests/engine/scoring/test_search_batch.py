@@ -4,6 +4,7 @@ and any number of threads, and evaluation runs through it are unchanged."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 import bm25desk
 from bm25desk.engine import rank
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.scoring.batch import run_chunked
+from bm25desk.engine.scoring.batch import no_collection, run_chunked
 from bm25desk.engine.scoring.hits import Hits
 from bm25desk.engine.scoring.query import parse_terms
 from bm25desk.engine.scoring.search import QueryError, Searcher
@@ -211,3 +212,24 @@ def test_a_searched_index_is_freed_when_nobody_holds_it(
     del index, searcher, result
     gc.collect()
     assert gone() is None
+
+
+@pytest.mark.parametrize("on_before", [True, False])
+def test_overlapping_batches_hold_the_collector_off_until_the_last_ends(on_before: bool) -> None:
+    """Two batches at once (threads): the first to end leaves the collector off for the other."""
+    was = gc.isenabled()
+    (gc.enable if on_before else gc.disable)()
+    try:
+        first, second = no_collection(), no_collection()
+        first.__enter__()
+        second.__enter__()
+        assert not gc.isenabled()
+        first.__exit__(None, None, None)
+        assert not gc.isenabled()  # the second batch still runs
+        second.__exit__(None, None, None)
+        assert gc.isenabled() == on_before
+        with no_collection():  # and a batch alone, after them
+            assert not gc.isenabled()
+        assert gc.isenabled() == on_before
+    finally:
+        (gc.enable if was else gc.disable)()
