@@ -16,6 +16,7 @@
 typedef struct {
     const PostingList *pl; /* NULL: the term has no postings in this segment */
     const double *T, *U;
+    double tmin; /* T's smallest tf part */
     Py_ssize_t rows;
     const double *ovf;
     Parts *parts;
@@ -104,6 +105,7 @@ take_parts(Seg *sg, Py_ssize_t t, Parts *pa)
     }
     e->T = tb->T;
     e->U = tb->U;
+    e->tmin = tb->tmin;
     e->rows = tb->rows;
     e->ovf = pa->novf ? pa->ovf : NULL;
     e->parts = pa->fillable || parts_ready(pa) ? pa : NULL;
@@ -152,6 +154,7 @@ take_entry(Seg *sg, Py_ssize_t t, PyObject *item)
     }
     e->T = tb->T;
     e->U = tb->U;
+    e->tmin = tb->tmin;
     e->rows = tb->rows;
     e->ovf = NULL;
     if (pl->novf) {
@@ -415,6 +418,7 @@ run_query(const Batch *b, Work *w, Py_ssize_t q, int64_t *od, double *os, long l
             cursor_setup(c, e->pl, &Q.broken, w->scratch + (Py_ssize_t)CURSOR_SCRATCH * n);
             c->T = e->T;
             c->U = e->U;
+            c->tmin = e->tmin;
             c->rows = e->rows;
             c->ovf_val = e->ovf;
             c->parts = e->parts;

@@ -211,7 +211,11 @@ query_positive(const Query *q)
             lb = c->parts->tpmin;
         }
         else {
-            if (c->T != seen_T) {
+            if (!isnan(c->tmin)) { /* a Table's, noted when it was made: the scan below gives
+                                    * the same number, at ~17 µs a query on SciFact */
+                floor = c->tmin;
+            }
+            else if (c->T != seen_T) {
                 seen_T = c->T;
                 floor = table_floor(c);
             }

@@ -352,6 +352,7 @@ xq_cursors(const XQ *x, XWork *w, Py_ssize_t s, Query *Q)
         cursor_setup(c, pa->list, &Q->broken, w->scratch + (Py_ssize_t)CURSOR_SCRATCH * m);
         c->T = tb->Tc; /* the kernel's copy by column, as search() reads a Table */
         c->U = tb->Uc;
+        c->tmin = tb->tmin;
         c->stride = 1;
         c->tstride = tb->rows;
         c->rows = tb->rows;

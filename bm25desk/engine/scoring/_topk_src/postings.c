@@ -78,6 +78,7 @@ cursor_setup(Cursor *c, const PostingList *pl, int *broken, int32_t *scratch)
     c->bt = scratch + BLK_MAX;
     c->dblk = c->tblk = -1;
     c->cur = -1;
+    c->tmin = NAN;
 }
 
 void

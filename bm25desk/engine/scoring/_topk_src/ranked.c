@@ -163,6 +163,7 @@ ranked_term(Search *s, int i, PostingList *pl, const Table *t, double qw)
     cursor_setup(c, pl, &s->q.broken, s->scratch + (Py_ssize_t)CURSOR_SCRATCH * i);
     c->T = t->Tc; /* the kernel's copy by column, as term_tables() reads a Table */
     c->U = t->Uc;
+    c->tmin = t->tmin;
     c->stride = 1;
     c->tstride = t->rows;
     c->rows = t->rows;

@@ -154,6 +154,7 @@ term_tables(Search *s, int i, PyObject *Tobj, PyObject *Uobj, const PostingList 
         }
         c->T = t->Tc;
         c->U = t->Uc;
+        c->tmin = t->tmin;
         rows = t->rows;
         c->stride = 1;
         c->tstride = rows;

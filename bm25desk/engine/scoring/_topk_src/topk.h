@@ -286,6 +286,7 @@ typedef struct {
     Py_ssize_t rows;                 /* rows of T and U */
     double *bub;                     /* lazily computed block maxima of U (NaN = unknown) */
     const double *T, *U;
+    double tmin;                     /* T's smallest tf part (a Table's tmin), or NaN: unknown */
     const int32_t *ovf_pos;
     const double *ovf_val;
     Py_ssize_t novf, oi;
