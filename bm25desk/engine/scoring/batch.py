@@ -2,12 +2,14 @@
 
 :meth:`~bm25desk.engine.scoring.search.Searcher.search_many` ranks the queries that the
 exhaustive traversal suits (small collections, long queries, deep k: what an evaluation run at
-k = 1000 asks) with :func:`rank_exhaustive`: their distinct terms are weighed and looked up once
-for the whole call, and each chunk of queries is one call into the kernel (``_topk.batch``,
-``_topk_src/batch.c``) that ranks query after query without the GIL. A query then costs no
-Python per term and no Python object per hit: its result's hits are views of the chunk's
-arrays. The rankings are those of :meth:`Searcher.search` bit for bit (the same traversal, the
-same sums in query order, the same tie rule); other queries go one by one (:func:`run_chunked`).
+k = 1000 asks) with :func:`search_waves`: a wave of queries at a time, their new terms are
+weighed and looked up at once, and each chunk of a wave is one call into the kernel
+(``_topk.batch``, ``_topk_src/batch.c``, see :func:`chunk_runner`) that ranks query after query
+without the GIL, on a pool of threads, while the caller's thread prepares the next wave. A query
+then costs no Python per term and no Python object per hit: its result's hits are views of the
+chunk's arrays. The rankings are those of :meth:`Searcher.search` bit for bit (the same
+traversal, the same sums in query order, the same tie rule); other queries go one by one
+(:func:`run_chunked`).
 
 With two threads on two cores the chunks' kernel calls overlap; results come back in the order
 of the queries whatever the threads do.
@@ -21,7 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -48,6 +50,10 @@ KERNEL_CHUNK = 64
 """Queries per kernel call: the chunk's term table is checked once for all of them, and each
 thread still gets several chunks of a run to balance (results of a chunk are views of its
 arrays: k places per query)."""
+
+WAVE = 128
+"""Queries parsed, weighed and looked up per step of :func:`search_waves`: the kernel ranks one
+wave on the pool's threads while the caller's thread prepares the next."""
 
 
 class _CollectorHold:
@@ -108,7 +114,7 @@ def run_chunked(
 
 
 class Ranked(NamedTuple):
-    """One query's top k from :func:`rank_exhaustive`: docnos, scores, matching documents."""
+    """One query's top k from :func:`chunk_runner`: docnos, scores, matching documents."""
 
     docnos: I64
     scores: F64
@@ -116,7 +122,7 @@ class Ranked(NamedTuple):
 
 
 class Queries(NamedTuple):
-    """Queries as slots into a table of distinct terms (what :func:`rank_exhaustive` reads).
+    """Queries as slots into a table of distinct terms (what :func:`chunk_runner` reads).
 
     Query ``i``'s terms, in query order, are ``slots[offsets[i]:offsets[i + 1]]`` (positions
     in ``terms``, distinct within a query) with their query term frequencies ``qtfs``.
@@ -128,10 +134,12 @@ class Queries(NamedTuple):
     offsets: Any  # int64, one more than the queries
 
 
-def rank_exhaustive(
+def chunk_runner(
     index: Index, queries: Queries, k: int, allows: Sequence[Any] | None, threads: int
-) -> list[Ranked] | None:
-    """Return every query's top ``k`` by the exhaustive traversal, chunk by chunk in C.
+) -> tuple[Callable[[int], list[Ranked]], list[int]] | None:
+    """Return what ranks the queries by the exhaustive traversal: run(lo), and the chunks' lo.
+
+    ``run(lo)`` returns the top ``k`` of the chunk of queries from ``lo`` (one kernel call).
 
     The same documents and bit-identical scores as
     :func:`~bm25desk.engine.scoring.topk.exhaustive_top_k` for each query alone (hence as the
@@ -140,10 +148,7 @@ def rank_exhaustive(
     term. ``allows``: per query None or a boolean mask by docno. None when the kernel cannot
     take them (no compiled kernel, a table or weight it refuses): the caller ranks one by one.
 
-    Raises
-    ------
-    IndexCorruptError
-        When a block of postings does not decode.
+    ``run`` raises :class:`IndexCorruptError` when a block of postings does not decode.
     """
     if not topk.HAVE_KERNEL:
         return None
@@ -190,8 +195,7 @@ def rank_exhaustive(
             Ranked(docnos[i, : size[i]], scores[i, : size[i]], found[i]) for i in range(hi - lo)
         ]
 
-    parts = run_chunked(run, bounds, threads, chunk=1)
-    return [r for part in parts for r in part]
+    return run, bounds
 
 
 def _entries(st: Any, index: Index, terms: list[tuple[str, TermWeight]]) -> list[list[Any]] | None:
@@ -199,24 +203,100 @@ def _entries(st: Any, index: Index, terms: list[tuple[str, TermWeight]]) -> list
     return postings_cache.entries(st, index.doclen, [(t, 1, w) for t, w in terms])
 
 
-def search_exhaustive(
+def search_waves(
     searcher: Searcher,
-    parsed: Sequence[ParsedQuery],
+    queries: Sequence[Any],
+    syntax: bool,
     variant: Variant,
     k: int,
     feedback: Feedback | None,
     count: bool,
     threads: int,
-) -> dict[int, SearchResult]:
-    """Return the results of the queries of ``parsed`` the exhaustive traversal suits, by position.
+) -> tuple[list[ParsedQuery], dict[int, SearchResult]]:
+    """Parse ``queries``, and rank those the exhaustive traversal suits, a wave at a time.
+
+    Returns every query parsed, and the results of those ranked here by position (each equal
+    to :meth:`Searcher.search_parsed`'s without contributions); the others (see
+    :func:`_plan`) are the caller's to search one by one. The queries go in waves of
+    :data:`WAVE`: while the pool's threads rank one wave in the kernel (without the GIL), this
+    thread parses the next, weighs its new terms and finds their Parts. Done one after the
+    other, that preparation left a core idle for a third of a run of long queries at k = 1000.
+    """
+    started = time.perf_counter()
+    parsed: list[ParsedQuery] = []
+    waves: list[tuple[int, _Wave]] = []
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bm25desk-search") as pool:
+        try:
+            for lo in range(0, len(queries), WAVE):
+                wave = [searcher._as_parsed(q, syntax) for q in queries[lo : lo + WAVE]]
+                searcher._weigh_new(wave, variant, feedback)
+                parsed.extend(wave)
+                handed = _start(searcher, wave, variant, k, feedback, threads, pool)
+                if handed is not None:
+                    waves.append((lo, handed))
+            ranked = [(lo, w, [r for f in w.futures for r in f.result()]) for lo, w in waves]
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    done: dict[int, SearchResult] = {}
+    if ranked:
+        seconds = (time.perf_counter() - started) / sum(len(w.chosen) for _, w, _ in ranked)
+        for lo, w, got in ranked:
+            for i, r in zip(w.chosen, got, strict=True):
+                done[lo + i] = _result(
+                    searcher, w.parsed[i], variant, r, k, count, feedback, seconds, w.gone
+                )
+    return parsed, done
+
+
+class _Wave(NamedTuple):
+    """One wave's queries handed to the pool: which of them, their kernel calls."""
+
+    parsed: Sequence[ParsedQuery]
+    chosen: list[int]
+    futures: list[Future[list[Ranked]]]
+    gone: set[str]
+
+
+def _start(
+    searcher: Searcher,
+    parsed: Sequence[ParsedQuery],
+    variant: Variant,
+    k: int,
+    feedback: Feedback | None,
+    threads: int,
+    pool: ThreadPoolExecutor,
+) -> _Wave | None:
+    """Hand the queries of ``parsed`` the exhaustive traversal suits to ``pool``, chunk by chunk.
+
+    None when there are none, or when the kernel cannot take them (:func:`chunk_runner`).
+    """
+    plan = _plan(searcher, parsed, variant, k, feedback)
+    if plan is None:
+        return None
+    chosen, queries, allows, gone = plan
+    got = chunk_runner(searcher.index, queries, k + 1, allows, threads)
+    if got is None:
+        return None
+    run, bounds = got
+    return _Wave(parsed, chosen, [pool.submit(run, lo) for lo in bounds], gone)
+
+
+def _plan(
+    searcher: Searcher,
+    parsed: Sequence[ParsedQuery],
+    variant: Variant,
+    k: int,
+    feedback: Feedback | None,
+) -> tuple[list[int], Queries, list[Any] | None, set[str]] | None:
+    """Return the queries of ``parsed`` the exhaustive traversal suits, as the kernel reads them.
 
     Those are the queries with something to search for whose ranking would take the exhaustive
     path one by one (:func:`~bm25desk.engine.scoring.impacts.prefer`, or the searcher's
-    strategy); each result equals :meth:`Searcher.search_parsed`'s without contributions. The
-    others (and all of them when the kernel refuses: see :func:`rank_exhaustive`) are left out
-    for the caller to search one by one.
+    strategy): their positions, their terms as :class:`Queries`, their allow masks (None: no
+    filters or constraints), and the terms in no document of the index. None when there are
+    none.
     """
-    started = time.perf_counter()
     index = searcher.index
     table = searcher._table(variant, feedback)
     slot_of: dict[str, int] = {}
@@ -268,7 +348,7 @@ def search_exhaustive(
             off_arr = np.concatenate(([0], np.cumsum(lengths[keep]))).astype(np.int64)
             chosen = [i for i, kept in zip(chosen, keep.tolist(), strict=True) if kept]
     if not chosen:
-        return {}
+        return None
     allows = None
     if searcher.filters is not None or any(parsed[i].has_constraints for i in chosen):
         # The filters' mask once for every query without constraints (the kernel only reads it).
@@ -282,12 +362,7 @@ def search_exhaustive(
                 if not plain:
                     plain.append(searcher._allowed(p))
                 allows.append(plain[0])
-    got = rank_exhaustive(index, Queries(terms, slot_arr, qtf_arr, off_arr), k + 1, allows, threads)
-    if got is None:
-        return {}
-    seconds = (time.perf_counter() - started) / len(chosen)
-    return {i: _result(searcher, parsed[i], variant, r, k, count, feedback, seconds, gone)
-            for i, r in zip(chosen, got, strict=True)}  # fmt: skip
+    return chosen, Queries(terms, slot_arr, qtf_arr, off_arr), allows, gone
 
 
 def _prefers(index: Index, dfs: I64, slots: Any, offsets: I64, k: int) -> Any:
@@ -317,7 +392,7 @@ def _result(
     seconds: float,
     gone: set[str],
 ) -> SearchResult:
-    """Return the :class:`SearchResult` of one query ranked by :func:`rank_exhaustive`.
+    """Return the :class:`SearchResult` of one query ranked by :func:`chunk_runner`.
 
     ``gone``: the query's terms (and others) in no document of the index.
     """

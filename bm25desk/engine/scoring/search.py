@@ -534,20 +534,15 @@ class Searcher:
         threads: int | None,
     ) -> list[SearchResult | QueryError]:
         """Do :meth:`search_many` (``variant`` given, ``k`` checked)."""
-        parsed = [self._as_parsed(q, syntax) for q in queries]
-        # Weigh every distinct term once, here, rather than racing to in several threads.
-        table = self._table(variant, feedback)
-        missing = dict.fromkeys(t for p in parsed for t, _ in p.scored if t not in table)
-        if missing:
-            if len(missing) > batch.CHUNK:  # many new terms, all read right after: no read-ahead
-                self.index.look_up(missing)
-            self._weigh_many(table, list(missing), variant, feedback)
-
         n = batch.default_threads() if threads is None else max(1, int(threads))
         done: dict[int, SearchResult] = {}
         if not contributions and not isinstance(variant, BM25F) and self.strategy != "kernel":
-            # One kernel call per chunk of queries (evaluation runs): see batch.py.
-            done = batch.search_exhaustive(self, parsed, variant, k, feedback, count, n)
+            # One kernel call per chunk of queries (evaluation runs), a wave of queries being
+            # prepared while the previous one is ranked: see batch.py.
+            parsed, done = batch.search_waves(self, queries, syntax, variant, k, feedback, count, n)
+        else:
+            parsed = [self._as_parsed(q, syntax) for q in queries]
+            self._weigh_new(parsed, variant, feedback)
         if len(done) == len(parsed):
             return [done[i] for i in range(len(parsed))]
 
@@ -564,6 +559,20 @@ class Searcher:
                 return exc
 
         return batch.run_chunked(one, range(len(parsed)), n)
+
+    def _weigh_new(
+        self, parsed: Sequence[ParsedQuery], variant: Variant, feedback: Feedback | None
+    ) -> None:
+        """Weigh the distinct terms of ``parsed`` not weighed yet, at once (before any search).
+
+        Rather than searches racing to weigh them on several threads.
+        """
+        table = self._table(variant, feedback)
+        missing = dict.fromkeys(t for p in parsed for t, _ in p.scored if t not in table)
+        if missing:
+            if len(missing) > batch.CHUNK:  # many new terms, all read right after: no read-ahead
+                self.index.look_up(missing)
+            self._weigh_many(table, list(missing), variant, feedback)
 
     def _as_parsed(self, query: str | Sequence[str] | ParsedQuery, syntax: bool) -> ParsedQuery:
         if isinstance(query, ParsedQuery):

@@ -161,6 +161,62 @@ def test_exhaustive_queries_take_one_kernel_call_per_chunk(
     assert calls["batch"] == 0
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_waves_of_queries_equal_one_by_one(
+    make_index: Any, calls: dict[str, int], monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """A run of several waves (parsed and weighed while the previous ones rank) loses nothing.
+
+    Results stay in the order of the queries; an empty query gives its error in its place, a
+    query whose words are in no document ranks nothing, and terms first met in a later wave are
+    weighed before it is ranked.
+    """
+    rng = np.random.default_rng(11)
+    vocab = [f"t{i}" for i in range(60)]
+    index = make_index([" ".join(rng.choice(vocab[:50], size=12)) for _ in range(300)])
+    searcher = Searcher(index)
+    queries = [
+        " ".join(rng.choice(vocab[: 10 + i], size=int(rng.integers(1, 9)))) for i in range(45)
+    ]
+    queries[7] = ""
+    queries[20] = "t55 t58"  # in no document
+    monkeypatch.setattr(batch, "WAVE", 6)
+    variant = get_variant("bm25plus")
+    many = searcher.search_many(queries, variant, 1000, count=True, threads=threads)
+    assert len(many) == len(queries)
+    assert calls["batch"] >= 8  # a kernel call per wave at least
+    assert calls["search"] == 0
+    assert isinstance(many[7], QueryError)
+    assert many[20].hits.docnos.size == 0
+    for i, (q, res) in enumerate(zip(queries, many, strict=True)):
+        if i == 7:
+            continue
+        assert _ranking(res) == _ranking(_alone(searcher, q, variant, 1000)), i
+
+
+def test_a_failure_in_a_later_wave_is_raised(
+    make_index: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = make_index(["a b c", "a b", "c a", "b b c"])
+    real = topk._topk
+    made = {"n": 0}
+
+    class FailsLater:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def batch(self, *a: Any, **kw: Any) -> Any:
+            made["n"] += 1
+            if made["n"] == 3:
+                raise ValueError("the postings changed after the PostingList was built (...)")
+            return real.batch(*a, **kw)
+
+    monkeypatch.setattr(topk, "_topk", FailsLater())
+    monkeypatch.setattr(batch, "WAVE", 2)
+    with pytest.raises(IndexCorruptError, match="damaged"):
+        Searcher(index).search_many(["a b", "c", "a", "b c", "a c", "b", "c b a"], k=1000)
+
+
 def test_filters_and_deletions_in_a_batch(make_segmented: Any) -> None:
     rng = np.random.default_rng(3)
     vocab = [f"t{i}" for i in range(25)]
