@@ -87,7 +87,23 @@ def no_collection() -> Iterator[None]:
         with hold.lock:
             hold.held -= 1
             if hold.held == 0 and hold.was_on:
+                _age_young()
                 gc.enable()
+
+
+def _age_young() -> None:
+    """Move every object tracked by the collector to its oldest generation, without a pass.
+
+    A batch makes hundreds of thousands of objects with the collector off (a run of 1,000 long
+    queries: ~290 k, its parsed queries and results), nearly all of them alive when it ends;
+    the first allocation after it then set off a pass over all of them (~26 ms, 3-4 % of the
+    run). Freezing and unfreezing moves them to the oldest generation without looking at them
+    (two list splices): the next full pass looks at them, as at any old object. Not when
+    something else froze objects (``gc.freeze``): those stay frozen.
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def default_threads() -> int:
