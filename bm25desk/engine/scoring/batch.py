@@ -241,27 +241,32 @@ def search_waves(
     started = time.perf_counter()
     parsed: list[ParsedQuery] = []
     waves: list[tuple[int, _Wave]] = []
+    done: dict[int, SearchResult] = {}
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bm25desk-search") as pool:
         try:
-            for lo in range(0, len(queries), WAVE):
-                wave = [searcher._as_parsed(q, syntax) for q in queries[lo : lo + WAVE]]
+            lo, size = 0, max(1, WAVE // 4)  # a small first wave: the kernel starts sooner
+            while lo < len(queries):
+                wave = [searcher._as_parsed(q, syntax) for q in queries[lo : lo + size]]
                 searcher._weigh_new(wave, variant, feedback)
                 parsed.extend(wave)
                 handed = _start(searcher, wave, variant, k, feedback, threads, pool)
                 if handed is not None:
                     waves.append((lo, handed))
-            ranked = [(lo, w, [r for f in w.futures for r in f.result()]) for lo, w in waves]
+                lo, size = lo + size, WAVE
+            # Each wave's results as it ends (the later ones still ranking meanwhile); a query's
+            # time is its share of the wave's, from the end of the wave before.
+            last = started
+            for lo, w in waves:
+                got = [r for f in w.futures for r in f.result()]
+                now = time.perf_counter()
+                seconds, last = (now - last) / len(w.chosen), now
+                for i, r in zip(w.chosen, got, strict=True):
+                    done[lo + i] = _result(
+                        searcher, w.parsed[i], variant, r, k, count, feedback, seconds, w.gone
+                    )
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-    done: dict[int, SearchResult] = {}
-    if ranked:
-        seconds = (time.perf_counter() - started) / sum(len(w.chosen) for _, w, _ in ranked)
-        for lo, w, got in ranked:
-            for i, r in zip(w.chosen, got, strict=True):
-                done[lo + i] = _result(
-                    searcher, w.parsed[i], variant, r, k, count, feedback, seconds, w.gone
-                )
     return parsed, done
 
 

@@ -145,6 +145,7 @@ def test_exhaustive_queries_take_one_kernel_call_per_chunk(
     searcher = Searcher(index)
     queries = [" ".join(rng.choice(vocab, size=int(rng.integers(1, 20)))) for _ in range(100)]
     monkeypatch.setattr(batch, "KERNEL_CHUNK", 32)
+    monkeypatch.setattr(batch, "WAVE", 4096)  # one wave (a quarter of it) holds every query
     many = searcher.search_many([*queries, ""], get_variant("bm25l"), 1000, count=True)
     assert calls == {"batch": 4, "search": 0}
     assert isinstance(many[-1], QueryError)
