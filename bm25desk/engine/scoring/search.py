@@ -568,11 +568,17 @@ class Searcher:
         Rather than searches racing to weigh them on several threads.
         """
         table = self._table(variant, feedback)
-        missing = dict.fromkeys(t for p in parsed for t, _ in p.scored if t not in table)
+        terms = dict.fromkeys(t for p in parsed for t, _ in p.scored)
+        missing = [t for t in terms if t not in table]
+        if missing and len(table) + len(missing) >= self.CACHE_SIZE:
+            # The table is bounded: emptied, and every term of these queries weighed again
+            # with the new ones (emptied by the weighing, it would lose the ones it had).
+            table.clear()
+            missing = list(terms)
         if missing:
             if len(missing) > batch.CHUNK:  # many new terms, all read right after: no read-ahead
                 self.index.look_up(missing)
-            self._weigh_many(table, list(missing), variant, feedback)
+            self._weigh_many(table, missing, variant, feedback)
 
     def _as_parsed(self, query: str | Sequence[str] | ParsedQuery, syntax: bool) -> ParsedQuery:
         if isinstance(query, ParsedQuery):

@@ -195,6 +195,50 @@ def test_waves_of_queries_equal_one_by_one(
         assert _ranking(res) == _ranking(_alone(searcher, q, variant, 1000)), i
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_run_of_more_terms_than_the_weight_table_holds(
+    make_index: Any, monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """The weight table is bounded: a wave that fills it must not lose its earlier terms.
+
+    Emptied when full, it used to keep only the terms new to the wave, and the wave's others
+    (weighed by an earlier one) read as unweighed: dropped from its queries' scores. A second
+    run on the same searcher did it too.
+    """
+    rng = np.random.default_rng(5)
+    vocab = [f"t{i}" for i in range(80)]
+    index = make_index([" ".join(rng.choice(vocab, size=10)) for _ in range(300)])
+    queries = [" ".join(rng.choice(vocab, size=int(rng.integers(2, 9)))) for _ in range(60)]
+    monkeypatch.setattr(Searcher, "CACHE_SIZE", 24)
+    monkeypatch.setattr(batch, "WAVE", 8)
+    for key in ("lucene", "bm25adpt"):  # weighed by df, and term by term
+        variant = get_variant(key)
+        searcher = Searcher(index)
+        alone = Searcher(index)  # (its own table: bounded alike, but one query at a time)
+        for _ in range(2):  # the second run starts from the first's table
+            many = searcher.search_many(queries, variant, 1000, count=True, threads=threads)
+            for q, res in zip(queries, many, strict=True):
+                assert _ranking(res) == _ranking(_alone(alone, q, variant, 1000)), (key, q)
+
+
+def test_a_wave_whose_weightings_another_search_dropped(make_index: Any) -> None:
+    """Between a wave's weighing and its ranking another search may empty the bounded table."""
+    rng = np.random.default_rng(6)
+    vocab = [f"t{i}" for i in range(30)]
+    index = make_index([" ".join(rng.choice(vocab, size=8)) for _ in range(200)])
+    queries = [" ".join(rng.choice(vocab, size=int(rng.integers(2, 7)))) for _ in range(20)]
+
+    class Emptied(Searcher):
+        def _weigh_new(self, parsed: Any, variant: Variant, feedback: Any) -> None:
+            super()._weigh_new(parsed, variant, feedback)
+            self._table(variant, feedback).clear()  # (what a search on another thread may do)
+
+    variant = get_variant("bm25l")
+    many = Emptied(index).search_many(queries, variant, 1000, count=True)
+    for q, res in zip(queries, many, strict=True):
+        assert _ranking(res) == _ranking(_alone(Searcher(index), q, variant, 1000)), q
+
+
 def test_a_failure_in_a_later_wave_is_raised(
     make_index: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
