@@ -208,14 +208,17 @@ def test_a_run_of_more_terms_than_the_weight_table_holds(
     rng = np.random.default_rng(5)
     vocab = [f"t{i}" for i in range(80)]
     index = make_index([" ".join(rng.choice(vocab, size=10)) for _ in range(300)])
-    queries = [" ".join(rng.choice(vocab, size=int(rng.integers(2, 9)))) for _ in range(60)]
+    runs = [
+        [" ".join(rng.choice(vocab[a : a + 50], size=int(rng.integers(2, 9)))) for _ in range(60)]
+        for a in (0, 30)
+    ]  # the second run: terms of the first and new ones
     monkeypatch.setattr(Searcher, "CACHE_SIZE", 24)
     monkeypatch.setattr(batch, "WAVE", 8)
     for key in ("lucene", "bm25adpt"):  # weighed by df, and term by term
         variant = get_variant(key)
         searcher = Searcher(index)
         alone = Searcher(index)  # (its own table: bounded alike, but one query at a time)
-        for _ in range(2):  # the second run starts from the first's table
+        for queries in runs:  # the second run starts from the first's table
             many = searcher.search_many(queries, variant, 1000, count=True, threads=threads)
             for q, res in zip(queries, many, strict=True):
                 assert _ranking(res) == _ranking(_alone(alone, q, variant, 1000)), (key, q)
