@@ -534,6 +534,8 @@ class Searcher:
         threads: int | None,
     ) -> list[SearchResult | QueryError]:
         """Do :meth:`search_many` (``variant`` given, ``k`` checked)."""
+        if not isinstance(queries, list | tuple):  # (a generator, dict keys: read in waves)
+            queries = list(queries)
         n = batch.default_threads() if threads is None else max(1, int(threads))
         done: dict[int, SearchResult] = {}
         if not contributions and not isinstance(variant, BM25F) and self.strategy != "kernel":

@@ -93,6 +93,17 @@ def test_search_many_takes_texts_terms_and_parsed_queries(tiny_index: Index) -> 
     assert not isinstance(plain[0], QueryError)
 
 
+def test_search_many_takes_any_iterable_of_queries(tiny_index: Index) -> None:
+    searcher = Searcher(tiny_index)
+    texts = ["cat dog", "fish", "the mat"]
+    want = [r.hits.docnos.tolist() for r in searcher.search_many(texts, k=5)]
+    assert all(want)
+    for queries in ((t for t in texts), dict.fromkeys(texts).keys(), tuple(texts)):
+        got = searcher.search_many(queries, k=5)
+        assert [r.hits.docnos.tolist() for r in got] == want
+    assert searcher.search_many([], k=5) == []
+
+
 def test_search_many_checks_k_before_searching(tiny_index: Index) -> None:
     s = Searcher(tiny_index)
     for bad in (0, -1, 1.5, True):
