@@ -185,41 +185,18 @@ take_best(Query *q, const int32_t *touched, Py_ssize_t nt, const double *acc)
     return r;
 }
 
-/* The smallest entry of c's table for tf 1..cap (every row), or 0.0 (NaN-free: checked). */
-static double
-table_floor(const Cursor *c)
-{
-    double m = INFINITY;
-    for (Py_ssize_t j = 0; j < c->rows; j++) {
-        for (int tf = 1; tf <= c->cap; tf++) {
-            double t = c->T[j * c->stride + tf * c->tstride];
-            m = t < m ? t : m;
-        }
-    }
-    return m;
-}
-
 int
 query_positive(const Query *q)
 {
-    const double *seen_T = NULL; /* (the terms share a table but for BM25Adpt: its floor once) */
-    double floor = 0.0;
     for (int t = 0; t < q->n; t++) {
         const Cursor *c = &q->cs[t];
         double lb;
         if (c->parts && parts_ready(c->parts)) {
             lb = c->parts->tpmin;
         }
-        else {
-            if (!isnan(c->tmin)) { /* a Table's, noted when it was made: the scan below gives
-                                    * the same number, at ~17 µs a query on SciFact */
-                floor = c->tmin;
-            }
-            else if (c->T != seen_T) {
-                seen_T = c->T;
-                floor = table_floor(c);
-            }
-            lb = floor;
+        else { /* (the table's, noted when it was taken: a scan of it here per query and term
+                * cost ~17 µs a query on SciFact; NaN, unknown, is not positive) */
+            lb = c->tmin;
             for (Py_ssize_t a = 0; a < c->novf && c->ovf_val; a++) {
                 lb = c->ovf_val[a] < lb ? c->ovf_val[a] : lb;
             }

@@ -1,7 +1,7 @@
 /* What the exhaustive traversal's sources share (exhaustive.c: a segment whole, and the entry
  * point; sums.c: the add loops and the top k of a range of sums; windows.c: window by window;
- * split.c: the windows split across threads, run by workers.c's parked threads; exquery.c and segview.c: one query over every
- * segment in one call; parts.c: what a Parts needs of them). */
+ * split.c: the windows split across threads, run by workers.c's parked threads; exquery.c and
+ * segview.c: one query over every segment in one call; parts.c: what a Parts needs of them). */
 #ifndef BM25DESK_EXHAUSTIVE_H
 #define BM25DESK_EXHAUSTIVE_H
 

@@ -180,6 +180,7 @@ term_tables(Search *s, int i, PyObject *Tobj, PyObject *Uobj, const PostingList 
         if (check_tables(c->T, c->U, rows, pl->cap) < 0) {
             return -1;
         }
+        c->tmin = table_min(c->T, rows, pl->cap);
     }
     if (pl->max_j >= 0 && rows <= pl->max_j) {
         PyErr_SetString(PyExc_ValueError, "table does not fit the posting list (too few rows)");

@@ -37,6 +37,19 @@ check_tables(const double *T, const double *U, Py_ssize_t rows, int cap)
     return 0;
 }
 
+double
+table_min(const double *T, Py_ssize_t rows, int cap)
+{
+    Py_ssize_t stride = (Py_ssize_t)cap + 1;
+    double m = INFINITY;
+    for (Py_ssize_t j = 0; j < rows; j++) {
+        for (int tf = 1; tf <= cap; tf++) {
+            m = T[j * stride + tf] < m ? T[j * stride + tf] : m;
+        }
+    }
+    return m;
+}
+
 /* A copy of rows of cap + 1 numbers by column: out[tf * rows + j] = a[j * (cap + 1) + tf], with
  * column 0 (tf 0: never a posting's) +0.0, so that a Parts' escape code (0) reads a +0.0. */
 static double *
@@ -141,11 +154,7 @@ Table_init(Table *self, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         return -1;
     }
-    double m = INFINITY; /* (the smallest tf part of the table: see Table.tmin) */
-    for (Py_ssize_t i = self->rows; i < self->rows * ((Py_ssize_t)self->cap + 1); i++) {
-        m = self->Tc[i] < m ? self->Tc[i] : m;
-    }
-    self->tmin = m;
+    self->tmin = table_min(self->T, self->rows, self->cap);
     self->ready = 1;
     return 0;
 }

@@ -209,6 +209,9 @@ extern PyTypeObject TableType;
 
 /* Check a (T, U) pair of `rows` rows of cap + 1 (see Table); ValueError naming what is wrong. */
 int check_tables(const double *T, const double *U, Py_ssize_t rows, int cap);
+/* The smallest tf part of a table T of `rows` rows of cap + 1 (tf >= 1), +inf when it has none:
+ * a Table's tmin, and a cursor's (the exhaustive path's test of positive contributions). */
+double table_min(const double *T, Py_ssize_t rows, int cap);
 
 /* ------------------------------------------------------------------------------------------ */
 /* parts.c: Parts                                                                              */
@@ -286,7 +289,7 @@ typedef struct {
     Py_ssize_t rows;                 /* rows of T and U */
     double *bub;                     /* lazily computed block maxima of U (NaN = unknown) */
     const double *T, *U;
-    double tmin;                     /* T's smallest tf part (a Table's tmin), or NaN: unknown */
+    double tmin;                     /* T's smallest tf part (table_min), or NaN: unknown */
     const int32_t *ovf_pos;
     const double *ovf_val;
     Py_ssize_t novf, oi;
