@@ -292,3 +292,29 @@ def test_fresh_keeps_what_the_map_holds_and_declines_what_is_not_for_it(make_ind
     with pytest.raises(TypeError):
         topk._topk.fresh(view, 0, memo, tk, {}, [1], 99, 7, [])
     assert cache is cache_of(index)
+
+
+def test_accounted_entries_join_the_order_as_they_came_and_count_once() -> None:
+    """The kernel's entries (account) are counted at once and ordered when next read or put."""
+    cache = postings_cache.PartsCache(topk._topk.Parts, max_bytes=10_000)
+    table = object()
+    t, e = id(table), postings_cache._ENTRY_BYTES
+    cache.account([((t, 0, "a"), 100), ((t, 0, "b"), 200)])
+    assert cache.nbytes == 300
+    cache.put(table, 0, "c", None)
+    cache.account([((t, 0, "d"), 50)])
+    cache.put(table, 0, "b", None)  # b again, as another thread's put: its own size, at the back
+    assert len(cache) == 4
+    assert [key[2] for key, _ in cache.entries()] == ["a", "c", "d", "b"]
+    assert cache.nbytes == 100 + e + 50 + e
+    cache.account([((t, 0, "c"), 999)])  # one another thread put first: not counted twice
+    assert len(cache) == 4
+    assert cache.nbytes == 100 + e + 50 + e
+    cache.max_bytes = 100 + e + 50 + e  # an account over the cap evicts, oldest first
+    cache.account([((t, 0, "f"), 60)])
+    assert [key[2] for key, _ in cache.entries()] == ["c", "d", "b", "f"]
+    assert cache.nbytes == e + 50 + e + 60
+    cache.account([((t, 0, "g"), 1)])
+    cache.clear()
+    assert len(cache) == 0
+    assert cache.nbytes == 0
