@@ -5,6 +5,7 @@ PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* windows.c */
+void windows_init(void);                                                 /* windows.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* ranked.c */
 PyObject *topk_ranked_terms(PyObject *module, PyObject *args, PyObject *kwds); /* ranked.c */
@@ -142,6 +143,7 @@ PyInit__topk(void)
     if (!m) {
         return NULL;
     }
+    windows_init();
     if (add_type(m, &PostingListType, "PostingList") < 0 || add_type(m, &TableType, "Table") < 0 ||
         add_type(m, &PartsType, "Parts") < 0 || add_type(m, &SegViewType, "Segment") < 0 ||
         PyModule_AddIntConstant(m, "MAX_CAP", MAX_CAP) < 0 ||

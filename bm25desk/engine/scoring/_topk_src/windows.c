@@ -5,11 +5,29 @@
  * from 0.0: the same sums, bit for bit. Called without the GIL. */
 #include "exhaustive.h"
 
+#include <unistd.h>
+
 /* Documents per window, as a power of two: 32 K sums (256 KB) and marks stay in a core's L2
  * cache, where adding straight into the segment's array (8 MB at 1 M documents) missed it at
- * almost every posting. Settable (window_shift()) so that tests can take the windowed path on
- * small collections. */
+ * almost every posting. 64 K (512 KB) where the L2 cache holds 2 MB or more (windows_init).
+ * Settable (window_shift()) so that tests can take the windowed path on small collections. */
 static int win_shift = 15;
+
+/* Take the window for this processor's L2 cache, once, when the module loads. On a 2 MB L2
+ * (Intel Xeon, Sapphire Rapids) 64 K documents a window gave 1 M passages' long queries 5 %
+ * more per second than 32 K (177 against 168, 5 interleaved runs; 128 K: slower), in half as
+ * many windows to set every term up for. Below 2 MB, or where the size is unknown, 32 K:
+ * the size measured before, not raised without a measurement on such a cache. */
+void
+windows_init(void)
+{
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 >= (2L << 20)) {
+        __atomic_store_n(&win_shift, 16, __ATOMIC_RELAXED);
+    }
+#endif
+}
 
 PyObject *
 topk_window_shift(PyObject *Py_UNUSED(module), PyObject *args)
