@@ -5,7 +5,9 @@
  * from 0.0: the same sums, bit for bit. Called without the GIL. */
 #include "exhaustive.h"
 
+#ifndef _WIN32
 #include <unistd.h>
+#endif
 
 /* Documents per window, as a power of two: 32 K sums (256 KB) and marks stay in a core's L2
  * cache, where adding straight into the segment's array (8 MB at 1 M documents) missed it at
@@ -14,10 +16,10 @@
 static int win_shift = 15;
 
 /* Take the window for this processor's L2 cache, once, when the module loads. On a 2 MB L2
- * (Intel Xeon, Sapphire Rapids) 64 K documents a window gave 1 M passages' long queries 5 %
- * more per second than 32 K (177 against 168, 5 interleaved runs; 128 K: slower), in half as
- * many windows to set every term up for. Below 2 MB, or where the size is unknown, 32 K:
- * the size measured before, not raised without a measurement on such a cache. */
+ * (an Intel Xeon VM) 64 K documents a window gave 1 M passages' long queries 5 % more per
+ * second than 32 K (177 against 168, 5 interleaved runs; 128 K: slower), in half as many
+ * windows to set every term up for. Below 2 MB, or where the size is unknown (no sysconf name
+ * for it), 32 K: the size measured before, not raised without a measurement there. */
 void
 windows_init(void)
 {
