@@ -230,7 +230,7 @@ def interrupted_cli_build(tmp_path: Path, engine_args: list[str], n: int) -> Non
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (proc.returncode, err)
     assert "bm25desk: interrupted" in err
     assert "Traceback" not in err, err
     assert (store.root / "victim" / "manifest.json").read_bytes() == before
