@@ -205,6 +205,16 @@ def leftovers(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.name.startswith((".tmp-", ".trash-")))
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child, before exec: SIGINT's default action, as for a terminal's foreground job.
+
+    A shell starts a background job (``pytest &``, a CI script run from one) with SIGINT
+    ignored, and an ignored signal stays ignored across exec: the command would never see the
+    test's Ctrl-C and would finish its build (exit 0, nothing on stderr).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupted_cli_build(tmp_path: Path, engine_args: list[str], n: int) -> None:
     """Ctrl-C ``bm25desk index`` of ``n`` records once its tasks write parts; check what is left.
 
@@ -221,6 +231,7 @@ def interrupted_cli_build(tmp_path: Path, engine_args: list[str], n: int) -> Non
         [sys.executable, "-m", "bm25desk.cli", "--data-dir", str(data), "index", str(corpus),
          "--name", "victim", "--replace", *engine_args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )  # fmt: skip
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:
