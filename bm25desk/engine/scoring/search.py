@@ -191,10 +191,22 @@ class Searcher:
         self, term: str, variant: Variant, feedback: Feedback | None = None
     ) -> TermWeight | None:
         """Return the term's weighting under ``variant`` (None when it is in no document)."""
-        table = self._table(variant, feedback)
-        if term in table:
-            return table[term]
-        return self._weigh(table, term, variant, feedback)
+        return self._weight_in(self._table(variant, feedback), term, variant, feedback)
+
+    def _weight_in(
+        self,
+        table: dict[str, TermWeight | None],
+        term: str,
+        variant: Variant,
+        feedback: Feedback | None,
+    ) -> TermWeight | None:
+        """Return ``term``'s weighting from ``table`` (a :meth:`_table`), weighed if not there.
+
+        One read: the table is bounded, and another search may empty it between a test and a
+        read of the same term.
+        """
+        w = table.get(term, _UNWEIGHED)
+        return self._weigh(table, term, variant, feedback) if w is _UNWEIGHED else w
 
     def _table(self, variant: Variant, feedback: Feedback | None) -> dict[str, TermWeight | None]:
         """Return the cached weightings of (``variant``, ``feedback``) by term."""
@@ -401,11 +413,8 @@ class Searcher:
             return got
         out: list[topk.TermSpec] = []
         unknown: list[str] = []
-        get = table.get
         for term, qtf in scored:
-            w = get(term, _UNWEIGHED)
-            if w is _UNWEIGHED:  # (a bounded table may have been cleared meanwhile)
-                w = self._weigh(table, term, variant, feedback)
+            w = self._weight_in(table, term, variant, feedback)
             if w is None:
                 unknown.append(term)
             else:
