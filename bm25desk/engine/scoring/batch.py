@@ -344,7 +344,7 @@ def _plan(
             if s is None:  # the term's first occurrence: its slot, or -1 (no weighting)
                 w = table.get(term)  # (a dict read: the plan meets ~49 k distinct terms a run)
                 if w is None and term not in table:  # emptied meanwhile by another search
-                    w = searcher._weight_in(table, term, variant, feedback)
+                    w = searcher._weigh(table, term, variant, feedback)
                 if w is None:
                     s = slot_of[term] = -1
                     if term_id(term) < 0:

@@ -191,22 +191,7 @@ class Searcher:
         self, term: str, variant: Variant, feedback: Feedback | None = None
     ) -> TermWeight | None:
         """Return the term's weighting under ``variant`` (None when it is in no document)."""
-        return self._weight_in(self._table(variant, feedback), term, variant, feedback)
-
-    def _weight_in(
-        self,
-        table: dict[str, TermWeight | None],
-        term: str,
-        variant: Variant,
-        feedback: Feedback | None,
-    ) -> TermWeight | None:
-        """Return ``term``'s weighting from ``table`` (a :meth:`_table`), weighed if not there.
-
-        One read: the table is bounded, and another search may empty it between a test and a
-        read of the same term.
-        """
-        w = table.get(term, _UNWEIGHED)
-        return self._weigh(table, term, variant, feedback) if w is _UNWEIGHED else w
+        return self._weigh(self._table(variant, feedback), term, variant, feedback)
 
     def _table(self, variant: Variant, feedback: Feedback | None) -> dict[str, TermWeight | None]:
         """Return the cached weightings of (``variant``, ``feedback``) by term."""
@@ -232,7 +217,14 @@ class Searcher:
         variant: Variant,
         feedback: Feedback | None,
     ) -> TermWeight | None:
-        """Compute ``term``'s weighting and remember it (and its df) in ``table``."""
+        """Return ``term``'s weighting in ``table``; computed and remembered (and its df) if not.
+
+        One read of the table: it is bounded, and another search may empty it between a test
+        and a read of the same term.
+        """
+        known: TermWeight | None = table.get(term, _UNWEIGHED)
+        if known is not _UNWEIGHED:
+            return known
         stats = self.term_stats_for(term, variant, feedback)
         w = None if stats is None else variant.weigh(stats, self.statistics.stats)
         if w is not None and stats is not None:
@@ -414,7 +406,7 @@ class Searcher:
         out: list[topk.TermSpec] = []
         unknown: list[str] = []
         for term, qtf in scored:
-            w = self._weight_in(table, term, variant, feedback)
+            w = self._weigh(table, term, variant, feedback)
             if w is None:
                 unknown.append(term)
             else:
