@@ -294,9 +294,12 @@ def _views(st: Any) -> tuple[Any, ...]:
 
 
 def exhaustive(
-    st: Any, doclen: Any, terms: Any, k: int, allow: Any, rows: bool
+    st: Any, doclen: Any, terms: Any, k: int, allow: Any, rows: bool, count: bool = True
 ) -> tuple[Any, int] | None:
     """Run the exhaustive kernel over every segment: (its result, the match count), or None.
+
+    ``count=False``: the count is not wanted (-1), and a large segment's windows may skip
+    the lists that cannot lift a document into the top k (``_topk_src/winprune.c``).
 
     ``st`` is the index's ``topk._State`` (``doclen`` its document lengths), ``terms`` the
     (term, qtf, weighting) of the query. The result is the kernel's (docnos, scores, tfs, parts)
@@ -332,7 +335,8 @@ def exhaustive(
 
     added: list[tuple[Key, int]] = []
     fresh = (cache.memos or _memos(st), cache.short, _ENTRY_BYTES, added)
-    got = _topk.exhaustive_query(views, maps, terms, k, allow, rows, miss, None, fresh)
+    prune = not count
+    got = _topk.exhaustive_query(views, maps, terms, k, allow, rows, miss, None, fresh, prune)
     if added:
         cache.account(added)
     if got is NotImplemented:
@@ -345,7 +349,7 @@ def exhaustive(
             return _fill(st, doclen, terms, maps, groups, missing, fresh=False)
 
         got = _topk.exhaustive_query(
-            views, maps, terms, k, allow, rows, miss_grouped, groups, fresh
+            views, maps, terms, k, allow, rows, miss_grouped, groups, fresh, prune
         )
         if added:
             cache.account(added)

@@ -664,7 +664,7 @@ class Searcher:
             and impacts.prefer(index, postings, k + 1, topk.HAVE_KERNEL, len(terms))
         )
         got = (
-            topk.exhaustive_top_k(index, terms, k + 1, allowed, rows=contributions)
+            topk.exhaustive_top_k(index, terms, k + 1, allowed, rows=contributions, count=count)
             if exhaustive
             else None
         )

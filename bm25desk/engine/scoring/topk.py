@@ -653,7 +653,13 @@ def _result(prev: Any, ncols: int, rows: bool) -> TopK:
 
 
 def exhaustive_top_k(
-    index: Index, terms: Sequence[TermSpec], k: int, allowed: Any = None, *, rows: bool = True
+    index: Index,
+    terms: Sequence[TermSpec],
+    k: int,
+    allowed: Any = None,
+    *,
+    rows: bool = True,
+    count: bool = True,
 ) -> tuple[TopK, int] | None:
     """Return the top ``k`` by adding every posting in C, and the number of matching documents.
 
@@ -664,6 +670,9 @@ def exhaustive_top_k(
     much of a small collection, and for deep k. ``rows=False`` leaves the per-term ``tfs`` and
     ``parts`` zero (a run needs ids and scores only). None without the compiled kernel, or when
     a weight or table is one the kernel cannot take (the caller then uses numpy).
+    ``count=False``: the number of matching documents is not wanted (-1), and the windows of a
+    large collection may skip the lists that cannot lift a document into the top k (the same
+    top k, bit for bit: ``_topk_src/winprune.c``).
     """
     k = _check_k(k)
     if not HAVE_KERNEL:
@@ -671,7 +680,7 @@ def exhaustive_top_k(
     allow = _as_mask(allowed, index.n_slots)
     st = _state(index)
     try:  # (not _damage_is_corruption: a generator's context costs ~2 µs a query)
-        got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows)
+        got = postings_cache.exhaustive(st, index.doclen, terms, k, allow, rows, count)
     except ValueError as exc:
         _raise_if_damaged(index, exc)
         raise

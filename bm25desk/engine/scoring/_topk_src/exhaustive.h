@@ -29,6 +29,10 @@ PyObject *parts_set_overflow(Parts *self, PyObject *obj);
 /* A new Parts of term tid's blocks in Segment sobj under Table tobj (fill: it may be filled),
  * or NULL with an exception (see parts() in module.c). */
 Parts *parts_stored(PyObject *sobj, Py_ssize_t tid, PyObject *tobj, int fill);
+/* The largest entry of c's bound table U over pa's postings (its frontier, the exact values of
+ * its overflow postings), kept in pa once known; NaN when it cannot be known (a frontier out of
+ * range: the traversal finds the damage). c: a cursor over pa's list under pa's table. */
+double parts_umax(Parts *pa, const Cursor *c);
 
 /* What a caller lets the kernel make itself for the terms its cache's maps lack (the common
  * first use of a term, without Python): per segment the lexicon's memo of term -> id (a dict, or
@@ -319,6 +323,7 @@ typedef struct {
     int pos;           /* positive: no marks (see query_positive) */
     long long matches; /* -1: out of memory */
     Sheet *sheet;      /* where acc and seen are (the slices after the first; else NULL) */
+    uint64_t *theta;   /* the best k-th score of the slices' full heaps (bits), or NULL */
 } Slice;
 
 /* windows.c */
@@ -330,6 +335,42 @@ void slice_run(Slice *sl);
  * when out of memory. */
 long long exhaustive_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc,
                              uint8_t *seen, int take, int nsl, int pos);
+
+/* winprune.c: windows that skip their low-bound lists (see there) */
+/* A term's look-ups at ascending documents: a filled Parts (pa, at position i), else a copy of
+ * its cursor on its own scratch. */
+typedef struct {
+    Cursor c;
+    const Parts *pa;
+    Py_ssize_t i;
+} Probe;
+
+typedef struct {
+    int on, n;
+    int *order;    /* the terms by upper bound ascending */
+    uint8_t *skip; /* per term: skipped (the first nskip of order) */
+    int nskip;
+    double B;      /* the skipped terms' bounds summed (in that order) */
+    double share, slack;
+    Probe *pr;       /* per term */
+    uint64_t *theta; /* shared by the slices: the best k-th score of their full heaps (bits of
+                      * a double >= 0, which order as the doubles do), or NULL */
+} WinPrune;
+
+/* Set up wp for q's windows (scratch: CURSOR_SCRATCH int32 per term, for the probes): 1, or 0
+ * when q may not skip (q->prune unset, a bound unknown, prune_share 0), -1 out of memory. */
+int winprune_open(WinPrune *wp, const Query *q, int32_t *scratch, uint64_t *theta);
+void winprune_close(WinPrune *wp);
+/* Before the window: term t's run r is there (a probe of a filled Parts starts from it). */
+void winprune_hint(WinPrune *wp, int t, const Run *r);
+/* After a window: q's k-th best, when its heap is full, raises the slices' shared one. */
+void winprune_publish(WinPrune *wp, const Query *q);
+/* Grow the skipped terms for q's k-th best (its heap, when full): whether any is skipped. */
+int winprune_plan(WinPrune *wp, const Query *q);
+/* The window's documents that may enter (acc: the unskipped terms' sums), scored in full into
+ * the pool; acc cleared. Returns how many were scored, -1 when the postings are broken. */
+long long winprune_take(WinPrune *wp, Query *q, Pool *pool, double *acc, int32_t w0,
+                        Py_ssize_t len);
 
 /* split.c */
 /* How many slices a windowed traversal of q's postings takes (1: not split). */

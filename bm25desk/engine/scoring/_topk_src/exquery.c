@@ -34,6 +34,7 @@ typedef struct {
     const Table **tab; /* the same: the table it is weighted by */
     Py_buffer allow;
     int have_allow;
+    int prune;         /* the caller wants no match count: windows may skip (winprune.c) */
 } XQ;
 
 static void
@@ -335,9 +336,10 @@ xwork_free(XWork *w, int clean)
     }
 }
 
-/* A Query over segment s's terms, for exhaustive_window() (total postings) and the traversal. */
+/* A Query over segment s's terms, for exhaustive_window() (total postings) and the traversal;
+ * with bounds, each cursor's upper bound too (parts_umax), and Q->prune set. */
 static int
-xq_cursors(const XQ *x, XWork *w, Py_ssize_t s, Query *Q)
+xq_cursors(const XQ *x, XWork *w, Py_ssize_t s, Query *Q, int bounds)
 {
     int m = 0;
     Py_ssize_t total = 0;
@@ -361,6 +363,7 @@ xq_cursors(const XQ *x, XWork *w, Py_ssize_t s, Query *Q)
         c->qw = x->qw[t];
         c->qwp = c->qw > 0.0 ? c->qw : 0.0;
         c->qi = m;
+        c->ub = bounds ? c->qwp * parts_umax(pa, c) : NAN;
         w->cols[m] = (int)t;
         total += pa->n;
         m++;
@@ -377,6 +380,7 @@ xq_cursors(const XQ *x, XWork *w, Py_ssize_t s, Query *Q)
     Q->rows_tf = w->rows_tf;
     Q->rows_tp = w->rows_tp;
     Q->total_postings = total;
+    Q->prune = bounds;
     return m;
 }
 
@@ -397,7 +401,7 @@ xwork_alloc(const XQ *x, XWork *w)
     for (Py_ssize_t s = 0; s < x->nseg; s++) {
         Query Q;
         Py_ssize_t nd = x->segs[s]->ndocs;
-        if (xq_cursors(x, w, s, &Q) == 0) {
+        if (xq_cursors(x, w, s, &Q, 0) == 0) {
             continue;
         }
         w->win[s] = exhaustive_window(&Q, nd);
@@ -433,7 +437,7 @@ xq_run(const XQ *x, XWork *w)
     Sheet *sh = w->sheet;
     for (Py_ssize_t s = 0; s < x->nseg; s++) {
         Query Q;
-        if (xq_cursors(x, w, s, &Q) == 0) {
+        if (xq_cursors(x, w, s, &Q, x->prune && !x->rows && w->win[s]) == 0) {
             continue;
         }
         if (!x->rows && w->h.cap > 64) { /* (a selection may have left it best first) */
@@ -503,13 +507,13 @@ PyObject *
 topk_exhaustive_query(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"segments", "maps",   "terms", "k",     "allow",
-                             "rows",     "miss",   "groups", "fresh", NULL};
+                             "rows",     "miss",   "groups", "fresh", "prune", NULL};
     PyObject *segments, *maps, *terms, *k, *allow = Py_None, *miss = Py_None, *groups = Py_None;
     PyObject *fresh_o = Py_None;
-    int rows = 0, same_k1 = 1;
+    int rows = 0, same_k1 = 1, prune = 0;
     Fresh fresh = {NULL, NULL, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|OpOOO", kwlist, &segments, &maps, &terms,
-                                     &k, &allow, &rows, &miss, &groups, &fresh_o)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|OpOOOp", kwlist, &segments, &maps, &terms,
+                                     &k, &allow, &rows, &miss, &groups, &fresh_o, &prune)) {
         return NULL;
     }
     if (fresh_o != Py_None &&
@@ -525,6 +529,7 @@ topk_exhaustive_query(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwd
     XQ x;
     memset(&x, 0, sizeof(x));
     x.rows = rows;
+    x.prune = prune;
     XWork w;
     memset(&w, 0, sizeof(w));
     PyObject *result = NULL;
@@ -566,7 +571,7 @@ topk_exhaustive_query(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwd
         PyErr_NoMemory();
         goto done;
     }
-    result = xq_result(&x, &w, matches);
+    result = xq_result(&x, &w, x.prune ? -1 : matches); /* (pruned: not counted) */
 done:
     xwork_free(&w, matches >= 0);
     xq_release(&x);

@@ -5,6 +5,8 @@ PyObject *topk_search(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_count(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *topk_bm25f(PyObject *module, PyObject *args, PyObject *kwds); /* bm25f.c */
 PyObject *topk_window_shift(PyObject *module, PyObject *args);          /* windows.c */
+PyObject *topk_window_prune(PyObject *module, PyObject *args);          /* winprune.c */
+PyObject *topk_window_prune_counts(PyObject *module, PyObject *args);   /* winprune.c */
 void windows_init(void);                                                 /* windows.c */
 PyObject *topk_batch(PyObject *module, PyObject *args, PyObject *kwds); /* batch.c */
 PyObject *topk_ranked(PyObject *module, PyObject *args, PyObject *kwds); /* ranked.c */
@@ -44,6 +46,13 @@ static PyMethodDef topk_methods[] = {
      "window_shift([shift]) -> the exhaustive traversal's window (2**shift documents: a segment "
      "larger than that, with postings for a quarter of it or more, is scored window by window) "
      "before the call; with shift (4..30), set it (tests, measurement)."},
+    {"window_prune", (PyCFunction)topk_window_prune, METH_VARARGS,
+     "window_prune([share]) -> the share of the k-th best score that the lists a window skips "
+     "may bound together (exhaustive_query(prune=True): see _topk_src/winprune.c) before the "
+     "call; with share (0 <= share < 1, 0: none skipped), set it (tests, measurement)."},
+    {"window_prune_counts", (PyCFunction)topk_window_prune_counts, METH_NOARGS,
+     "window_prune_counts() -> (windows that skipped lists, lists they skipped, documents "
+     "scored again in them) since the module loaded (tests, measurement)."},
     {"fresh", (PyCFunction)topk_fresh, METH_VARARGS,
      "fresh(segment, s, memo, table, map, words, short, entry_bytes, added) -> per word its "
      "entry (a Parts or None) made, kept in map and noted in added as exhaustive_query makes a "

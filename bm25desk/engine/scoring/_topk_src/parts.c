@@ -72,6 +72,8 @@ parts_alloc(PyTypeObject *type, PyObject *holder, PyObject *tobj)
     self->ref = 1; /* (a new entry is not the first to go) */
     self->tpmin = INFINITY;
     self->state = PARTS_EMPTY;
+    self->tid = -1;
+    self->umax = UINT64_MAX;
     return self;
 }
 
@@ -147,6 +149,7 @@ parts_stored(PyObject *sobj, Py_ssize_t tid, PyObject *tobj, int fill)
         return NULL;
     }
     self->fillable = fill;
+    self->tid = tid;
     if (stored_list(&self->own, sv->v, tid, &sv->dli, sv->dli_w, sv->cap, sv->shift, NULL) < 0 ||
         parts_take_list(self, &self->own, Py_None) < 0) {
         Py_DECREF(self);
@@ -501,4 +504,100 @@ parts_first_overflow(const Parts *p, Py_ssize_t pos)
         }
     }
     return i;
+}
+
+/* The largest of U[j(d), tf] over the frontier entries (tf, docno d) at p (n entries of
+ * BLK_ENTRY bytes, from the segment) or in tfs/docs (a list's own), and *ok = 0 when an entry
+ * is out of range. */
+static double
+frontier_max(const Cursor *c, const uint8_t *p, const uint8_t *tfs, const int32_t *docs,
+             Py_ssize_t n, int *ok)
+{
+    double m = 0.0;
+    for (Py_ssize_t e = 0; e < n; e++) {
+        int tf = p ? p[e * BLK_ENTRY] : tfs[e];
+        int32_t d = p ? (int32_t)blk_load32(p + e * BLK_ENTRY + 1) : docs[e];
+        if (tf < 1 || tf > c->cap || d < 0 || d >= c->ndocs) {
+            *ok = 0;
+            return 0.0;
+        }
+        int32_t j = dli_at(c->dli, c->dli_w, d);
+        if (j < 0 || (Py_ssize_t)j >= c->rows) {
+            *ok = 0;
+            return 0.0;
+        }
+        double t = c->U[(Py_ssize_t)j * c->stride + tf * c->tstride];
+        m = t > m ? t : m;
+    }
+    return m;
+}
+
+/* The term's frontier in segment sv (several blocks): stored beside its blocks, found by tid. */
+static double
+segment_frontier_max(const SegView *sv, Py_ssize_t tid, const Cursor *c, int *ok)
+{
+    const Py_buffer *terms = &sv->v[6], *off = &sv->v[7], *data = &sv->v[8];
+    const int32_t *tt = terms->buf;
+    Py_ssize_t nt = buf_len(terms), lo = 0, hi = nt;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (tt[mid] < tid) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    const int64_t *fo = off->buf;
+    if (lo >= nt || tt[lo] != tid || buf_len(off) != nt + 1) {
+        *ok = 0;
+        return 0.0;
+    }
+    int64_t a = fo[lo], z = fo[lo + 1];
+    if (a < 0 || z < a || z > (int64_t)data->len || (z - a) % BLK_ENTRY) {
+        *ok = 0;
+        return 0.0;
+    }
+    return frontier_max(c, (const uint8_t *)data->buf + a, NULL, NULL, (z - a) / BLK_ENTRY, ok);
+}
+
+double
+parts_umax(Parts *pa, const Cursor *c)
+{
+    uint64_t bits = __atomic_load_n(&pa->umax, __ATOMIC_RELAXED);
+    double m;
+    if (bits != UINT64_MAX) {
+        memcpy(&m, &bits, sizeof(m));
+        return m;
+    }
+    const PostingList *pl = pa->list;
+    int ok = 1;
+    if (pl->n_tprof >= 0) {
+        m = frontier_max(c, NULL, pl->tprof_tf, pl->tprof_doc, pl->n_tprof, &ok);
+    }
+    else if (pl->nblk <= 1) { /* one block: its own frontier, as blk_max reads it */
+        Cursor one = *c;
+        int broken = 0;
+        double nan = NAN;
+        one.broken = &broken;
+        one.bub = &nan;
+        one.ovf_val = NULL; /* (folded in below) */
+        m = pl->nblk ? blk_max(&one, 0) : 0.0;
+        ok = !broken;
+    }
+    else if (pa->tid >= 0 && Py_IS_TYPE(pa->pl, &SegViewType)) {
+        m = segment_frontier_max((const SegView *)pa->pl, pa->tid, c, &ok);
+    }
+    else {
+        ok = 0;
+    }
+    if (!ok || (pa->novf && !pa->ovf)) {
+        return NAN; /* (damage is the traversal's to find and report) */
+    }
+    for (Py_ssize_t i = 0; i < pa->novf; i++) {
+        m = pa->ovf[i] > m ? pa->ovf[i] : m;
+    }
+    memcpy(&bits, &m, sizeof(bits));
+    __atomic_store_n(&pa->umax, bits, __ATOMIC_RELAXED);
+    return m;
 }

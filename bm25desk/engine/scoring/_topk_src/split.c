@@ -199,6 +199,7 @@ split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *
     Run *runs = malloc(sizeof(Run) * (size_t)n * (size_t)nsl);
     int32_t *scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * (size_t)n * (size_t)(nsl - 1));
     long long matches = -1;
+    uint64_t theta = 0; /* (the bits of 0.0: see WinPrune) */
     int ok = sls && claimed && runs && scratch;
     for (int s = 0; ok && s < nsl; s++) {
         Slice *sl = &sls[s];
@@ -211,6 +212,7 @@ split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *
         }
         sl->runs = runs + (Py_ssize_t)n * s;
         sl->pos = pos;
+        sl->theta = &theta;
         sl->lo = ndocs * s / nsl; /* (a slice's last window may be short, as a segment's is) */
         sl->hi = ndocs * (s + 1) / nsl;
     }

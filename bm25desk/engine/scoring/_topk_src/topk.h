@@ -245,6 +245,9 @@ typedef struct {
     double tpmin;          /* once filled, at most its smallest tf part (the table's smallest
                             * entry when that is positive, else exactly; +inf: none) */
     int state;             /* PARTS_*, read and changed atomically */
+    Py_ssize_t tid;        /* made from a Segment: the term's id there (else -1) */
+    uint64_t umax;         /* the bits of the largest U over the list (parts_umax), once known;
+                            * all ones (a NaN): not yet; read and written atomically */
 } Parts;
 
 /* The code of an overflow posting: the place of tf 0 in the table by column, whose +0.0 it adds
@@ -652,6 +655,8 @@ typedef struct {
     int32_t *seed_scratch;        /* CURSOR_SCRATCH per seed cursor */
     double seed_ratio;
     Py_ssize_t total_postings;
+    int prune;                    /* windows.c may skip the windows' low-bound lists (winprune.c):
+                                   * every cursor's ub is set, and no match count is wanted */
     int broken;                   /* the postings changed under a cursor */
     /* quick.c: candidates of the list pend_e's block (docnos ascending), found through probes
      * (probes[i]: a copy of the cursor of the i-th required list, i < nprobe, own scratch in
