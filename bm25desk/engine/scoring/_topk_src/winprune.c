@@ -271,14 +271,18 @@ winprune_take(WinPrune *wp, Query *q, Pool *pool, double *acc, int32_t w0, Py_ss
         if ((q->allow && !q->allow[d]) || (q->deny && q->deny[d])) {
             continue;
         }
-        double s = a;
-        for (int e = 0; e < wp->nskip; e++) {
-            s += probe_at(wp, q, wp->order[e], d);
+        /* The skipped terms' contributions, largest bound first, while the rest of their
+         * bounds may still lift the sum to theta (the slack covers B's rounding less each). */
+        double s = a, rest = B;
+        for (int e = wp->nskip - 1; e >= 0 && s + rest + slack >= theta; e--) {
+            int t = wp->order[e];
+            s += probe_at(wp, q, t, d);
+            rest -= q->cs[t].ub;
         }
         if (s != s) {
             return -1;
         }
-        if (s + slack < theta) {
+        if (s + (rest > 0.0 ? rest : 0.0) + slack < theta) {
             continue;
         }
         s = 0.0; /* the score as every unskipped window sums it: query order, from 0.0 */
