@@ -1,22 +1,30 @@
 /* Windows that skip their low-bound lists: the windowed traversal (windows.c) of a positive
- * query that wants no match count, once a slice's top k is full.
+ * query that wants no match count, in a slice of 4 windows or more (PRUNE_WINDOWS), once a k-th
+ * best score theta is known.
  *
  * A long query on a large collection (50-200 terms on 1 M passages: 6-9 postings a document)
- * reaches a k-th best score theta far above what its most frequent terms can add: on 1 M
- * passages the terms whose upper bounds sum to a fifth of theta held half of the postings, and
- * only ~0.02 % of the documents had enough from the other terms to still reach theta (measured
- * over the long mix with numpy, docs/benchmarks). So, per window, with theta the slice's k-th best:
+ * reaches a theta far above what its most frequent terms can add. Measured with numpy over 10
+ * queries of the 1 M long mix, window by window with the k-th best of the windows before it:
+ * the terms whose upper bounds sum to a fifth of theta held ~50 % of the postings, and ~0.02 %
+ * of the documents had enough from the other terms to still reach theta (at 0.35 of theta:
+ * ~60 % and ~0.1 %; at 0.8: ~75 % and 10-23 %). So, per window:
  *
+ * - theta: the larger of the slice's k-th best (its heap full) and the best the other slices of
+ *   the query have published (each has k documents at least that good).
  * - Skipped: the longest run of terms, by upper bound ascending, whose bounds sum (B) to at most
- *   share * theta (prune_share, 1/5). Their runs jump past the window (whole blocks undecoded);
- *   the others are added into the window's sums as before. theta only rises, so a term skipped
- *   once stays skipped.
+ *   share * theta (prune_share, 1/5). Their runs jump past the window, whole blocks undecoded
+ *   (a run filling the term's Parts still decodes into it, for the next search); the others are
+ *   added into the window's sums as before. theta only rises, so a term skipped once stays
+ *   skipped.
  * - A document whose sum of the other terms, plus B, falls short of theta by more than the
  *   rounding slack cannot enter. One that may: the skipped terms' contributions are looked up
- *   (probes: cursor copies that only move forward, or the term's filled Parts), and if that
- *   total still may reach theta, its score is computed again from 0.0 with every term in query
- *   order, the same additions as the unskipped windows make: the score it enters with is bit for
- *   bit the dense float64 one. The slack (as search() takes it) covers sums in another order.
+ *   (probes: cursor copies that only move forward, or the term's filled Parts), largest bound
+ *   first, while the rest of their bounds may still lift it to theta; if it may still enter, its
+ *   score is computed again from 0.0 with every term in query order, the same additions as an
+ *   unskipped window makes: the score it enters with is bit for bit the dense float64 one. The
+ *   slack (as search() takes it) covers sums in another order. Only documents provably below
+ *   theta are dropped: ties are kept, and the heap orders them by docno as always.
+ * - A slice starts with a short window (FIRST_WINDOW_PART), so that the second can skip.
  *
  * Documents that match only skipped terms are never seen, so the match count is not kept: the
  * caller asks for this (exhaustive_query(prune=True)) only when it does not want the count. */
@@ -216,7 +224,8 @@ int
 winprune_plan(WinPrune *wp, const Query *q)
 {
     double theta = wp->on ? theta_of(wp, q->h) : 0.0, budget = wp->share * theta;
-    if (!(theta > 0.0)) {
+    if (!(theta - budget > wp->slack)) { /* (unknown, or so small that the slack would let a
+                                          * document matching no unskipped term through) */
         return wp->nskip > 0;
     }
     while (wp->nskip < wp->n) {
@@ -257,7 +266,8 @@ winprune_take(WinPrune *wp, Query *q, Pool *pool, double *acc, int32_t w0, Py_ss
     double slack = wp->slack, B = wp->B;
     double theta = theta_of(wp, h); /* (> 0: plan skips only then) */
     long long scored = 0;
-    double floor = theta - B - slack; /* (> 0: B is at most share * theta) */
+    double floor = theta - B - slack; /* (> 0: see winprune_plan; a sum below it cannot enter,
+                                       * and 0.0, no unskipped term, is below it) */
     for (Py_ssize_t x = 0; x < len; x++) {
         if ((x & (SCAN - 1)) == 0 && x + SCAN <= len && chunk_top(acc + x) < floor) {
             x += SCAN - 1; /* (a chunk where no sum reaches the floor: most of them) */
