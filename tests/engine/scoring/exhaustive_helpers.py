@@ -115,3 +115,23 @@ def draw_case(
     if not terms or topk._top_k_kernel(index, terms, 1, None) is None:
         return None  # weights the kernel declines (the numpy path ranks them)
     return Case(variant, query, k, allowed, terms, ref)
+
+
+def cold_warm_evicted(
+    data: st.DataObject,
+    cache: postings_cache.PartsCache,
+    rank: Callable[[], Any],
+    ref: Any,
+    why: object = None,
+) -> None:
+    """Check ``rank()`` gives ``ref`` with the parts cold, warm, and evicted by a tiny cache."""
+    cache.clear()
+    cold = rank()  # fills the parts
+    warm = rank()  # reads them
+    assert cold == warm == ref, why
+    cache.clear()
+    cache.max_bytes = data.draw(st.sampled_from([1, 64, 600]))
+    try:
+        assert rank() == ref
+    finally:
+        cache.max_bytes = postings_cache.MAX_BYTES

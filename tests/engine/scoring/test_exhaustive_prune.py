@@ -13,6 +13,7 @@ tf above the cap, parts cold, warm and evicted.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from exhaustive_helpers import (
     SWEEP,
     VariantsOf,
     cache_of,
+    cold_warm_evicted,
     corpora,
     draw_case,
     draw_segmented,
@@ -32,7 +34,7 @@ from hypothesis import strategies as st
 
 from bm25desk.engine import get_variant
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.scoring import postings_cache, topk
+from bm25desk.engine.scoring import topk
 from bm25desk.engine.scoring.search import Searcher
 
 pytestmark = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
@@ -64,7 +66,7 @@ def ranking(index: Index, terms: list[topk.TermSpec], k: int, allowed: Any) -> A
     assert got is not None
     top, n = got
     assert n == -1
-    return top.docnos.tolist(), top.scores.view(np.int64).tolist()
+    return top.docnos.tolist(), top.scores.view(np.int64).tolist()  # (a tuple, as ref[:2])
 
 
 def skipped() -> int:
@@ -92,16 +94,9 @@ def test_skipping_windows_agree_with_the_dense_ranking(
         variant, query, k, allowed, terms, ref = case
         threads = data.draw(st.sampled_from([1, 2, 3]))
         setup(threads, data.draw(st.integers(4, 6)), data.draw(st.sampled_from([0.2, 0.6, 0.95])))
-        cache.clear()
-        cold = ranking(index, terms, k, allowed)  # skipped lists still fill their parts
-        warm = ranking(index, terms, k, allowed)  # and are looked up there
-        assert cold == warm == (ref[0], ref[1]), (variant, query, k)
-        cache.clear()
-        cache.max_bytes = data.draw(st.sampled_from([1, 64, 600]))
-        try:
-            assert ranking(index, terms, k, allowed) == (ref[0], ref[1])
-        finally:
-            cache.max_bytes = postings_cache.MAX_BYTES
+        # (cold: skipped lists still fill their parts; warm: they are looked up there)
+        rank = partial(ranking, index, terms, k, allowed)
+        cold_warm_evicted(data, cache, rank, ref[:2], (variant, query, k))
 
 
 def _zipf_texts(seed: int, n: int, vocab: int, length: int, heavy: bool = False) -> list[str]:

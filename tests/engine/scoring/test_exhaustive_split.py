@@ -18,6 +18,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from exhaustive_helpers import (
     SWEEP,
     VariantsOf,
     cache_of,
+    cold_warm_evicted,
     corpora,
     draw_case,
     draw_segmented,
@@ -37,7 +39,7 @@ from hypothesis import strategies as st
 
 from bm25desk.engine import get_variant
 from bm25desk.engine.index.reader import Index
-from bm25desk.engine.scoring import postings_cache, topk
+from bm25desk.engine.scoring import topk
 from bm25desk.engine.scoring.search import Searcher
 
 pytestmark = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
@@ -87,16 +89,9 @@ def test_split_windows_agree_with_the_dense_ranking(
             continue
         variant, query, k, allowed, terms, ref = case
         split(data.draw(st.sampled_from([1, 2, 3])), data.draw(st.integers(4, 6)))
-        cache.clear()
-        cold = ranking(index, terms, k, allowed)  # the slices fill the parts together
-        warm = ranking(index, terms, k, allowed)  # and read them
-        assert cold == warm == ref, (variant, query, k)
-        cache.clear()
-        cache.max_bytes = data.draw(st.sampled_from([1, 64, 600]))
-        try:
-            assert ranking(index, terms, k, allowed) == ref
-        finally:
-            cache.max_bytes = postings_cache.MAX_BYTES
+        # (cold: the slices fill the parts together)
+        rank = partial(ranking, index, terms, k, allowed)
+        cold_warm_evicted(data, cache, rank, ref, (variant, query, k))
 
 
 def _texts(seed: int, n: int, vocab: int, length: int) -> list[str]:

@@ -536,29 +536,12 @@ frontier_max(const Cursor *c, const uint8_t *p, const uint8_t *tfs, const int32_
 static double
 segment_frontier_max(const SegView *sv, Py_ssize_t tid, const Cursor *c, int *ok)
 {
-    const Py_buffer *terms = &sv->v[6], *off = &sv->v[7], *data = &sv->v[8];
-    const int32_t *tt = terms->buf;
-    Py_ssize_t nt = buf_len(terms), lo = 0, hi = nt;
-    while (lo < hi) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (tt[mid] < tid) {
-            lo = mid + 1;
-        }
-        else {
-            hi = mid;
-        }
-    }
-    const int64_t *fo = off->buf;
-    if (lo >= nt || tt[lo] != tid || buf_len(off) != nt + 1) {
+    int64_t a, z;
+    if (stored_frontier_at(tid, &sv->v[6], &sv->v[7], &sv->v[8], &a, &z) < 0) {
         *ok = 0;
         return 0.0;
     }
-    int64_t a = fo[lo], z = fo[lo + 1];
-    if (a < 0 || z < a || z > (int64_t)data->len || (z - a) % BLK_ENTRY) {
-        *ok = 0;
-        return 0.0;
-    }
-    return frontier_max(c, (const uint8_t *)data->buf + a, NULL, NULL, (z - a) / BLK_ENTRY, ok);
+    return frontier_max(c, (const uint8_t *)sv->v[8].buf + a, NULL, NULL, (z - a) / BLK_ENTRY, ok);
 }
 
 double

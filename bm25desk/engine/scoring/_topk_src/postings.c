@@ -353,15 +353,10 @@ stored_overflow(PostingList *pl, const int64_t *ovf, Py_ssize_t novf_all, int64_
     return 0;
 }
 
-/* The term's frontier: stored for a list of several blocks; its block's for one (n_tprof -1). */
-static int
-stored_frontier(PostingList *pl, Py_ssize_t tid, const Py_buffer *terms, const Py_buffer *off,
-                const Py_buffer *data, Arena *arena)
+int
+stored_frontier_at(Py_ssize_t tid, const Py_buffer *terms, const Py_buffer *off,
+                   const Py_buffer *data, int64_t *a, int64_t *z)
 {
-    pl->n_tprof = -1;
-    if (pl->nblk <= 1) {
-        return 0;
-    }
     const int32_t *tt = terms->buf;
     Py_ssize_t nt = buf_len(terms), lo = 0, hi = nt;
     while (lo < hi) {
@@ -375,15 +370,28 @@ stored_frontier(PostingList *pl, Py_ssize_t tid, const Py_buffer *terms, const P
     }
     const int64_t *fo = off->buf;
     if (lo >= nt || tt[lo] != tid || buf_len(off) != nt + 1) {
+        return -1;
+    }
+    *a = fo[lo];
+    *z = fo[lo + 1];
+    return *a < 0 || *z < *a || *z > (int64_t)data->len || (*z - *a) % BLK_ENTRY ? -1 : 0;
+}
+
+/* The term's frontier: stored for a list of several blocks; its block's for one (n_tprof -1). */
+static int
+stored_frontier(PostingList *pl, Py_ssize_t tid, const Py_buffer *terms, const Py_buffer *off,
+                const Py_buffer *data, Arena *arena)
+{
+    pl->n_tprof = -1;
+    if (pl->nblk <= 1) {
+        return 0;
+    }
+    int64_t a, z;
+    if (stored_frontier_at(tid, terms, off, data, &a, &z) < 0 || (z - a) / BLK_ENTRY > pl->cap) {
         PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
         return -1;
     }
-    int64_t a = fo[lo], z = fo[lo + 1];
     int64_t m = (z - a) / BLK_ENTRY;
-    if (a < 0 || z < a || z > (int64_t)data->len || (z - a) % BLK_ENTRY || m > pl->cap) {
-        PyErr_SetString(PyExc_ValueError, CHANGED_POSTINGS);
-        return -1;
-    }
     pl->tprof_tf = list_alloc(arena, (size_t)m + 1);
     pl->tprof_doc = list_alloc(arena, sizeof(int32_t) * (size_t)(m + 1));
     if (!pl->tprof_tf || !pl->tprof_doc) {

@@ -165,6 +165,11 @@ PostingList *as_posting_list(PyObject *obj);
 /* The 9 arrays of a stored segment (see stored()) as views, checked for kind: how many were
  * taken (9: all; fewer: an exception is set, and the caller releases the ones taken). */
 int stored_views(PyObject *arrays, Py_buffer v[9]);
+/* The bytes [*a, *z) of term tid's frontier entries in a segment's frontier arrays (term ids
+ * ascending, their offsets, the entries): 0, or -1 when they do not hold it whole (no exception
+ * is set: callable without the GIL). */
+int stored_frontier_at(Py_ssize_t tid, const Py_buffer *terms, const Py_buffer *off,
+                       const Py_buffer *data, int64_t *a, int64_t *z);
 /* Term tid's list over borrowed views (stored_views, and a length index of item size dli_w),
  * checked as stored() checks it, in a caller-owned struct: nothing is referenced, so it must not
  * outlive the views. Its arrays come from `arena` (then nothing to free), or with arena NULL from
