@@ -353,13 +353,14 @@ typedef struct {
     double B;      /* the skipped terms' bounds summed (in that order) */
     double share, slack;
     Probe *pr;       /* per term */
+    int32_t *scratch; /* the probes' (CURSOR_SCRATCH int32 each) */
     uint64_t *theta; /* shared by the slices: the best k-th score of their full heaps (bits of
                       * a double >= 0, which order as the doubles do), or NULL */
 } WinPrune;
 
-/* Set up wp for q's windows (scratch: CURSOR_SCRATCH int32 per term, for the probes): 1, or 0
- * when q may not skip (q->prune unset, a bound unknown, prune_share 0), -1 out of memory. */
-int winprune_open(WinPrune *wp, const Query *q, int32_t *scratch, uint64_t *theta);
+/* Set up wp for q's windows (theta: shared by the query's slices, or NULL): 1, or 0 when q may
+ * not skip (q->prune unset, a bound unknown, prune_share 0), -1 out of memory (wp is off). */
+int winprune_open(WinPrune *wp, const Query *q, uint64_t *theta);
 void winprune_close(WinPrune *wp);
 /* Before the window: term t's run r is there (a probe of a filled Parts starts from it). */
 void winprune_hint(WinPrune *wp, int t, const Run *r);

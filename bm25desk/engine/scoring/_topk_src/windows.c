@@ -338,13 +338,9 @@ slice_run(Slice *sl)
         }
         return;
     }
-    WinPrune wp = {0};
-    int32_t *pscratch = pos && !sl->take && q->prune && sl->hi - sl->lo >= PRUNE_WINDOWS * sl->win
-                            ? malloc(sizeof(int32_t) * CURSOR_SCRATCH * (size_t)(q->n ? q->n : 1))
-                            : NULL;
-    if (pscratch && winprune_open(&wp, q, pscratch, sl->theta) < 0) {
-        free(pscratch); /* (out of memory for the probes: every window adds every term) */
-        pscratch = NULL;
+    WinPrune wp = {0}; /* (out of memory for its probes: every window adds every term) */
+    if (pos && !sl->take && q->prune && sl->hi - sl->lo >= PRUNE_WINDOWS * sl->win) {
+        winprune_open(&wp, q, sl->theta);
     }
     long long matches = 0;
     Sums s = {sl->acc, sl->seen, NULL, 0, 0, pos ? SUMS_POS : SUMS_SEEN};
@@ -387,7 +383,6 @@ slice_run(Slice *sl)
     }
     free(scratch);
     winprune_close(&wp);
-    free(pscratch);
     for (int t = 0; t < q->n; t++) {
         run_end(&q->cs[t], &sl->runs[t], 0); /* a fill still open (the search broke) is dropped */
     }

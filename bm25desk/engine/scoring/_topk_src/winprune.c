@@ -151,7 +151,7 @@ winprune_publish(WinPrune *wp, const Query *q)
 }
 
 int
-winprune_open(WinPrune *wp, const Query *q, int32_t *scratch, uint64_t *theta)
+winprune_open(WinPrune *wp, const Query *q, uint64_t *theta)
 {
     memset(wp, 0, sizeof(*wp));
     wp->theta = theta;
@@ -174,7 +174,8 @@ winprune_open(WinPrune *wp, const Query *q, int32_t *scratch, uint64_t *theta)
     wp->order = malloc(sizeof(int) * (size_t)q->n);
     wp->skip = calloc((size_t)q->n, 1);
     wp->pr = malloc(sizeof(Probe) * (size_t)q->n);
-    if (!wp->order || !wp->skip || !wp->pr) {
+    wp->scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * (size_t)q->n);
+    if (!wp->order || !wp->skip || !wp->pr || !wp->scratch) {
         winprune_close(wp);
         return -1;
     }
@@ -190,7 +191,7 @@ winprune_open(WinPrune *wp, const Query *q, int32_t *scratch, uint64_t *theta)
         p->pa = c->parts && parts_ready(c->parts) ? c->parts : NULL;
         p->i = 0;
         p->c = *c;
-        p->c.bd = scratch + (Py_ssize_t)CURSOR_SCRATCH * t;
+        p->c.bd = wp->scratch + (Py_ssize_t)CURSOR_SCRATCH * t;
         p->c.bt = p->c.bd + BLK_MAX;
         p->c.dblk = p->c.tblk = -1;
         p->c.pos = 0;
@@ -208,6 +209,7 @@ winprune_close(WinPrune *wp)
     free(wp->order);
     free(wp->skip);
     free(wp->pr);
+    free(wp->scratch);
     memset(wp, 0, sizeof(*wp));
 }
 
