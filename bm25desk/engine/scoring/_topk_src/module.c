@@ -99,14 +99,17 @@ static PyMethodDef topk_methods[] = {
      "reads the terms). TypeError when a term is not a tuple (str, qtf, weighting)."},
     {"exhaustive_query", (PyCFunction)(void (*)(void))topk_exhaustive_query,
      METH_VARARGS | METH_KEYWORDS,
-     "exhaustive_query(segments, maps, terms, k, allow=None, rows=False, miss=None, groups=None)\n"
+     "exhaustive_query(segments, maps, terms, k, allow=None, rows=False, miss=None, groups=None, "
+     "fresh=None, prune=False)\n"
      "-> (docnos, scores, tfs, parts, matches) as search(exhaustive=True) returns them over every "
      "segment, None (a weight is not finite) or NotImplemented (the terms' k1 differ: give "
      "groups)\n\nOne query's exhaustive top k over every segment in one call: see "
      "_topk_src/exquery.c. segments: a tuple of Segment; maps: per segment a tuple of (Table, "
      "dict of term -> Parts or None) per group (groups: per term its group; None: group 0 for "
      "all, every term's k1 the first's); terms: (text, qtf, weighting) in query order; miss: "
-     "called with the list of (segment, term position) the maps lack, returns their entries."},
+     "called with the list of (segment, term position) the maps lack, returns their entries; "
+     "prune: no match count is wanted (matches -1), and a large segment's windows may skip the "
+     "lists that cannot lift a document into the top k (_topk_src/winprune.c)."},
     {"parts", (PyCFunction)(void (*)(void))topk_parts, METH_VARARGS | METH_KEYWORDS,
      "parts(segment, tid, table, fill=True) -> Parts of term tid's blocks in a stored Segment "
      "under table (empty; fill=False: never filled)."},
