@@ -13,6 +13,7 @@ tf above the cap, parts cold, warm and evicted.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -140,6 +141,25 @@ def test_long_queries_skip_and_rank_exactly(
                         ref = reference(searcher, q, variant, k, allowed)
                         assert ranking(index, terms, k, allowed) == (ref[0], ref[1]), (key, k, q)
     assert skipped() > before  # (the windows did skip: else this tested nothing new)
+
+
+def test_searches_at_once_skip_and_fill_the_same_parts(make_index: Any, setup: Setup) -> None:
+    index = make_index(_zipf_texts(7, 4000, 60, 30, heavy=True))
+    searcher = Searcher(index)
+    variant = get_variant("lucene")
+    rng = np.random.default_rng(4)
+    qs = [[f"t{i}" for i in rng.integers(0, 60, size=int(rng.integers(15, 50)))] for _ in range(40)]
+    want = [reference(searcher, q, variant, 10)[:2] for q in qs]
+    setup(2, 6, 0.5)
+    before = skipped()
+    for _ in range(3):
+        cache_of(index).clear()  # (each round: the parts filled by searches running at once)
+        with ThreadPoolExecutor(4) as pool:
+            got = list(
+                pool.map(lambda q: ranking(index, specs(searcher, q, variant), 10, None), qs)
+            )
+        assert got == want
+    assert skipped() > before
 
 
 def test_search_without_the_count_ranks_as_with_it(make_segmented: Any, setup: Setup) -> None:
