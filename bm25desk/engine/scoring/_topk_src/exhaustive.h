@@ -364,6 +364,9 @@ int winprune_open(WinPrune *wp, const Query *q, uint64_t *theta);
 void winprune_close(WinPrune *wp);
 /* Before the window: term t's run r is there (a probe of a filled Parts starts from it). */
 void winprune_hint(WinPrune *wp, int t, const Run *r);
+/* Whether wp may skip already: a k-th best is known (a heap carried in full from earlier
+ * segments, or another slice's). */
+int winprune_known(const WinPrune *wp, const Query *q);
 /* After a window: q's k-th best, when its heap is full, raises the slices' shared one. */
 void winprune_publish(WinPrune *wp, const Query *q);
 /* Grow the skipped terms for q's k-th best (its heap, when full): whether any is skipped. */

@@ -199,7 +199,11 @@ split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *
     Run *runs = malloc(sizeof(Run) * (size_t)n * (size_t)nsl);
     int32_t *scratch = malloc(sizeof(int32_t) * CURSOR_SCRATCH * (size_t)n * (size_t)(nsl - 1));
     long long matches = -1;
-    uint64_t theta = 0; /* (the bits of 0.0: see WinPrune) */
+    uint64_t theta = 0; /* (the bits of 0.0: see WinPrune; the earlier segments' k-th best
+                         * when the heap they carried in is full, for every slice at once) */
+    if (q->h->cap >= 1 && q->h->size >= q->h->cap && q->h->s[0] > 0.0) {
+        memcpy(&theta, &q->h->s[0], sizeof(theta));
+    }
     int ok = sls && claimed && runs && scratch;
     for (int s = 0; ok && s < nsl; s++) {
         Slice *sl = &sls[s];

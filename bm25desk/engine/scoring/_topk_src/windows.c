@@ -344,8 +344,9 @@ slice_run(Slice *sl)
     }
     long long matches = 0;
     Sums s = {sl->acc, sl->seen, NULL, 0, 0, pos ? SUMS_POS : SUMS_SEEN};
-    /* (skipping: a short first window, whose k-th best lets the next ones skip sooner) */
-    Py_ssize_t len = wp.on ? sl->win / FIRST_WINDOW_PART : sl->win;
+    /* (skipping with no k-th best known yet: a short first window, whose k-th best lets the
+     * next ones skip sooner) */
+    Py_ssize_t len = wp.on && !winprune_known(&wp, q) ? sl->win / FIRST_WINDOW_PART : sl->win;
     for (Py_ssize_t w0 = sl->lo; w0 < sl->hi && !q->broken; w0 += len, len = sl->win) {
         len = sl->hi - w0 < len ? sl->hi - w0 : len;
         int32_t w1 = (int32_t)(w0 + len);

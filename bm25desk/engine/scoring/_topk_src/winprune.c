@@ -24,7 +24,8 @@
  *   unskipped window makes: the score it enters with is bit for bit the dense float64 one. The
  *   slack (as search() takes it) covers sums in another order. Only documents provably below
  *   theta are dropped: ties are kept, and the heap orders them by docno as always.
- * - A slice starts with a short window (FIRST_WINDOW_PART), so that the second can skip.
+ * - A slice with no k-th best known yet (none carried in from the earlier segments) starts
+ *   with a short window (FIRST_WINDOW_PART), so that the second can skip.
  *
  * Documents that match only skipped terms are never seen, so the match count is not kept: the
  * caller asks for this (exhaustive_query(prune=True)) only when it does not want the count. */
@@ -134,6 +135,12 @@ theta_of(const WinPrune *wp, const Heap *h)
         memcpy(&shared, &bits, sizeof(shared));
     }
     return shared > own ? shared : own;
+}
+
+int
+winprune_known(const WinPrune *wp, const Query *q)
+{
+    return wp->on && theta_of(wp, q->h) > 0.0;
 }
 
 void
