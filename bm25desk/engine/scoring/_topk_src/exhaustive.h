@@ -165,6 +165,13 @@ block_codes_w(Cursor *c, Parts *p, const int32_t *docs, const int32_t *tfs, Py_s
                            : block_codes(c, p, docs, tfs, m, p0, 4);
 }
 
+/* The k-th best score of h when it is full (nothing scoring less can enter), else -inf. */
+static inline double
+heap_kth(const Heap *h)
+{
+    return h->cap > 0 && h->size >= h->cap ? h->s[0] : -INFINITY;
+}
+
 /* Whether (s, d) would enter the full heap h (worse than nothing in it: inline, as most
  * documents of a query with a frequent term do not). */
 static inline int
@@ -327,6 +334,8 @@ typedef struct {
 } Slice;
 
 /* windows.c */
+/* The first index of a[0..n) (ascending) holding lo or beyond (n: none). */
+Py_ssize_t first_at_least(const int32_t *a, Py_ssize_t n, int32_t lo);
 Py_ssize_t first_block(const Cursor *c, int32_t lo);
 void run_start(Cursor *c, Run *r, int32_t lo, int claimed, Py_ssize_t fill_end);
 void slice_run(Slice *sl);
@@ -346,7 +355,7 @@ typedef struct {
 } Probe;
 
 typedef struct {
-    int on, n;
+    int on;
     int *order;    /* the terms by upper bound ascending */
     uint8_t *skip; /* per term: skipped (the first nskip of order) */
     int nskip;

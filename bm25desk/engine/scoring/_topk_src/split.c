@@ -201,8 +201,9 @@ split_windows(Query *q, Py_ssize_t ndocs, Py_ssize_t win, double *acc, uint8_t *
     long long matches = -1;
     uint64_t theta = 0; /* (the bits of 0.0: see WinPrune; the earlier segments' k-th best
                          * when the heap they carried in is full, for every slice at once) */
-    if (q->h->cap >= 1 && q->h->size >= q->h->cap && q->h->s[0] > 0.0) {
-        memcpy(&theta, &q->h->s[0], sizeof(theta));
+    double carried = heap_kth(q->h);
+    if (carried > 0.0) {
+        memcpy(&theta, &carried, sizeof(theta));
     }
     int ok = sls && claimed && runs && scratch;
     for (int s = 0; ok && s < nsl; s++) {

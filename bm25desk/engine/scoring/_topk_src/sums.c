@@ -213,7 +213,7 @@ pool_floor(const Query *q, const Pool *p)
     if (p->c) {
         return p->barred ? p->bar.s : -INFINITY;
     }
-    return q->h->size >= q->h->cap && q->h->cap > 0 ? q->h->s[0] : -INFINITY;
+    return heap_kth(q->h);
 }
 
 /* A bar at most the k-th largest of the n positive doubles a[0..n) (1 <= k <= n), and close to

@@ -58,8 +58,7 @@ topk_window_shift(PyObject *Py_UNUSED(module), PyObject *args)
     return PyLong_FromLong(old);
 }
 
-/* The first index of a[0..n) (ascending) holding lo or beyond (n: none). */
-static Py_ssize_t
+Py_ssize_t
 first_at_least(const int32_t *a, Py_ssize_t n, int32_t lo)
 {
     Py_ssize_t i = 0, z = n;

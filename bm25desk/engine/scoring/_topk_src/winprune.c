@@ -76,25 +76,14 @@ probe_at(WinPrune *wp, const Query *q, int t, int32_t d)
         const Parts *pa = p->pa;
         const int32_t *docs = pa->docs;
         Py_ssize_t i = p->i, n = pa->n, step = 1;
-        while (i < n && docs[i] < d) { /* gallop, then search the last step */
+        while (i < n && docs[i] < d) { /* gallop, then search the last step (docs[z - 1] >= d) */
             Py_ssize_t z = i + step < n ? i + step : n;
-            if (docs[z - 1] < d) {
-                i = z;
-                step <<= 1;
-                continue;
+            if (docs[z - 1] >= d) {
+                i += first_at_least(docs + i, z - 1 - i, d);
+                break;
             }
-            Py_ssize_t lo = i, hi = z - 1;
-            while (lo < hi) {
-                Py_ssize_t mid = lo + (hi - lo) / 2;
-                if (docs[mid] < d) {
-                    lo = mid + 1;
-                }
-                else {
-                    hi = mid;
-                }
-            }
-            i = lo;
-            break;
+            i = z;
+            step <<= 1;
         }
         p->i = i;
         if (i >= n || docs[i] != d) {
@@ -129,7 +118,7 @@ probe_at(WinPrune *wp, const Query *q, int t, int32_t d)
 static double
 theta_of(const WinPrune *wp, const Heap *h)
 {
-    double own = h->cap >= 1 && h->size >= h->cap ? h->s[0] : 0.0, shared = 0.0;
+    double own = heap_kth(h), shared = 0.0;
     if (wp->theta) {
         uint64_t bits = __atomic_load_n(wp->theta, __ATOMIC_RELAXED);
         memcpy(&shared, &bits, sizeof(shared));
@@ -146,12 +135,12 @@ winprune_known(const WinPrune *wp, const Query *q)
 void
 winprune_publish(WinPrune *wp, const Query *q)
 {
-    const Heap *h = q->h;
-    if (!wp->theta || h->cap < 1 || h->size < h->cap || !(h->s[0] > 0.0)) {
+    double kth = heap_kth(q->h);
+    if (!wp->theta || !(kth > 0.0)) {
         return;
     }
     uint64_t bits, old = __atomic_load_n(wp->theta, __ATOMIC_RELAXED);
-    memcpy(&bits, &h->s[0], sizeof(bits));
+    memcpy(&bits, &kth, sizeof(bits));
     while (bits > old && !__atomic_compare_exchange_n(wp->theta, &old, bits, 1, __ATOMIC_RELAXED,
                                                       __ATOMIC_RELAXED)) {
     }
@@ -175,7 +164,6 @@ winprune_open(WinPrune *wp, const Query *q, uint64_t *theta)
         }
         total += ub;
     }
-    wp->n = q->n;
     wp->share = share;
     wp->slack = 16.0 * (double)(q->n + 2) * DBL_EPSILON * total + DBL_MIN;
     wp->order = malloc(sizeof(int) * (size_t)q->n);
@@ -237,7 +225,7 @@ winprune_plan(WinPrune *wp, const Query *q)
                                           * document matching no unskipped term through) */
         return wp->nskip > 0;
     }
-    while (wp->nskip < wp->n) {
+    while (wp->nskip < q->n) {
         int t = wp->order[wp->nskip];
         double b = wp->B + q->cs[t].ub;
         if (b > budget) {
