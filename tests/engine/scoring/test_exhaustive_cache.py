@@ -280,17 +280,18 @@ def test_fresh_keeps_what_the_map_holds_and_declines_what_is_not_for_it(make_ind
     memo = {"a": index.segments[0].lexicon.find("a"), "gone": -1}
     kept = object()
     added: list = []
-    got = topk._topk.fresh(view, 0, memo, tk, {"b": kept}, ["a", "b", "c", "gone"], 99, 7, added)
+    m = {"b": kept}
+    got = topk._topk.fresh(view, memo, tk, m, ["a", "b", "c", "gone"], 99, 7, added)
     assert got[0].n == 3
     assert got[1] is kept  # (already in the map)
     assert got[2] is NotImplemented  # (not in the memo)
     assert got[3] is None  # (in no document)
-    assert [note[0][1:] for note in added] == [(0, "a"), (0, "gone")]
-    assert [note[1] for note in added] == [7 + got[0].nbytes, 7]
-    got = topk._topk.fresh(view, 0, memo, tk, {}, ["a"], 3, 7, [])  # a list of 3 is not short
+    assert added == [m, "a", 7 + got[0].nbytes, m, "gone", 7]  # (map, term, bytes) flat
+    assert m == {"b": kept, "a": got[0], "gone": None}
+    got = topk._topk.fresh(view, memo, tk, {}, ["a"], 3, 7, [])  # a list of 3 is not short
     assert got == [NotImplemented]
     with pytest.raises(TypeError):
-        topk._topk.fresh(view, 0, memo, tk, {}, [1], 99, 7, [])
+        topk._topk.fresh(view, memo, tk, {}, [1], 99, 7, [])
     assert cache is cache_of(index)
 
 
@@ -299,22 +300,53 @@ def test_accounted_entries_join_the_order_as_they_came_and_count_once() -> None:
     cache = postings_cache.PartsCache(topk._topk.Parts, max_bytes=10_000)
     table = object()
     t, e = id(table), postings_cache._ENTRY_BYTES
-    cache.account([((t, 0, "a"), 100), ((t, 0, "b"), 200)])
+    m = cache.map_of(table, 0)
+    m.update(a=None, b=None)  # (as the kernel puts them, then notes them)
+    cache.account([m, "a", 100, m, "b", 200])
     assert cache.nbytes == 300
     cache.put(table, 0, "c", None)
-    cache.account([((t, 0, "d"), 50)])
+    m["d"] = None
+    cache.account([m, "d", 50])
     cache.put(table, 0, "b", None)  # b again, as another thread's put: its own size, at the back
     assert len(cache) == 4
     assert [key[2] for key, _ in cache.entries()] == ["a", "c", "d", "b"]
+    assert all(key[:2] == (t, 0) for key, _ in cache.entries())
     assert cache.nbytes == 100 + e + 50 + e
-    cache.account([((t, 0, "c"), 999)])  # one another thread put first: not counted twice
+    cache.account([m, "c", 999])  # one another thread put first: not counted twice
+    assert len(cache) == 4
+    assert cache.nbytes == 100 + e + 50 + e
+    cache.account([{"x": None}, "x", 70])  # a map the cache no longer has: not counted
     assert len(cache) == 4
     assert cache.nbytes == 100 + e + 50 + e
     cache.max_bytes = 100 + e + 50 + e  # an account over the cap evicts, oldest first
-    cache.account([((t, 0, "f"), 60)])
+    m["f"] = None
+    cache.account([m, "f", 60])
     assert [key[2] for key, _ in cache.entries()] == ["c", "d", "b", "f"]
+    assert "a" not in m
     assert cache.nbytes == e + 50 + e + 60
-    cache.account([((t, 0, "g"), 1)])
+    cache.account([m, "g", 1])
     cache.clear()
     assert len(cache) == 0
     assert cache.nbytes == 0
+
+
+def test_maps_take_turns_when_evicting_and_an_emptied_map_goes() -> None:
+    """Two tables' maps: eviction takes the oldest entry of each in turn (the second chance of a
+    Parts read again: test_exhaustive_query.py); a map left empty is dropped, and the search's
+    last maps with it."""
+    cache = postings_cache.PartsCache(topk._topk.Parts, max_bytes=10_000)
+    old, new = object(), object()
+    e = postings_cache._ENTRY_BYTES
+    for term in ("a", "b", "c"):
+        cache.put(old, 0, term, None)
+    for term in ("x", "y"):
+        cache.put(new, 0, term, None)
+    cache.last = ((), ())
+    cache.max_bytes = 3 * e  # three of the six must go: a and x, then b
+    cache.put(new, 0, "z", None)
+    assert sorted(key[2] for key, _ in cache.entries()) == ["c", "y", "z"]
+    cache.max_bytes = e  # c (its map emptied, dropped) and y
+    cache.account([cache.map_of(new, 0), "q", 0])
+    assert [key[2] for key, _ in cache.entries()] == ["z", "q"]
+    assert cache.last is None
+    assert cache.lookup(old, 0, "c") is postings_cache._MISSING

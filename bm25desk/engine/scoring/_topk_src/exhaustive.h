@@ -37,19 +37,19 @@ double parts_umax(Parts *pa, const Cursor *c);
 /* What a caller lets the kernel make itself for the terms its cache's maps lack (the common
  * first use of a term, without Python): per segment the lexicon's memo of term -> id (a dict, or
  * None; found), the length under which a list needs no admission rule, the bytes an entry costs
- * beside its Parts, and the list where each entry made is noted, ((id of its table, segment,
- * term), its bytes), for the cache's accounts (postings_cache.py). */
+ * beside its Parts, and the list where each entry made is noted, its map, term and bytes (three
+ * items), for the cache's accounts (postings_cache.py). */
 typedef struct {
     PyObject *found, *added;
     Py_ssize_t short_n, entry_bytes;
 } Fresh;
 
-/* The entry of word in segment s (sobj, a Segment; memo: its lexicon's memo) under Table tobj,
+/* The entry of word in a segment (sobj, a Segment; memo: its lexicon's memo) under Table tobj,
  * made here, kept in map (word -> entry) and noted in f->added: a new reference to its Parts, or
  * to None (no postings there); NULL without an exception when it is not for here (not in the
  * memo, an unstored segment, a list too long or with postings above the cap: the caller makes
  * it); NULL with one on error. */
-PyObject *parts_fresh(PyObject *sobj, PyObject *memo, Py_ssize_t s, PyObject *word, PyObject *tobj,
+PyObject *parts_fresh(PyObject *sobj, PyObject *memo, PyObject *word, PyObject *tobj,
                       PyObject *map, const Fresh *f);
 
 /* The tf part of the posting at list position p with a tf above the table's cap: the term's

@@ -214,7 +214,7 @@ static int
 xq_make(XQ *x, Py_ssize_t s, Py_ssize_t t, PyObject *map, const Fresh *f)
 {
     PyObject *memo = f->found ? PyTuple_GET_ITEM(f->found, s) : Py_None;
-    PyObject *entry = parts_fresh((PyObject *)x->segs[s], memo, s, x->word[t],
+    PyObject *entry = parts_fresh((PyObject *)x->segs[s], memo, x->word[t],
                                   (PyObject *)x->tab[s * x->n + t], map, f);
     if (!entry) {
         return PyErr_Occurred() ? -1 : 0;

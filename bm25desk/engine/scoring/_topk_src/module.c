@@ -54,7 +54,7 @@ static PyMethodDef topk_methods[] = {
      "window_prune_counts() -> (windows that skipped lists, lists they skipped, documents "
      "scored again in them) since the module loaded (tests, measurement)."},
     {"fresh", (PyCFunction)topk_fresh, METH_VARARGS,
-     "fresh(segment, s, memo, table, map, words, short, entry_bytes, added) -> per word its "
+     "fresh(segment, memo, table, map, words, short, entry_bytes, added) -> per word its "
      "entry (a Parts or None) made, kept in map and noted in added as exhaustive_query makes a "
      "new term's, or NotImplemented where the caller must make it (not in memo, a list of short "
      "postings or more, or with postings above the cap): see parts.c."},

@@ -172,25 +172,22 @@ topk_parts(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
     return (PyObject *)parts_stored(sobj, tid, tobj, fill);
 }
 
-/* ((id of the table, s, word), bytes): Py_BuildValue's tuples without parsing its format (a new
- * term each). NULL with an exception. */
-static PyObject *
-fresh_note(PyObject *tobj, Py_ssize_t s, PyObject *word, Py_ssize_t bytes)
+/* Note a new entry in added: its map, word and bytes, three items of a flat list (no tuple a
+ * term: what the cache keeps of it must not be a container the collector walks; see
+ * postings_cache.py's account). Returns -1 with an exception. */
+static int
+fresh_note(PyObject *added, PyObject *map, PyObject *word, Py_ssize_t bytes)
 {
-    PyObject *id = PyLong_FromVoidPtr(tobj), *seg = PyLong_FromSsize_t(s);
     PyObject *size = PyLong_FromSsize_t(bytes);
-    PyObject *key = id && seg ? PyTuple_Pack(3, id, seg, word) : NULL;
-    PyObject *note = key && size ? PyTuple_Pack(2, key, size) : NULL;
-    Py_XDECREF(id);
-    Py_XDECREF(seg);
+    int bad = !size || PyList_Append(added, map) < 0 || PyList_Append(added, word) < 0 ||
+              PyList_Append(added, size) < 0;
     Py_XDECREF(size);
-    Py_XDECREF(key);
-    return note;
+    return bad ? -1 : 0;
 }
 
 PyObject *
-parts_fresh(PyObject *sobj, PyObject *memo, Py_ssize_t s, PyObject *word, PyObject *tobj,
-            PyObject *map, const Fresh *f)
+parts_fresh(PyObject *sobj, PyObject *memo, PyObject *word, PyObject *tobj, PyObject *map,
+            const Fresh *f)
 {
     const SegView *sv = (const SegView *)sobj;
     if (sv->nviews != 9 || !PyDict_Check(memo)) {
@@ -214,9 +211,7 @@ parts_fresh(PyObject *sobj, PyObject *memo, Py_ssize_t s, PyObject *word, PyObje
     }
     PyObject *entry = pa && pa->n ? (PyObject *)pa : Py_None;
     Py_ssize_t bytes = f->entry_bytes + (entry == Py_None ? 0 : pa->n * (4 + (Py_ssize_t)pa->cw));
-    PyObject *note = fresh_note(tobj, s, word, bytes);
-    int bad = !note || PyDict_SetItem(map, word, entry) < 0 || PyList_Append(f->added, note) < 0;
-    Py_XDECREF(note);
+    int bad = PyDict_SetItem(map, word, entry) < 0 || fresh_note(f->added, map, word, bytes) < 0;
     Py_INCREF(entry);
     Py_XDECREF(pa);
     if (bad) {
@@ -230,9 +225,8 @@ PyObject *
 topk_fresh(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *sobj, *memo, *tobj, *map, *words;
-    Py_ssize_t s;
     Fresh f = {NULL, NULL, 0, 0};
-    if (!PyArg_ParseTuple(args, "O!nO!O!O!O!nnO!", &SegViewType, &sobj, &s, &PyDict_Type, &memo,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!nnO!", &SegViewType, &sobj, &PyDict_Type, &memo,
                           &TableType, &tobj, &PyDict_Type, &map, &PyList_Type, &words,
                           &f.short_n, &f.entry_bytes, &PyList_Type, &f.added)) {
         return NULL;
@@ -252,7 +246,7 @@ topk_fresh(PyObject *Py_UNUSED(module), PyObject *args)
         }
         PyObject *entry = PyDict_GetItemWithError(map, word); /* (made meanwhile: kept) */
         entry = entry ? Py_NewRef(entry)
-                      : PyErr_Occurred() ? NULL : parts_fresh(sobj, memo, s, word, tobj, map, &f);
+                      : PyErr_Occurred() ? NULL : parts_fresh(sobj, memo, word, tobj, map, &f);
         if (!entry && PyErr_Occurred()) {
             Py_CLEAR(out);
             break;
