@@ -86,8 +86,8 @@ parts_take_list(Parts *self, const PostingList *pl, PyObject *ovobj)
     self->n = pl->n;
     self->ovf_pos = pl->ovf_pos;
     self->novf = pl->novf;
-    self->ovf = malloc(sizeof(double) * (size_t)(pl->novf ? pl->novf : 1));
-    if (!self->ovf) {
+    self->ovf = pl->novf ? malloc(sizeof(double) * (size_t)pl->novf) : NULL;
+    if (pl->novf && !self->ovf) {
         PyErr_NoMemory();
         return -1;
     }
@@ -259,8 +259,7 @@ topk_fresh(PyObject *Py_UNUSED(module), PyObject *args)
 static void
 parts_dealloc(Parts *self)
 {
-    free(self->docs);
-    free(self->codes);
+    free(self->docs); /* (and the codes: one allocation) */
     free(self->ovf);
     if (self->list == &self->own) {
         stored_list_free(&self->own);
@@ -467,16 +466,13 @@ parts_take(Parts *p, const Cursor *c)
     }
     if (!p->docs) { /* (allocated once: a fill that met damage leaves them for the next) */
         size_t n = (size_t)(p->n ? p->n : 1);
-        int32_t *docs = malloc(sizeof(int32_t) * n);
-        void *codes = malloc((size_t)p->cw * n);
-        if (!docs || !codes) {
-            free(docs);
-            free(codes);
+        int32_t *docs = malloc((sizeof(int32_t) + (size_t)p->cw) * n); /* the codes after them */
+        if (!docs) {
             parts_publish(p, 0);
             return 0;
         }
         p->docs = docs;
-        p->codes = codes;
+        p->codes = docs + n;
     }
     if (p->novf && !p->have_ovf) {
         memcpy(p->ovf, c->ovf_val, sizeof(double) * (size_t)p->novf);

@@ -334,10 +334,15 @@ static int
 stored_overflow(PostingList *pl, const int64_t *ovf, Py_ssize_t novf_all, int64_t a, int64_t z,
                 Arena *arena)
 {
-    Py_ssize_t i = lower_i64(ovf, novf_all, a), j = lower_i64(ovf, novf_all, z);
+    Py_ssize_t i = lower_i64(ovf, novf_all, a);
     pl->ovf_lo = i;
-    pl->novf = j - i;
-    pl->ovf_pos = list_alloc(arena, sizeof(int32_t) * (pl->novf ? pl->novf : 1));
+    if (i == novf_all || ovf[i] >= z) { /* none (most lists): one search, no array */
+        pl->novf = 0;
+        pl->ovf_pos = NULL;
+        return 0;
+    }
+    pl->novf = lower_i64(ovf, novf_all, z) - i;
+    pl->ovf_pos = list_alloc(arena, sizeof(int32_t) * (size_t)pl->novf);
     if (!pl->ovf_pos) {
         PyErr_NoMemory();
         return -1;
