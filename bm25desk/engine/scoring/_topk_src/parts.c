@@ -173,8 +173,7 @@ topk_parts(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds)
 }
 
 /* Note a new entry in added: its map, word and bytes, three items of a flat list (no tuple a
- * term: what the cache keeps of it must not be a container the collector walks; see
- * postings_cache.py's account). Returns -1 with an exception. */
+ * term: see postings_cache.py's account for what they cost). Returns -1 with an exception. */
 static int
 fresh_note(PyObject *added, PyObject *map, PyObject *word, Py_ssize_t bytes)
 {
