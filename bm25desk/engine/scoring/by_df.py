@@ -105,6 +105,61 @@ remember: Callable[..., list[int]] = getattr(_topk, "remember", None) or remembe
 """What a search calls (see :func:`remember_python`): compiled when the kernel is there."""
 
 
+def prototype(variant: Variant, stats: CollectionStats) -> TermWeight:
+    """Return the weighting every new df's copies (:func:`remember_weighing_python`)."""
+    return TermWeight.with_text_later(variant, stats, 0.0, 0)
+
+
+def remember_weighing_python(
+    terms: list[str],
+    dfs: list[int],
+    by_df: dict[int, TermWeight],
+    table: dict[str, TermWeight | None],
+    memo: dict[str, int],
+    chunks: dict[int, Any],
+    size: int,
+    top: int,
+    proto: TermWeight | None,
+) -> list[int]:
+    """Do :func:`remember_python`, weighing there the new dfs whose chunk of idfs is computed.
+
+    A df (up to ``top``) that ``by_df`` lacks, whose chunk of ``size`` idfs is in ``chunks``
+    (see :func:`weigh_dfs`), gets ``proto``'s weighting with that idf and df
+    (:meth:`TermWeight.with_text_later`'s, bit for bit), kept in ``by_df``; the others are
+    returned (distinct, in order), and then nothing is written to ``table`` or ``memo``. So a
+    query's new terms usually cost this one call, compiled when the kernel is there.
+    """
+    weights: list[TermWeight | None] = []
+    missing: dict[int, None] = {}
+    for df in dfs:
+        w = None
+        if df > 0:
+            w = by_df.get(df)
+            if w is None and proto is not None and df <= top:
+                c = (df - 1) // size
+                idfs = chunks.get(c)
+                at = df - 1 - c * size
+                if idfs is not None and at < len(idfs):
+                    w = TermWeight.with_text_later(proto.variant, proto.stats, idfs[at], df)
+                    by_df[df] = w
+            if w is None:
+                missing[df] = None
+        weights.append(w)
+    if missing:
+        return list(missing)
+    for term, df, w in zip(terms, dfs, weights, strict=True):
+        table[term] = w
+        if w is not None:
+            memo[term] = df
+    return []
+
+
+remember_weighing: Callable[..., list[int]] = (
+    getattr(_topk, "remember_weighing", None) or remember_weighing_python
+)
+"""What a search calls for a query's new terms (see :func:`remember_weighing_python`)."""
+
+
 def weighed_python(
     scored: Sequence[tuple[str, int]],
     table: dict[str, TermWeight | None],

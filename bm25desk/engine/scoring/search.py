@@ -133,11 +133,11 @@ class Searcher:
         self._last_table: tuple[Variant, Feedback | None, dict[str, TermWeight | None]] | None = (
             None
         )
-        # variant -> (the statistics, df -> weighting): terms of one df share a weighting.
-        # With the idfs of dfs 1..IDF_RANGE, computed IDF_CHUNK at a time (chunk -> idfs, a list).
-        self._df_weights: OrderedDict[Variant, tuple[CollectionStats, dict[int, TermWeight], Any]]
-        self._df_weights = OrderedDict()
-        self._last_by_df: tuple[Variant, CollectionStats, dict[int, TermWeight], Any] | None = None
+        # variant -> (the statistics, (df -> weighting, the idfs of dfs 1..IDF_RANGE computed
+        # IDF_CHUNK at a time: chunk -> idfs, a list, the weighting new dfs copy)): terms of one
+        # df share a weighting.
+        self._df_weights: OrderedDict[Variant, tuple[CollectionStats, _ByDf]] = OrderedDict()
+        self._last_by_df: tuple[Variant, CollectionStats, _ByDf] | None = None
         # term -> its document frequency in ``index`` (what a ranking reads: impacts.prefer).
         self._dfs: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -293,7 +293,7 @@ class Searcher:
             return
         # (own statistics were weighed above): a shard's terms, dfs from the whole collection
         stats = statistics.stats
-        by_df, chunks = self._df_table(variant, stats)
+        by_df, chunks, _proto = self._df_table(variant, stats)
         dfs = list(map(_df_of(statistics), terms))
         found: list[tuple[str, int, TermWeight | None]] = []
         new_dfs: dict[int, None] = {}
@@ -316,22 +316,25 @@ class Searcher:
         """Do :meth:`_weigh_many` for a variant that weighs by df alone, with the index's stats.
 
         The new terms' dfs in one compiled call (:meth:`Index.term_dfs`), their weightings by df
-        into ``table`` and their dfs into ``_dfs`` in another (``by_df.remember``); only dfs
-        never met are weighed here (``by_df.weigh_dfs``).
+        into ``table`` and their dfs into ``_dfs`` in another (``by_df.remember_weighing``),
+        which weighs the new dfs itself from their chunks of idfs; only dfs whose chunk is not
+        computed yet (or above :data:`~.by_df.IDF_RANGE`) are weighed here (``by_df.weigh_dfs``).
         """
         stats = self.index.stats
-        by_df, chunks = self._df_table(variant, stats)
+        by_df, chunks, proto = self._df_table(variant, stats)
         words = terms if type(terms) is list else list(terms)
         dfs = self.index.term_dfs(words)
         if len(table) + len(words) >= self.CACHE_SIZE:
             table.clear()  # bounded; a search fills back what it needs
-        missing = by_df_module.remember(words, dfs, by_df, None, table, self._dfs)
-        if missing:
-            new = by_df_module.weigh_dfs(variant, stats, missing, chunks)
-            if len(by_df) + len(new) >= self.CACHE_SIZE:
-                by_df.clear()  # bounded; later searches fill back what they need
-            by_df.update(new)
-            by_df_module.remember(words, dfs, by_df, new, table, self._dfs)
+        if len(by_df) + 2 * len(words) >= self.CACHE_SIZE:
+            by_df.clear()  # bounded; later searches fill back what they need
+        top = min(by_df_module.IDF_RANGE, int(stats.n_docs))
+        memo, size = self._dfs, by_df_module.IDF_CHUNK
+        remember = by_df_module.remember_weighing
+        missing = remember(words, dfs, by_df, table, memo, chunks, size, top, proto)
+        if missing:  # (a chunk of idfs not computed yet, or a df above top)
+            by_df.update(by_df_module.weigh_dfs(variant, stats, missing, chunks))
+            remember(words, dfs, by_df, table, memo, chunks, size, top, proto)
 
     def _remember(
         self,
@@ -355,23 +358,27 @@ class Searcher:
 
     def _df_table(
         self, variant: Variant, stats: CollectionStats
-    ) -> tuple[dict[int, TermWeight], dict[int, Any]]:
-        """Return :meth:`_by_df` and the idf chunks computed so far (see ``by_df.weigh_dfs``)."""
+    ) -> tuple[dict[int, TermWeight], dict[int, Any], TermWeight]:
+        """Return :meth:`_by_df`, its chunks of idfs and the weighting its new dfs copy.
+
+        The chunks: the idfs computed so far (see ``by_df.weigh_dfs``); the copied weighting:
+        ``by_df.prototype``'s (see ``by_df.remember_weighing``).
+        """
         last = self._last_by_df  # a run of queries under one variant: no hash of it per query
         if last is not None and last[0] is variant and last[1] is stats:
-            return last[2], last[3]
+            return last[2]
         with self._lock:
             got = self._df_weights.get(variant)
             if got is not None and got[0] is stats:
                 self._df_weights.move_to_end(variant)
         if got is None or got[0] is not stats:
-            got = (stats, {}, {})
+            got = (stats, ({}, {}, by_df_module.prototype(variant, stats)))
             with self._lock:
                 self._df_weights[variant] = got
                 while len(self._df_weights) > self.CACHED_VARIANTS:
                     self._df_weights.popitem(last=False)
-        self._last_by_df = (variant, stats, got[1], got[2])
-        return got[1], got[2]
+        self._last_by_df = (variant, stats, got[1])
+        return got[1]
 
     def _weighted(
         self, parsed: ParsedQuery, variant: Variant, feedback: Feedback | None
@@ -778,6 +785,9 @@ class Searcher:
 
 
 _UNWEIGHED: Any = object()
+
+_ByDf = tuple[dict[int, TermWeight], dict[int, Any], TermWeight]
+"""A variant's weightings by df, its chunks of idfs and the weighting new dfs copy."""
 """What a weight table gives for a term not weighed yet (None: weighed, in no document)."""
 
 

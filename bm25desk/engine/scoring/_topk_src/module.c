@@ -18,6 +18,7 @@ PyObject *topk_exhaustive_query(PyObject *module, PyObject *args, PyObject *kwds
 PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
 PyObject *topk_remember(PyObject *module, PyObject *args);              /* weights.c */
 PyObject *topk_weighed(PyObject *module, PyObject *args);               /* weights.c */
+PyObject *topk_remember_weighing(PyObject *module, PyObject *args);     /* weights.c */
 PyObject *topk_fresh(PyObject *module, PyObject *args);                 /* parts.c */
 
 static PyMethodDef topk_methods[] = {
@@ -62,6 +63,11 @@ static PyMethodDef topk_methods[] = {
      "remember(terms, dfs, by_df, extra, table, memo) -> the dfs (> 0, distinct, in order) "
      "that neither by_df nor extra (a dict or None) weighs; when none, every term's weighting "
      "(its df's; None for df 0) was put in table and its df in memo (df > 0): see weights.c."},
+    {"remember_weighing", (PyCFunction)topk_remember_weighing, METH_VARARGS,
+     "remember_weighing(terms, dfs, by_df, table, memo, chunks, size, top, proto) -> as "
+     "remember, the dfs no weighting was found or made for; a df (<= top) by_df lacks whose "
+     "chunk of idfs is computed gets a copy of proto with that idf and df, kept in by_df "
+     "(see by_df.remember_weighing_python)"},
     {"weighed", (PyCFunction)topk_weighed, METH_VARARGS,
      "weighed(scored, table, dfs) -> the terms of scored without an entry in table (a list), or "
      "(the (term, qtf, weighting) of those weighed, the terms weighed None, the sum of their dfs) "
