@@ -799,6 +799,9 @@ def analysis_of(parsed: ParsedQuery, missing: Sequence[str]) -> QueryAnalysis:
         gone = set(missing)
         tokens = tuple(_unknown(tok) if tok.term in gone else tok for tok in tokens)
         unknown = tuple(dict.fromkeys(t.term for t in tokens if t.term in gone))
+    if not parsed.syntax and len(parsed.scored) == len(parsed.tokens):
+        # a bag of words whose every token is a distinct scored term: none was stop-listed
+        return QueryAnalysis(parsed, tokens, unknown, ())
     stops = [t.surface for t in parsed.tokens if t.status == "stop"]
     stopped = tuple(dict.fromkeys(stops)) if stops else ()
     return QueryAnalysis(parsed, tokens, unknown, stopped)

@@ -640,16 +640,30 @@ def _result(prev: Any, ncols: int, rows: bool) -> TopK:
     d, sc, tf, part = prev
     docnos = np.frombuffer(d, dtype=np.int64)
     if not rows:  # the kernel kept no rows: zeros of the shape a caller may still look at
-        shape = (docnos.size, ncols)
-        return TopK(
-            docnos, np.frombuffer(sc, dtype=np.float64), np.zeros(shape, np.int32), np.zeros(shape)
-        )
+        tfs, parts = _zeros(docnos.size, ncols)
+        return TopK(docnos, np.frombuffer(sc, dtype=np.float64), tfs, parts)
     return TopK(
         docnos,
         np.frombuffer(sc, dtype=np.float64),
         np.frombuffer(tf, dtype=np.int32).reshape(-1, ncols),
         np.frombuffer(part, dtype=np.float64).reshape(-1, ncols),
     )
+
+
+_ZEROS: dict[tuple[int, int], tuple[I32, F64]] = {}
+"""Read-only zero (tfs, parts) by shape, shared by the rankings that keep no rows."""
+
+
+def _zeros(n: int, ncols: int) -> tuple[I32, F64]:
+    """Return read-only zero tfs and parts of ``n`` × ``ncols`` (made once a shape: ~2 µs)."""
+    got = _ZEROS.get((n, ncols))
+    if got is None:
+        tfs, parts = np.zeros((n, ncols), np.int32), np.zeros((n, ncols))
+        tfs.flags.writeable = parts.flags.writeable = False
+        got = (tfs, parts)
+        if len(_ZEROS) < 1024:  # (k + 1 rows by a query's terms: a few shapes in practice)
+            _ZEROS[n, ncols] = got
+    return got
 
 
 def exhaustive_top_k(
