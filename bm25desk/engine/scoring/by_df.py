@@ -1,10 +1,12 @@
 """A variant that weighs by df alone gives terms of the same df the same weighting.
 
 So a search keeps its weightings by df (``Searcher._by_df``): a query's new term costs a df
-look-up, and the new dfs are weighed together, from idfs computed :data:`IDF_CHUNK` at a time
-(:func:`weigh_dfs`, :meth:`Variant.weigh`'s numbers bit for bit). :func:`remember` then puts each
-term's weighting in the search's weight table and its df in the search's memo, in one compiled
-call when the kernel is there (``_topk_src/weights.c``), else here, term by term.
+look-up, and its weighting comes from idfs computed :data:`IDF_CHUNK` at a time
+(:meth:`Variant.weigh`'s numbers bit for bit). :func:`remember_weighing` puts each new term's
+weighting in the search's weight table and its df in the search's memo, making the weighting of
+a df met for the first time as a copy of the variant's :func:`prototype` with its idf, in one
+compiled call when the kernel is there (``_topk_src/weights.c``), else here, term by term; only a
+df whose chunk of idfs is not computed yet goes through :func:`weigh_dfs` first.
 """
 
 from __future__ import annotations
@@ -73,36 +75,7 @@ def no_postings() -> tuple[F64, F64]:
     raise AssertionError("a variant weighed by df asked for postings")
 
 
-def remember_python(
-    terms: list[str],
-    dfs: list[int],
-    by_df: dict[int, TermWeight],
-    extra: dict[int, TermWeight] | None,
-    table: dict[str, TermWeight | None],
-    memo: dict[str, int],
-) -> list[int]:
-    """Return the dfs (> 0, distinct, in order) that neither ``by_df`` nor ``extra`` weighs.
-
-    When there are none, each term's weighting (its df's; None for df 0: in no document) is
-    put in ``table``, and its df in ``memo`` (df > 0); else nothing is written.
-    """
-    weights = [
-        None if df <= 0 else by_df.get(df, _NONE if extra is None else extra.get(df, _NONE))
-        for df in dfs
-    ]
-    if any(w is _NONE for w in weights):  # (identity: no weighting's __eq__)
-        return list(dict.fromkeys(df for df, w in zip(dfs, weights, strict=True) if w is _NONE))
-    for term, df, w in zip(terms, dfs, weights, strict=True):
-        table[term] = w
-        if w is not None:
-            memo[term] = df
-    return []
-
-
 _NONE: Any = object()
-
-remember: Callable[..., list[int]] = getattr(_topk, "remember", None) or remember_python
-"""What a search calls (see :func:`remember_python`): compiled when the kernel is there."""
 
 
 def prototype(variant: Variant, stats: CollectionStats) -> TermWeight:
@@ -121,13 +94,14 @@ def remember_weighing_python(
     top: int,
     proto: TermWeight | None,
 ) -> list[int]:
-    """Do :func:`remember_python`, weighing there the new dfs whose chunk of idfs is computed.
+    """Return the dfs (> 0, distinct, in order) no weighting was found or made for.
 
-    A df (up to ``top``) that ``by_df`` lacks, whose chunk of ``size`` idfs is in ``chunks``
-    (see :func:`weigh_dfs`), gets ``proto``'s weighting with that idf and df
-    (:meth:`TermWeight.with_text_later`'s, bit for bit), kept in ``by_df``; the others are
-    returned (distinct, in order), and then nothing is written to ``table`` or ``memo``. So a
-    query's new terms usually cost this one call, compiled when the kernel is there.
+    When there are none, each term's weighting (its df's; None for df 0: in no document) is put
+    in ``table``, and its df in ``memo`` (df > 0); else nothing is written there. A df (up to
+    ``top``) that ``by_df`` lacks, whose chunk of ``size`` idfs is in ``chunks`` (see
+    :func:`weigh_dfs`), gets ``proto``'s weighting with that idf and df
+    (:meth:`TermWeight.with_text_later`'s, bit for bit), kept in ``by_df`` (None: none is made).
+    So a query's new terms usually cost this one call, compiled when the kernel is there.
     """
     weights: list[TermWeight | None] = []
     missing: dict[int, None] = {}

@@ -785,10 +785,10 @@ class Searcher:
 
 
 _UNWEIGHED: Any = object()
+"""What a weight table gives for a term not weighed yet (None: weighed, in no document)."""
 
 _ByDf = tuple[dict[int, TermWeight], dict[int, Any], TermWeight]
 """A variant's weightings by df, its chunks of idfs and the weighting new dfs copy."""
-"""What a weight table gives for a term not weighed yet (None: weighed, in no document)."""
 
 
 def analysis_of(parsed: ParsedQuery, missing: Sequence[str]) -> QueryAnalysis:

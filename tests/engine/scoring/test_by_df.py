@@ -1,8 +1,8 @@
-"""``by_df.remember``: a query's new terms' weightings, by df, into a search's tables.
+"""``by_df.remember_weighing``: a query's new terms' weightings, by df, into a search's tables.
 
-The compiled call (``_topk.remember``) and the Python one must leave the same table and memo and
-name the same missing dfs; a search through either ranks alike. So for ``remember_weighing``,
-which also weighs a new df from its chunk of idfs (a copy of the variant's prototype).
+The compiled call (``_topk.remember_weighing``) and the Python one must leave the same table,
+memo and weightings by df, and name the same missing dfs; a search through either ranks alike.
+A new df whose chunk of idfs is computed is weighed there (a copy of the variant's prototype).
 """
 
 from __future__ import annotations
@@ -21,18 +21,18 @@ from bm25desk.engine.scoring.variant import TermWeight
 from bm25desk.engine.scoring.variants import get_variant
 
 needs_kernel = pytest.mark.skipif(
-    _topk is None, reason="the C kernel is not loaded (the compiled remember)"
+    _topk is None, reason="the C kernel is not loaded (the compiled remember_weighing)"
 )
 
-WEIGHTS = {df: f"w{df}" for df in range(1, 9)}  # (any objects: remember only moves them)
+WEIGHTS = {df: f"w{df}" for df in range(1, 9)}  # (any objects: without a prototype, only moved)
 
 
-def _run(fn: Any, terms: list[str], dfs: list[int], known: list[int], extra: list[int] | None):
+def _run(fn: Any, terms: list[str], dfs: list[int], known: list[int]) -> tuple[Any, ...]:
+    """Run ``fn`` without a prototype: ``known`` dfs weighed (by WEIGHTS), nothing made."""
     by = {df: WEIGHTS[df] for df in known}
-    more = None if extra is None else {df: WEIGHTS[df] for df in extra}
     table: dict[str, Any] = {"old": "kept"}
     memo: dict[str, int] = {"old": 1}
-    missing = fn(terms, dfs, by, more, table, memo)
+    missing = fn(terms, dfs, by, table, memo, {}, 4, 8, None)
     return missing, table, memo
 
 
@@ -48,15 +48,14 @@ def _distinct_terms_with(values: Any) -> Any:
 @given(
     pairs=_distinct_terms_with(st.integers(0, 8)),
     known=st.lists(st.integers(1, 8), max_size=8),
-    extra=st.none() | st.lists(st.integers(1, 8), max_size=8),
 )
-def test_the_compiled_remember_is_the_python_one(
-    pairs: list[tuple[str, int]], known: list[int], extra: list[int] | None
+def test_the_compiled_call_moves_weightings_as_the_python_one(
+    pairs: list[tuple[str, int]], known: list[int]
 ) -> None:
     terms = [t for t, _ in pairs]
     dfs = [d for _, d in pairs]
-    got = _run(_topk.remember, terms, dfs, known, extra)
-    want = _run(by_df.remember_python, terms, dfs, known, extra)
+    got = _run(_topk.remember_weighing, terms, dfs, known)
+    want = _run(by_df.remember_weighing_python, terms, dfs, known)
     assert got == want
     missing, table, memo = got
     if missing:  # nothing written
@@ -68,23 +67,14 @@ def test_the_compiled_remember_is_the_python_one(
 
 
 def test_missing_dfs_are_distinct_in_order_and_weighed_ones_land() -> None:
-    for fn in {by_df.remember_python, by_df.remember}:
-        missing, table, memo = _run(fn, ["a", "b", "c", "d"], [3, 0, 5, 3], [1], None)
+    for fn in {by_df.remember_weighing_python, by_df.remember_weighing}:
+        missing, table, memo = _run(fn, ["a", "b", "c", "d"], [3, 0, 5, 3], [1])
         assert missing == [3, 5]
-        missing, table, memo = _run(fn, ["a", "b", "c"], [3, 0, 5], [3], [5])
+        assert table == {"old": "kept"}
+        missing, table, memo = _run(fn, ["a", "b", "c"], [3, 0, 5], [3, 5])
         assert missing == []
         assert table == {"old": "kept", "a": "w3", "b": None, "c": "w5"}
         assert memo == {"old": 1, "a": 3, "c": 5}
-
-
-@needs_kernel
-def test_bad_arguments_raise() -> None:
-    with pytest.raises(TypeError):
-        _topk.remember(["a"], [1, 2], {}, None, {}, {})
-    with pytest.raises(TypeError):
-        _topk.remember(["a"], ["1"], {}, None, {}, {})
-    with pytest.raises(TypeError):
-        _topk.remember(["a"], [1], {}, [], {}, {})
 
 
 def _weighed_case(

@@ -16,7 +16,6 @@ PyObject *topk_parts_wide(PyObject *module, PyObject *args);            /* parts
 PyObject *topk_parts(PyObject *module, PyObject *args, PyObject *kwds); /* parts.c */
 PyObject *topk_exhaustive_query(PyObject *module, PyObject *args, PyObject *kwds); /* exquery.c */
 PyObject *topk_short_limit(PyObject *module, PyObject *args);           /* short.c */
-PyObject *topk_remember(PyObject *module, PyObject *args);              /* weights.c */
 PyObject *topk_weighed(PyObject *module, PyObject *args);               /* weights.c */
 PyObject *topk_remember_weighing(PyObject *module, PyObject *args);     /* weights.c */
 PyObject *topk_fresh(PyObject *module, PyObject *args);                 /* parts.c */
@@ -59,15 +58,12 @@ static PyMethodDef topk_methods[] = {
      "entry (a Parts or None) made, kept in map and noted in added as exhaustive_query makes a "
      "new term's, or NotImplemented where the caller must make it (not in memo, a list of short "
      "postings or more, or with postings above the cap): see parts.c."},
-    {"remember", (PyCFunction)topk_remember, METH_VARARGS,
-     "remember(terms, dfs, by_df, extra, table, memo) -> the dfs (> 0, distinct, in order) "
-     "that neither by_df nor extra (a dict or None) weighs; when none, every term's weighting "
-     "(its df's; None for df 0) was put in table and its df in memo (df > 0): see weights.c."},
     {"remember_weighing", (PyCFunction)topk_remember_weighing, METH_VARARGS,
-     "remember_weighing(terms, dfs, by_df, table, memo, chunks, size, top, proto) -> as "
-     "remember, the dfs no weighting was found or made for; a df (<= top) by_df lacks whose "
-     "chunk of idfs is computed gets a copy of proto with that idf and df, kept in by_df "
-     "(see by_df.remember_weighing_python)"},
+     "remember_weighing(terms, dfs, by_df, table, memo, chunks, size, top, proto) -> the dfs "
+     "(> 0, distinct, in order) no weighting was found or made for; when none, every term's "
+     "weighting (its df's; None for df 0) was put in table and its df in memo (df > 0). A df "
+     "(<= top) by_df lacks whose chunk of idfs is computed gets a copy of proto with that idf "
+     "and df, kept in by_df (see by_df.remember_weighing_python)"},
     {"weighed", (PyCFunction)topk_weighed, METH_VARARGS,
      "weighed(scored, table, dfs) -> the terms of scored without an entry in table (a list), or "
      "(the (term, qtf, weighting) of those weighed, the terms weighed None, the sum of their dfs) "

@@ -1,8 +1,9 @@
 /* A query's new terms weighed by df (search.Searcher._weigh_many): for a variant whose weighting
  * depends on df alone, each term takes the weighting of its df, kept per df (by_df), so that a
- * new term costs a look-up; this puts them in the search's weight table and df memo in one call
- * instead of a few Python lines per term. weighed() reads them back for every query: its terms'
- * (term, qtf, weighting) in query order, in one call too. */
+ * new term costs a look-up; remember_weighing() puts them in the search's weight table and df
+ * memo in one call instead of a few Python lines per term, making a new df's weighting itself
+ * (a copy of the variant's prototype with its idf). weighed() reads them back for every query:
+ * its terms' (term, qtf, weighting) in query order, in one call too. */
 #include "topk.h"
 
 #include <structmember.h> /* T_OBJECT_EX, READONLY: a weighting's slots */
@@ -12,82 +13,11 @@ static int
 positive(PyObject *df)
 {
     if (!PyLong_Check(df)) {
-        PyErr_SetString(PyExc_TypeError, "remember: dfs must be ints");
+        PyErr_SetString(PyExc_TypeError, "remember_weighing: dfs must be ints");
         return -1;
     }
     long long v = PyLong_AsLongLong(df);
     return v == -1 && PyErr_Occurred() ? -1 : v > 0;
-}
-
-/* The weighting of df from by_df, else extra (a dict or None): borrowed, or NULL (absent, or an
- * exception set). */
-static PyObject *
-weighting_of(PyObject *df, PyObject *by_df, PyObject *extra)
-{
-    PyObject *w = PyDict_GetItemWithError(by_df, df);
-    if (!w && !PyErr_Occurred() && extra != Py_None) {
-        w = PyDict_GetItemWithError(extra, df);
-    }
-    return w;
-}
-
-PyObject *
-topk_remember(PyObject *Py_UNUSED(module), PyObject *args)
-{
-    PyObject *terms, *dfs, *by_df, *extra, *table, *memo;
-    if (!PyArg_ParseTuple(args, "O!O!O!OO!O!", &PyList_Type, &terms, &PyList_Type, &dfs,
-                          &PyDict_Type, &by_df, &extra, &PyDict_Type, &table, &PyDict_Type,
-                          &memo)) {
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(terms);
-    if (PyList_GET_SIZE(dfs) != n || (extra != Py_None && !PyDict_Check(extra))) {
-        PyErr_SetString(PyExc_TypeError, "remember: one df per term, extra a dict or None");
-        return NULL;
-    }
-    /* First every df's weighting: the missing ones (distinct, in order) and nothing written. */
-    PyObject *missing = PyList_New(0), *seen = NULL;
-    if (!missing) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *df = PyList_GET_ITEM(dfs, i);
-        int pos = positive(df);
-        if (pos < 0) {
-            goto fail;
-        }
-        if (!pos || weighting_of(df, by_df, extra)) {
-            continue;
-        }
-        if (PyErr_Occurred() || (!seen && !(seen = PySet_New(NULL)))) {
-            goto fail;
-        }
-        int had = PySet_Contains(seen, df);
-        if (had < 0 || (!had && (PySet_Add(seen, df) < 0 || PyList_Append(missing, df) < 0))) {
-            goto fail;
-        }
-    }
-    Py_XDECREF(seen);
-    if (PyList_GET_SIZE(missing)) {
-        return missing;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *term = PyList_GET_ITEM(terms, i), *df = PyList_GET_ITEM(dfs, i);
-        PyObject *w = positive(df) ? weighting_of(df, by_df, extra) : Py_None;
-        if (!w || PyDict_SetItem(table, term, w) < 0 ||
-            (w != Py_None && PyDict_SetItem(memo, term, df) < 0)) {
-            if (!PyErr_Occurred()) { /* (by_df changed meanwhile: no weighting after all) */
-                PyErr_SetString(PyExc_RuntimeError, "remember: a weighting went missing");
-            }
-            Py_DECREF(missing);
-            return NULL;
-        }
-    }
-    return missing;
-fail:
-    Py_XDECREF(seen);
-    Py_DECREF(missing);
-    return NULL;
 }
 
 /* weighed(scored, table, dfs): a query's (term, qtf) pairs with their weightings from table, in
