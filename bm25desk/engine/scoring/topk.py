@@ -653,6 +653,9 @@ def _result(prev: Any, ncols: int, rows: bool) -> TopK:
 _ZEROS: dict[tuple[int, int], tuple[I32, F64]] = {}
 """Read-only zero (tfs, parts) by shape, shared by the rankings that keep no rows."""
 
+ZEROS_BYTES = 4 << 20
+"""The most bytes :data:`_ZEROS` keeps (12 a cell: k = 10 and 20 terms take 2.6 KB a shape)."""
+
 
 def _zeros(n: int, ncols: int) -> tuple[I32, F64]:
     """Return read-only zero tfs and parts of ``n`` × ``ncols`` (made once a shape: ~2 µs)."""
@@ -661,9 +664,14 @@ def _zeros(n: int, ncols: int) -> tuple[I32, F64]:
         tfs, parts = np.zeros((n, ncols), np.int32), np.zeros((n, ncols))
         tfs.flags.writeable = parts.flags.writeable = False
         got = (tfs, parts)
-        if len(_ZEROS) < 1024:  # (k + 1 rows by a query's terms: a few shapes in practice)
+        size = tfs.nbytes + parts.nbytes
+        if _zeros_kept[0] + size <= ZEROS_BYTES:  # (past it, a new shape is made each time)
+            _zeros_kept[0] += size
             _ZEROS[n, ncols] = got
     return got
+
+
+_zeros_kept = [0]  # the bytes of _ZEROS (a race may count a shape twice: the bound only tightens)
 
 
 def exhaustive_top_k(

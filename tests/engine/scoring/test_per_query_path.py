@@ -223,3 +223,26 @@ def test_top_k_without_rows_ranks_the_same(cisi_index: Index) -> None:
             assert full.hits.scores.tobytes() == bare.hits.scores.tobytes()
             assert all(h.contributions for h in full.hits)
             assert all(h.contributions == () for h in bare.hits)
+
+
+def test_rankings_without_rows_share_read_only_zeros_within_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Zero tfs and parts are kept by shape, read-only, and no more bytes than the bound."""
+    from bm25desk.engine.scoring import topk
+
+    monkeypatch.setattr(topk, "_ZEROS", {})
+    monkeypatch.setattr(topk, "_zeros_kept", [0])
+    monkeypatch.setattr(topk, "ZEROS_BYTES", 11 * 3 * 12)  # one 11 × 3 shape
+    tfs, parts = topk._zeros(11, 3)
+    assert tfs.shape == parts.shape == (11, 3)
+    assert not tfs.any()
+    assert not parts.any()
+    assert (tfs.dtype, parts.dtype) == (np.int32, np.float64)
+    assert not tfs.flags.writeable
+    assert not parts.flags.writeable
+    assert topk._zeros(11, 3)[0] is tfs  # kept
+    other = topk._zeros(11, 4)  # over the bound: made, not kept
+    assert other[0].shape == (11, 4)
+    assert topk._zeros(11, 4)[0] is not other[0]
+    assert topk._zeros_kept[0] == 11 * 3 * 12
