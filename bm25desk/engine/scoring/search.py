@@ -326,7 +326,7 @@ class Searcher:
         dfs = self.index.term_dfs(words)
         if len(table) + len(words) >= self.CACHE_SIZE:
             table.clear()  # bounded; a search fills back what it needs
-        if len(by_df) + 2 * len(words) >= self.CACHE_SIZE:
+        if len(by_df) + len(words) >= self.CACHE_SIZE:
             by_df.clear()  # bounded; later searches fill back what they need
         top = min(by_df_module.IDF_RANGE, int(stats.n_docs))
         memo, size = self._dfs, by_df_module.IDF_CHUNK

@@ -656,22 +656,24 @@ _ZEROS: dict[tuple[int, int], tuple[I32, F64]] = {}
 ZEROS_BYTES = 4 << 20
 """The most bytes :data:`_ZEROS` keeps (12 a cell: k = 10 and 20 terms take 2.6 KB a shape)."""
 
+_zeros_kept = 0  # the bytes of _ZEROS (a race may count a shape twice: the bound only tightens)
+
 
 def _zeros(n: int, ncols: int) -> tuple[I32, F64]:
     """Return read-only zero tfs and parts of ``n`` × ``ncols`` (made once a shape: ~2 µs)."""
+    global _zeros_kept
     got = _ZEROS.get((n, ncols))
     if got is None:
         tfs, parts = np.zeros((n, ncols), np.int32), np.zeros((n, ncols))
         tfs.flags.writeable = parts.flags.writeable = False
         got = (tfs, parts)
         size = tfs.nbytes + parts.nbytes
-        if _zeros_kept[0] + size <= ZEROS_BYTES:  # (past it, a new shape is made each time)
-            _zeros_kept[0] += size
+        if _zeros_kept + size <= ZEROS_BYTES:  # (past it, a new shape is made each time)
+            _zeros_kept += size
             _ZEROS[n, ncols] = got
     return got
 
 
-_zeros_kept = [0]  # the bytes of _ZEROS (a race may count a shape twice: the bound only tightens)
 
 
 def exhaustive_top_k(

@@ -232,7 +232,7 @@ def test_rankings_without_rows_share_read_only_zeros_within_a_bound(
     from bm25desk.engine.scoring import topk
 
     monkeypatch.setattr(topk, "_ZEROS", {})
-    monkeypatch.setattr(topk, "_zeros_kept", [0])
+    monkeypatch.setattr(topk, "_zeros_kept", 0)
     monkeypatch.setattr(topk, "ZEROS_BYTES", 11 * 3 * 12)  # one 11 × 3 shape
     tfs, parts = topk._zeros(11, 3)
     assert tfs.shape == parts.shape == (11, 3)
@@ -245,4 +245,4 @@ def test_rankings_without_rows_share_read_only_zeros_within_a_bound(
     other = topk._zeros(11, 4)  # over the bound: made, not kept
     assert other[0].shape == (11, 4)
     assert topk._zeros(11, 4)[0] is not other[0]
-    assert topk._zeros_kept[0] == 11 * 3 * 12
+    assert topk._zeros_kept == 11 * 3 * 12
