@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -294,9 +295,25 @@ class MainWindow(QMainWindow):
 
     @Slot(bool)
     def _on_builds_busy_changed(self, building: bool) -> None:
+        had = QApplication.focusWidget()
         self.index_panel.set_busy(building)
         self.welcome.set_busy(building)
         self.menu_actions.set_building(building)
+        cancel = self.build_progress.cancel_button
+        if building and had is not cancel and QApplication.focusWidget() is cancel:
+            self._refocus_off_cancel()
+
+    def _refocus_off_cancel(self) -> None:
+        """Take the focus from Cancel where disabling the clicked button moved it.
+
+        Qt hands the focus of a button disabled for the build to the next one, the build's
+        Cancel: a space typed next (a query begun while the sample builds) cancelled the build.
+        """
+        page = self.stack.currentWidget()
+        if page is self.tabs and self.tabs.currentWidget() is self.search_panel:
+            self.search_panel.focus_query()
+        elif page is not None:
+            page.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def show_start_page(self) -> None:
         """Show the start page (no index left to open)."""

@@ -103,6 +103,31 @@ def test_cancelling_a_build_keeps_the_old_index(qtbot, window, data_dir, tmp_pat
     assert not window.builds.jobs.busy()
 
 
+def test_a_space_typed_as_a_build_starts_does_not_cancel_it(
+    qtbot, make_window, data_dir, tmp_path
+) -> None:
+    """The clicked button is disabled for the build: its focus must not pass to Cancel."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window()
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    window.welcome.sample_button.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.welcome.sample_button)
+    source = big_corpus(tmp_path / "big.tsv", 30000)
+    with qtbot.waitSignal(window.build_finished, timeout=60000) as blocker:
+        window.start_build(BuildRequest(source, "typed", "tsv-header", {}))
+        focused = QApplication.focusWidget()
+        assert focused is not window.build_progress.cancel_button
+        qtbot.keyClick(focused or window, Qt.Key.Key_Space)
+        qtbot.keyClick(focused or window, Qt.Key.Key_Return)
+        assert window.build_progress.cancel_button.text() == "Cancel"
+    assert blocker.args[0] is not None  # built, not cancelled
+    assert IndexStore().open("typed").n_docs == 30000
+
+
 def test_closing_during_a_build_cancels_and_waits(qtbot, window, data_dir, tmp_path) -> None:
     source = big_corpus(tmp_path / "big.tsv", 60000)
     job = window.start_build(BuildRequest(source, "big", "tsv-header", {}))

@@ -674,8 +674,6 @@ def _zeros(n: int, ncols: int) -> tuple[I32, F64]:
     return got
 
 
-
-
 def exhaustive_top_k(
     index: Index,
     terms: Sequence[TermSpec],
