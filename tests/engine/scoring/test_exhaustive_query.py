@@ -33,6 +33,7 @@ from bm25desk.engine.index.reader import Index
 from bm25desk.engine.scoring import postings_cache, topk
 from bm25desk.engine.scoring.dense import dense_scores
 from bm25desk.engine.scoring.search import Searcher
+from bm25desk.engine.scoring.variant import TermWeight
 from bm25desk.engine.scoring.variants import variant_classes
 
 pytestmark = pytest.mark.skipif(not topk.HAVE_KERNEL, reason="the C kernel is not loaded")
@@ -195,6 +196,39 @@ def test_vanishing_products_still_match(make_index: Any, window: Callable[[int],
                         got, _ = kernel(index, terms, k, None, False)
                         assert got == oracle(index, terms, k, None), (idf, query, k)
     cache.max_bytes = postings_cache.MAX_BYTES
+
+
+class _HalvedIdf(TermWeight):
+    """A weighting whose idf, as getattr reads it, is half of what its slot holds."""
+
+    @property  # type: ignore[override]
+    def idf(self) -> float:
+        return 0.5 * _IDF_SLOT.__get__(self)
+
+
+_IDF_SLOT = TermWeight.__dict__["idf"]
+
+
+def test_the_kernel_reads_a_weightings_idf_as_getattr_does(make_index: Any) -> None:
+    # The kernel reads a TermWeight's idf and k1 off their slots (getattr goes through its
+    # __getattr__ hook); any other type, a subclass included, by getattr.
+    index = make_index(["a b", "a", "b c", "c c a", "b"] * 7)
+    searcher = Searcher(index)
+    variant = get_variant("lucene")
+    plain = weighted(searcher, ["a", "b", "c"], variant, 1.0)
+    lazy = [(t, q, TermWeight.with_text_later(variant, w.stats, w.idf, 3)) for t, q, w in plain]
+    halved = [(t, q, _HalvedIdf.with_text_later(variant, w.stats, w.idf, 3)) for t, q, w in plain]
+    assert [w.idf for _, _, w in halved] == [0.5 * w.idf for _, _, w in plain]
+    for k in (1, 4, 100):
+        cache_of(index).clear()
+        assert kernel(index, lazy, k, None, False)[0] == oracle(index, plain, k, None)
+        assert kernel(index, halved, k, None, False)[0] == oracle(index, halved, k, None)
+        assert oracle(index, halved, k, None)[1] != oracle(index, plain, k, None)[1]
+        for terms in (lazy, halved):  # the pruning kernel reads them too (ranked.c)
+            got = topk.ranked(index, terms, k)
+            assert got is not None
+            want = oracle(index, terms, k, None)
+            assert (got[0].tolist(), got[1].view(np.int64).tolist()) == want[:2]
 
 
 def test_masks_and_deletions_in_the_chunked_top_k(

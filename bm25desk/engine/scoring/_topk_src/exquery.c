@@ -108,7 +108,7 @@ xq_terms(XQ *x, PyObject *terms, PyObject *groups, int *same_k1)
         }
         x->word[t] = PyTuple_GET_ITEM(spec, 0);
         PyObject *w = PyTuple_GET_ITEM(spec, 2);
-        PyObject *idf = PyObject_GetAttr(w, s_idf);
+        PyObject *idf = weighting_attr(w, s_idf, 0);
         PyObject *prod = idf ? PyNumber_Multiply(PyTuple_GET_ITEM(spec, 1), idf) : NULL;
         Py_XDECREF(idf);
         if (!prod) {
@@ -133,7 +133,7 @@ xq_terms(XQ *x, PyObject *terms, PyObject *groups, int *same_k1)
             x->group[t] = (int)g;
             continue;
         }
-        PyObject *k1 = PyObject_GetAttr(w, s_k1);
+        PyObject *k1 = weighting_attr(w, s_k1, 1);
         if (!k1) {
             goto done;
         }

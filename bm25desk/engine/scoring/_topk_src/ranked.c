@@ -113,7 +113,7 @@ ranked_specs(TermArrays *ta, PyObject *specs, PyObject *memo)
             return -1;
         }
         PyObject *qtf = PyTuple_GET_ITEM(spec, 1), *w = PyTuple_GET_ITEM(spec, 2);
-        PyObject *k1 = PyObject_GetAttr(w, s_k1);
+        PyObject *k1 = weighting_attr(w, s_k1, 1);
         if (!k1) {
             return -1;
         }
@@ -121,7 +121,7 @@ ranked_specs(TermArrays *ta, PyObject *specs, PyObject *memo)
         if (k1 != Py_None || !PyLong_CheckExact(qtf)) {
             return SPECS_LATER;
         }
-        PyObject *idf = PyObject_GetAttr(w, s_idf);
+        PyObject *idf = weighting_attr(w, s_idf, 0);
         if (!idf) {
             return -1;
         }

@@ -115,7 +115,7 @@ typedef struct {
     PyTypeObject *type; /* held: its layout below stays valid */
     Py_ssize_t off[16];
     int n;
-    Py_ssize_t idf, text_df;
+    Py_ssize_t idf, text_df, k1; /* (k1: -1 when the type has no such slot) */
 } Layout;
 
 static Layout layout_cache;
@@ -131,7 +131,7 @@ layout_of(PyObject *proto)
     if (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE) || tp->tp_dictoffset != 0 || !tp->tp_members) {
         return NULL;
     }
-    Layout got = {.n = 0, .idf = -1, .text_df = -1};
+    Layout got = {.n = 0, .idf = -1, .text_df = -1, .k1 = -1};
     for (PyMemberDef *m = tp->tp_members; m->name; m++) {
         if (m->type != T_OBJECT_EX || (m->flags & READONLY) || got.n == 16) {
             return NULL;
@@ -142,6 +142,9 @@ layout_of(PyObject *proto)
         else if (!strcmp(m->name, "_text_df")) {
             got.text_df = m->offset;
         }
+        else if (!strcmp(m->name, "k1")) {
+            got.k1 = m->offset;
+        }
         got.off[got.n++] = m->offset;
     }
     if (got.idf < 0 || got.text_df < 0) {
@@ -151,6 +154,15 @@ layout_of(PyObject *proto)
     got.type = (PyTypeObject *)Py_NewRef((PyObject *)tp);
     layout_cache = got;
     return &layout_cache;
+}
+
+PyObject *
+weighting_attr(PyObject *w, PyObject *name, int k1)
+{
+    const Layout *lay = layout_of(w);
+    Py_ssize_t off = lay ? (k1 ? lay->k1 : lay->idf) : -1;
+    PyObject *v = off >= 0 ? *(PyObject **)((char *)w + off) : NULL;
+    return v ? Py_NewRef(v) : PyObject_GetAttr(w, name);
 }
 
 /* A new reference: proto's copy with idf and the df of its text set (idf_text left unset). */
