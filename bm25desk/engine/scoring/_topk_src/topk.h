@@ -113,17 +113,21 @@ int get_count(PyObject *obj, const char *what, Py_ssize_t lo, Py_ssize_t hi, int
 /* n * m * size fits a Py_ssize_t (so a result of that many bytes can be allocated). */
 int product_fits(Py_ssize_t n, Py_ssize_t m, Py_ssize_t size);
 
-/* weights.c: a weighting's idf (k1 = 0) or k1 (k1 = 1), a new reference (NULL with an exception):
- * read off its slot when it is a TermWeight (whose __getattr__, there for its lazy idf text,
- * makes every getattr a call of the slot hook: ~5x the instructions, twice a term a query), else
- * PyObject_GetAttr(w, name). */
-PyObject *weighting_attr(PyObject *w, PyObject *name, int k1);
-
 static inline Py_ssize_t
 buf_len(const Py_buffer *v)
 {
     return v->len / v->itemsize;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* weights.c: what the kernels read of a weighting                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A weighting's idf (k1 = 0) or k1 (k1 = 1), a new reference (NULL with an exception):
+ * read off its slot when it is a TermWeight (whose __getattr__, there for its lazy idf text,
+ * makes every getattr a call of the slot hook: ~5x the instructions, twice a term a query), else
+ * PyObject_GetAttr(w, name). */
+PyObject *weighting_attr(PyObject *w, PyObject *name, int k1);
 
 /* ------------------------------------------------------------------------------------------ */
 /* postings.c: PostingList                                                                     */
