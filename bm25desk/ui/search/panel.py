@@ -19,7 +19,7 @@ import time
 from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
 from PySide6.QtWidgets import QLabel, QMenu, QVBoxLayout, QWidget
 
-from bm25desk.engine import Hit, QueryError, Searcher, Variant
+from bm25desk.engine import Hit, QueryAnalysis, QueryError, Searcher, Variant
 from bm25desk.ui.common.colors import TermColors
 from bm25desk.ui.common.formatting import plural
 from bm25desk.ui.common.jobs import JobRunner
@@ -49,6 +49,26 @@ def empty_index_text(name: str) -> str:
         f"“{name}” has no documents: nothing was indexed from its source. Add documents to it "
         "and Update, or build another index (Ctrl+N)."
     )
+
+
+def no_results_text(analysis: QueryAnalysis, filtered: bool) -> str:
+    """Return why a search listed nothing: what the query asked that no document has.
+
+    "No document contains any of the query terms" only when none does: a query whose terms
+    occur but whose phrases, ``+``, ``-`` or ``title:`` parts (or the filters) leave nothing
+    says so, naming those parts.
+    """
+    parsed = analysis.parsed
+    if not set(parsed.terms) - set(analysis.unknown):
+        return "No document contains any of the query terms."
+    parts = ", ".join(c.label for c in parsed.constraints)
+    if parts and filtered:
+        return f"No document among those the filters keep meets the query's conditions: {parts}."
+    if parts:
+        return f"No document meets the query's conditions: {parts}."
+    if filtered:
+        return "No document among those the filters keep contains the query terms."
+    return "No document matches the query."
 
 
 class SearchPanel(RelevanceMarks, QWidget):
@@ -301,7 +321,8 @@ class SearchPanel(RelevanceMarks, QWidget):
         self.last_latency = time.perf_counter() - self._requested_at
         self.bar.show_counts(result, len(outcome.rows))
         if not outcome.rows:
-            self._show_empty("No document contains any of the query terms.")
+            filtered = self.searcher is not None and self.searcher.filters is not None
+            self._show_empty(no_results_text(result.analysis, filtered))
             self.detail.clear()
             self._selected_docno = None
         else:

@@ -166,3 +166,36 @@ def test_snippets_past_the_first_rows_follow_the_results(qtbot, panel, monkeypat
     assert [r.snippet.text for r in again.rows] == [
         panel.model.index(r, column).data() for r in range(rows)
     ]
+
+
+def test_an_empty_ranking_says_which_part_of_the_query_left_nothing(qtbot, panel) -> None:
+    with qtbot.waitSignal(panel.results_shown):
+        panel.set_query("zebra")
+    assert panel.empty_label.text() == "No document contains any of the query terms."
+    # "pear" is in documents; the phrase is in none: the phrase left nothing, not the terms
+    with qtbot.waitSignal(panel.results_shown):
+        panel.set_query('pear "bees honey"')
+    assert panel.model.rowCount() == 0
+    text = panel.empty_label.text()
+    assert text == 'No document meets the query\'s conditions: "bees honey".'
+
+
+def test_no_results_text_names_the_conditions_and_the_filters(searcher) -> None:
+    from bm25desk.ui.search.panel import no_results_text
+
+    both = searcher.analyze("apple -fruit title:cider")
+    assert no_results_text(both, False) == (
+        "No document meets the query's conditions: -fruit, title:cider."
+    )
+    assert no_results_text(both, True) == (
+        "No document among those the filters keep meets the query's conditions: "
+        "-fruit, title:cider."
+    )
+    plain = searcher.analyze("apple")
+    assert no_results_text(plain, True) == (
+        "No document among those the filters keep contains the query terms."
+    )
+    assert no_results_text(plain, False) == "No document matches the query."
+    assert no_results_text(searcher.analyze("zebra -apple"), True) == (
+        "No document contains any of the query terms."
+    )
