@@ -166,12 +166,17 @@ def read_through(*arrays: Any) -> None:
     end — checks, updates, merges — so that they stream it instead of faulting a page at a time.
     """
     for arr in arrays:
-        base = arr
-        while isinstance(base, np.ndarray):
-            base = base.base
-        if isinstance(base, memoryview):
-            base = base.obj
-        advise(base, WILLNEED)
+        advise(map_under(arr), WILLNEED)
+
+
+def map_under(arr: Any) -> Any:
+    """Return the map under an array :func:`load_array` opened (else whatever owns its data)."""
+    base = arr
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    return base
 
 
 _WILLNEED_STEP = 128 << 10

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from bm25desk.engine.index import blocks, termhash
-from bm25desk.engine.index.arrays import I64, IndexCorruptError, narrow, save_array
+from bm25desk.engine.index.arrays import I64, IndexCorruptError, map_under, narrow, save_array
 from bm25desk.engine.index.blobs import Blob
 
 __all__ = ["Lexicon", "sort_terms", "write_lexicon", "write_lexicon_bytes"]
@@ -54,6 +54,11 @@ class Lexicon:
     def __len__(self) -> int:
         """Return the number of records."""
         return len(self._blob)
+
+    def maps(self) -> list[Any]:
+        """Return the maps a look-up reads: the terms' bytes, their offsets and the hash."""
+        got = [self._data, map_under(self._blob.offsets)]
+        return got if self._table is None else [*got, map_under(self._table)]
 
     @property
     def offsets(self) -> I64:

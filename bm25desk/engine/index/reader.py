@@ -28,6 +28,7 @@ from bm25desk.engine.index.arrays import (
     I64,
     IndexCorruptError,
     load_array,
+    map_under,
     read_through,
 )
 from bm25desk.engine.index.integrity import LEXICON_FILES, Stamps, check_segment, verify_files
@@ -41,7 +42,7 @@ from bm25desk.engine.index.manifest import (
     verify_manifest_checksum,
 )
 from bm25desk.engine.index.reserved import is_reserved, reserved_bounds
-from bm25desk.engine.index.segment import Segment, plan_read_ahead
+from bm25desk.engine.index.segment import Segment, map_in, plan_read_ahead
 from bm25desk.engine.index.snapshot import ReaderLease
 from bm25desk.engine.index.stats import CollectionStats, TermStats
 
@@ -119,6 +120,7 @@ class Index:
         self._open_lexicon(path, manifest.get("lexicon"))
         trusted = self._verify(path, manifest, entries)
         plan_read_ahead(self.segments)
+        map_in(self._query_maps())
         self._tid_cache: dict[str, int] = {}
         n_terms = manifest["stats"].get("n_terms")
         if trusted and isinstance(n_terms, int) and not isinstance(n_terms, bool):
@@ -161,6 +163,14 @@ class Index:
             self._cf = np.zeros(0, dtype=np.int64)
         else:
             raise IndexCorruptError("manifest.json names several segments but no lexicon")
+
+    def _query_maps(self) -> list[Any]:
+        """Return the maps a query reads: a merged lexicon's, each segment's, blocks last."""
+        first = []
+        if self._ptr is None and self._lexicon is not None:  # (a merged lexicon: its dfs too)
+            first = [*self._lexicon.maps(), map_under(self._stored_df), map_under(self._cf)]
+        per = [seg.query_maps() for seg in self.segments]
+        return first + [m for maps in per for m in maps[:-1]] + [maps[-1] for maps in per]
 
     @cached_property
     def _df(self) -> I64:

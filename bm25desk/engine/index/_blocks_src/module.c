@@ -495,6 +495,10 @@ static PyMethodDef blocks_methods[] = {
      "MADV_WILLNEED over the blocks of terms [first, end) of a mapped blocks.bin (a hint; out "
      "of range: nothing; blk_off and bptr uint32 or int64); nothing for a range of at most 16 "
      "pages that the residency map resident (resident(blocks)'s bytes) shows in memory."},
+    {"map_in", (PyCFunction)blocks_map_in, METH_VARARGS,
+     "map_in(map, limit) -> bytes mapped in: the map's pages that are in memory, at most limit "
+     "bytes of them, put in the page tables (MADV_POPULATE_READ); -1 where the system cannot. "
+     "Nothing is read from the device."},
     {"resident", (PyCFunction)blocks_resident, METH_O,
      "resident(map) -> bytes, a byte per page of the map, bit 0 set when the page is in memory "
      "(mincore); None where the system cannot tell."},

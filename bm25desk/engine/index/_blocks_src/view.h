@@ -26,6 +26,7 @@ PyObject *blocks_strictly_sorted(PyObject *module, PyObject *args);
 PyObject *blocks_prefetch(PyObject *module, PyObject *args);
 PyObject *blocks_prefetch_many(PyObject *module, PyObject *args);
 PyObject *blocks_resident(PyObject *module, PyObject *data);
+PyObject *blocks_map_in(PyObject *module, PyObject *args);
 PyObject *blocks_hash_find(PyObject *module, PyObject *args);
 PyObject *blocks_hash_dfs(PyObject *module, PyObject *args);
 PyObject *blocks_terms_hash(PyObject *module, PyObject *args);
