@@ -335,6 +335,44 @@ UNREADABLE = (
 """The warning of a query whoosh cannot parse (the words are still searched)."""
 
 
+UNCLOSED_QUOTE = (
+    'an unclosed quote (") was ignored: the words after it were searched one by one, not as a '
+    "phrase"
+)
+"""The warning of a query with an odd number of quotes (whoosh's parser drops the last one)."""
+
+UNMATCHED_BRACKET = "an unmatched bracket was ignored"
+"""The warning of a query whose brackets do not pair (whoosh's parser drops the odd ones)."""
+
+
+def syntax_warnings(text: str) -> tuple[str, ...]:
+    """Return what whoosh's parser silently drops from ``text``: an unclosed quote, odd brackets.
+
+    Quotes pair left to right, as the parser pairs them (a backslash escapes nothing there);
+    brackets count outside the pairs, where a phrase's own brackets are its text (after an
+    unclosed quote they are syntax again). The query is still searched as parsed.
+    """
+    total = text.count('"')
+    quotes = depth = 0
+    odd = False
+    for ch in text:
+        if ch == '"':
+            quotes += 1
+        elif (quotes % 2 == 0 or quotes == total) and ch in "()":
+            if ch == "(":
+                depth += 1
+            elif depth:
+                depth -= 1
+            else:
+                odd = True
+    notes = []
+    if total % 2:
+        notes.append(UNCLOSED_QUOTE)
+    if odd or depth:
+        notes.append(UNMATCHED_BRACKET)
+    return tuple(notes)
+
+
 def _parser_errors() -> tuple[type[BaseException], ...]:
     """Return what whoosh's parser raises on input it cannot read.
 
@@ -438,7 +476,9 @@ def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> Parsed
     Text without any syntax (:func:`has_syntax`) never reaches whoosh's parser: it takes
     :func:`parse_bag`, which gives what the parser gives for such text (a test compares the two
     on many random queries). Never raises on odd syntax: a query whoosh cannot read is searched
-    as plain words, with a warning (:data:`UNREADABLE`) in ``warnings``.
+    as plain words, with a warning (:data:`UNREADABLE`) in ``warnings``; what the parser drops
+    without a word (an unclosed quote, an unmatched bracket) is said in ``warnings`` too
+    (:func:`syntax_warnings`).
     """
     if not (syntax and has_syntax(text)):
         return parse_bag(text, analyzer)
@@ -446,7 +486,7 @@ def parse_query(text: str, analyzer: Analyzer, *, syntax: bool = True) -> Parsed
         tree = _tree(text)
     except _parser_errors():  # only the parsing: a bug in the walk below is not hidden
         return parse_bag(text, analyzer, (UNREADABLE,))
-    return _parsed(text, _walk(text, tree, analyzer))
+    return _parsed(text, _walk(text, tree, analyzer), syntax_warnings(text))
 
 
 def parse_with_parser(text: str, analyzer: Analyzer) -> ParsedQuery:
@@ -460,7 +500,7 @@ def parse_with_parser(text: str, analyzer: Analyzer) -> ParsedQuery:
     return _parsed(text, _walk(text, _tree(text), analyzer))
 
 
-def _parsed(text: str, collector: _Collector) -> ParsedQuery:
+def _parsed(text: str, collector: _Collector, warnings: tuple[str, ...] = ()) -> ParsedQuery:
     """Return the :class:`ParsedQuery` of a query the parser's tree was collected from."""
     counts = Counter(collector.scored)
     order = list(dict.fromkeys(collector.scored))
@@ -475,7 +515,7 @@ def _parsed(text: str, collector: _Collector) -> ParsedQuery:
         tuple(dict.fromkeys(collector.title_required)),
         tuple(dict.fromkeys(collector.title_prohibited)),
         True,
-        (),
+        warnings,
         _in_typed_order(text, collector.constraints),
     )
 

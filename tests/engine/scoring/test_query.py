@@ -322,3 +322,46 @@ def test_constraints_keep_the_words_as_typed() -> None:
         ("prohibited-phrase", ("lazy", "dog"), ("lazi", "dog"), '-"lazy dog"'),
     ]
     assert q.constraints[0].terms == ("quick", "fox")
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "bracket", "phrases"),
+    [
+        ('"relevance feedback', True, False, ()),
+        ('title:"relevance feedback', True, False, ()),
+        ('a "b c" "d e', True, False, (("b", "c"),)),
+        ('"""a b', True, False, ()),
+        ('a \\" b', True, False, ()),  # (no escapes: the parser pairs every quote)
+        ("(unbalanced words", False, True, ()),
+        ("x) y (z", False, True, ()),
+        ('(a "b)" c', False, True, ()),  # the phrase's bracket is its text
+        ('"a (b" c', False, False, (("a", "b"),)),
+        ('"a b" (c d) +() e', False, False, (("a", "b"),)),
+        ('"a b" (c', False, True, (("a", "b"),)),
+        ('"a b (c', True, True, ()),  # (after an unclosed quote, brackets are syntax)
+        ('"a b" "c (d', True, True, (("a", "b"),)),
+        ('(a "b c)', True, False, ()),
+    ],
+)
+def test_what_the_parser_drops_without_a_word_is_said(
+    text: str, quote: bool, bracket: bool, phrases: tuple[tuple[str, ...], ...]
+) -> None:
+    """An unclosed quote or an unmatched bracket is dropped by whoosh's parser, which searches
+    the words anyway: the query says so in its warnings, and still searches every word."""
+    from bm25desk.engine.scoring.query import UNCLOSED_QUOTE, UNMATCHED_BRACKET
+
+    q = parse_query(text, A)
+    assert q.syntax
+    assert (UNCLOSED_QUOTE in q.warnings) is quote
+    assert (UNMATCHED_BRACKET in q.warnings) is bracket
+    assert len(q.warnings) == quote + bracket
+    assert q.phrases == phrases
+    assert set(q.terms) == set(A.terms(text.replace("title:", "")))
+
+
+def test_a_searched_query_carries_the_warning_to_its_analysis(tiny_index: Index) -> None:
+    from bm25desk.engine.scoring.query import UNCLOSED_QUOTE
+
+    res = Searcher(tiny_index).search('"quick brown')
+    assert res.analysis.parsed.warnings == (UNCLOSED_QUOTE,)
+    assert len(res.hits) > 0
