@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,17 +22,6 @@ from bm25desk.engine.index import segment as segment_mod
 pytestmark = pytest.mark.skipif(blocks._blocks is None, reason="the C kernel is not loaded")
 
 PAGE = mmap.PAGESIZE
-
-
-@pytest.fixture
-def mapped(tmp_path: Path) -> Iterator[mmap.mmap]:
-    """A 64-page file just written (in the page cache), mapped."""
-    path = tmp_path / "data.bin"
-    path.write_bytes(bytes(range(256)) * (64 * PAGE // 256))
-    with path.open("rb") as f:
-        m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
-    yield m
-    m.close()
 
 
 def _map_in(data: object, limit: int) -> int:
@@ -51,7 +39,7 @@ def test_pages_in_memory_are_mapped_in_up_to_the_limit(mapped: mmap.mmap) -> Non
     assert _map_in(mapped, 3 * PAGE) == 3 * PAGE
     assert _map_in(mapped, 3 * PAGE + 1) == 3 * PAGE  # whole pages only
     assert _map_in(mapped, 0) == 0
-    assert mapped[: 2 * PAGE] == (bytes(range(256)) * (2 * PAGE // 256))  # the bytes unchanged
+    assert mapped[: 2 * PAGE] == bytes(range(256)) * (2 * PAGE // 256)  # the bytes unchanged
 
 
 def test_pages_not_in_memory_are_not_read(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import mmap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,17 +27,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 PAGE = mmap.PAGESIZE
-
-
-@pytest.fixture
-def mapped(tmp_path: Path) -> Iterator[mmap.mmap]:
-    """A 64-page file, mapped."""
-    path = tmp_path / "blocks.bin"
-    path.write_bytes(bytes(range(256)) * (64 * PAGE // 256))
-    with path.open("rb") as f:
-        m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
-    yield m
-    m.close()
 
 
 def _arrays() -> tuple[np.ndarray, np.ndarray]:
