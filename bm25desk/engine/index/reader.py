@@ -165,12 +165,16 @@ class Index:
             raise IndexCorruptError("manifest.json names several segments but no lexicon")
 
     def _query_maps(self) -> list[Any]:
-        """Return the maps a query reads: a merged lexicon's, each segment's, blocks last."""
-        first = []
+        """Return the maps a query reads: a merged lexicon's, each segment's, postings last."""
+        small = []
         if self._ptr is None and self._lexicon is not None:  # (a merged lexicon: its dfs too)
-            first = [*self._lexicon.maps(), map_under(self._stored_df), map_under(self._cf)]
-        per = [seg.query_maps() for seg in self.segments]
-        return first + [m for maps in per for m in maps[:-1]] + [maps[-1] for maps in per]
+            small = [*self._lexicon.maps(), map_under(self._stored_df), map_under(self._cf)]
+        postings = []
+        for seg in self.segments:
+            got, large = seg.query_maps()
+            small += got
+            postings += large
+        return small + postings
 
     @cached_property
     def _df(self) -> I64:

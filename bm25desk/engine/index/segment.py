@@ -122,8 +122,8 @@ def map_in(maps: list[Any], limit: int = MAP_IN_LIMIT) -> int:
     """Put the pages of ``maps`` that are in memory into the page tables; the bytes mapped in.
 
     A query's first touch of a page of a map costs a page fault even when the page cache holds
-    the page (a few µs in a VM: 1 M passages, rare-term queries, fresh process, 1.0-1.6 faults
-    and 4-16 µs of system time a query on their first pass). Mapped in at open, ~0.2 µs a page
+    the page (a few µs in a VM: 1 M passages, rare-term queries, fresh process, 1-2 faults and
+    up to ~24 µs of system time a query on their first pass). Mapped in at open, ~0.2 µs a page
     (160 MB of the 1 M index in ~8 ms), they cost the queries nothing. Only pages in memory
     are taken, in the order given, at most ``limit`` bytes: nothing is read from the device.
     Finding them costs ~0.4 ms for 100 MB of maps (mincore), so maps are looked at up to
@@ -313,16 +313,20 @@ class Segment:
         self._resident_until = now + min(hi, max(lo, 1000 * cost))
         return self._resident
 
-    def query_maps(self) -> list[Any]:
-        """Return the maps a query reads, its terms' blocks last (what :func:`map_in` takes)."""
+    def query_maps(self) -> tuple[list[Any], list[Any]]:
+        """Return the maps a query reads (for :func:`map_in`), and apart its postings' maps.
+
+        The first list: the lexicon's, the per-term and the per-document arrays; the second,
+        much larger: the postings (blocks.bin; docs and tfs in formats 1 and 2).
+        """
         arrays = [self.ptr, self.cf, self.doclen]
         if self.format >= 3:
             arrays += [self.bptr, self.blk_last, self.blk_off, self.ovf, self.ovf_doc]
-            arrays += [self.ovf_tf, self.tfront_term, self.tfront_off]
-            last = [self.tfront, self.blocks]
+            arrays += [self.ovf_tf, self.tfront_term, self.tfront_off, self.tfront]
+            postings = [self.blocks]
         else:
-            last = [map_under(self.docs), map_under(self.tfs)]
-        return [*self.lexicon.maps(), *map(map_under, arrays), *last]
+            postings = [map_under(self.docs), map_under(self.tfs)]
+        return [*self.lexicon.maps(), *map(map_under, arrays)], postings
 
     def read_through(self) -> None:
         """Ask the kernel to read every map of the segment whole, in the background.
