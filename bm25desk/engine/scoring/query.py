@@ -345,6 +345,9 @@ UNMATCHED_BRACKET = "an unmatched bracket was ignored"
 """The warning of a query whose brackets do not pair (whoosh's parser drops the odd ones)."""
 
 
+_QUOTE_OR_BRACKET = re.compile(r'["()]')
+
+
 def syntax_warnings(text: str) -> tuple[str, ...]:
     """Return what whoosh's parser silently drops from ``text``: an unclosed quote, odd brackets.
 
@@ -355,10 +358,10 @@ def syntax_warnings(text: str) -> tuple[str, ...]:
     total = text.count('"')
     quotes = depth = 0
     odd = False
-    for ch in text:
+    for ch in _QUOTE_OR_BRACKET.findall(text):  # (the marks alone: a long query has few)
         if ch == '"':
             quotes += 1
-        elif (quotes % 2 == 0 or quotes == total) and ch in "()":
+        elif quotes % 2 == 0 or quotes == total:
             if ch == "(":
                 depth += 1
             elif depth:
